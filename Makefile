@@ -1,0 +1,153 @@
+# Bare-metal LLM inference kernel. See README.md.
+#
+#   make            loader, kernel and ramdisk into build/
+#   make image      build/disk.img (GPT + EFI System Partition), MODEL=... TOKENIZER=...
+#   make run        boot build/disk.img in QEMU, serial console on this terminal
+#   make host       build/host/llmrun and the host unit tests
+#   make test       host unit tests + the QEMU harness
+#   make deps       install the Debian packages everything needs
+
+SHARED    ?= ../shared
+MODELS    ?= $(SHARED)/models
+MODEL     ?= $(MODELS)/stories260K.bin
+TOKENIZER ?= $(MODELS)/tok512.bin
+# More files for the ramdisk (other models, tokenizers), space separated.
+EXTRA     ?=
+OVMF      ?= /usr/share/ovmf/OVMF.fd
+QEMU      ?= qemu-system-x86_64
+QEMU_MEM  ?= 1G
+QEMU_SMP  ?= 1
+
+BUILD := build
+CC    ?= gcc
+LD    := ld
+NASM  := nasm
+
+.SUFFIXES:
+.DELETE_ON_ERROR:
+
+# ---------------------------------------------------------------- kernel
+GCC_INCLUDE := $(shell $(CC) -print-file-name=include)
+# lib/ and llm/ are compiled with the same code-generation flags in both
+# builds (SSE2 baseline, no FMA contraction) so results match bit for bit.
+MATH_FLAGS := -msse2 -mfpmath=sse -ffp-contract=off -fno-math-errno
+KERNEL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
+    -ffreestanding -nostdinc -isystem $(GCC_INCLUDE) -Ilib/include -I. \
+    -fno-stack-protector -fno-pic -fno-pie -mcmodel=kernel -mno-red-zone \
+    -fno-omit-frame-pointer -fno-tree-loop-distribute-patterns \
+    -fno-asynchronous-unwind-tables $(MATH_FLAGS) -DKERNEL=1
+KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c lib/*.c llm/*.c)
+KERNEL_ASMS := $(wildcard kernel/*.asm)
+KERNEL_OBJS := $(patsubst %.c,$(BUILD)/kernel-obj/%.o,$(KERNEL_SRCS)) \
+               $(patsubst %.asm,$(BUILD)/kernel-obj/%.asm.o,$(KERNEL_ASMS))
+
+$(BUILD)/kernel-obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/kernel-obj/%.asm.o: %.asm
+	@mkdir -p $(dir $@)
+	$(NASM) -f elf64 -g -F dwarf $< -o $@
+
+$(BUILD)/kernel.elf: $(KERNEL_OBJS) linker.ld
+	$(LD) -nostdlib -static -z max-page-size=0x1000 -T linker.ld -o $@ $(KERNEL_OBJS)
+
+# ---------------------------------------------------------------- loader
+EFI_INC := /usr/include/efi
+EFI_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter -ffreestanding -fpic \
+    -fshort-wchar -mno-red-zone -fno-stack-protector -fno-strict-aliasing \
+    -fno-builtin -fno-asynchronous-unwind-tables -DGNU_EFI_USE_MS_ABI \
+    -I$(EFI_INC) -I$(EFI_INC)/x86_64 -I$(EFI_INC)/protocol -I.
+BOOT_SRCS := $(wildcard boot/*.c)
+BOOT_OBJS := $(patsubst %.c,$(BUILD)/boot-obj/%.o,$(BOOT_SRCS))
+
+$(BUILD)/boot-obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/loader.so: $(BOOT_OBJS)
+	$(LD) -nostdlib -znocombreloc -shared -Bsymbolic -T /usr/lib/elf_x86_64_efi.lds \
+	    /usr/lib/crt0-efi-x86_64.o $(BOOT_OBJS) -L/usr/lib -lefi -lgnuefi \
+	    $(shell $(CC) -print-libgcc-file-name) -o $@
+
+$(BUILD)/BOOTX64.EFI: $(BUILD)/loader.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \
+	    -j '.rel.*' -j '.rela.*' -j .reloc --target efi-app-x86_64 --subsystem=10 $< $@
+
+# ---------------------------------------------------------------- ramdisk and image
+# The ramdisk holds MODEL, TOKENIZER and EXTRA under their base names;
+# boot.cfg names the default model. Rebuilt whenever the choice changes.
+RAMDISK_FILES := $(MODEL) $(TOKENIZER) $(EXTRA)
+RAMDISK_STAMP := $(BUILD)/ramdisk.files
+$(shell mkdir -p $(BUILD); echo '$(abspath $(RAMDISK_FILES))' | cmp -s - $(RAMDISK_STAMP) || echo '$(abspath $(RAMDISK_FILES))' > $(RAMDISK_STAMP))
+
+$(BUILD)/ramdisk.tar: $(RAMDISK_FILES) $(RAMDISK_STAMP) tools/mkramdisk.sh
+	sh tools/mkramdisk.sh $@ $(RAMDISK_FILES)
+
+$(BUILD)/boot.cfg: $(RAMDISK_STAMP)
+	printf 'ramdisk=ramdisk.tar\nmodel=%s\ntokenizer=%s\n' $(notdir $(MODEL)) $(notdir $(TOKENIZER)) > $@
+
+$(BUILD)/disk.img: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg tools/mkimage.sh
+	sh tools/mkimage.sh $@ $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg
+
+.PHONY: all image run run-gui
+all: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg
+image: $(BUILD)/disk.img
+
+QEMU_FLAGS := -machine q35 -cpu max -accel tcg -m $(QEMU_MEM) -smp $(QEMU_SMP) \
+    -bios $(OVMF) -drive format=raw,file=$(BUILD)/disk.img -nic none -no-reboot \
+    -device isa-debug-exit,iobase=0xf4,iosize=0x04
+run: image
+	$(QEMU) $(QEMU_FLAGS) -display none -vga std -serial mon:stdio
+run-gui: image
+	$(QEMU) $(QEMU_FLAGS) -vga std -serial mon:stdio
+
+# ---------------------------------------------------------------- host builds
+# The same lib/ and llm/ sources as the kernel, built as a normal program.
+HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -I. \
+    -fno-builtin -fno-tree-loop-distribute-patterns $(MATH_FLAGS)
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LIB_SRCS := $(wildcard lib/*.c)
+LLM_SRCS := $(wildcard llm/*.c)
+
+$(BUILD)/host/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/host/san/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -O1 $(SAN_FLAGS) -MMD -MP -c $< -o $@
+
+HOST_LIB_OBJS := $(patsubst %.c,$(BUILD)/host/obj/%.o,$(LIB_SRCS) $(LLM_SRCS))
+SAN_LIB_OBJS  := $(patsubst %.c,$(BUILD)/host/san/%.o,$(LIB_SRCS) $(LLM_SRCS))
+
+# Host programs: tools/NAME.c -> build/host/NAME (optimised).
+TOOL_SRCS := $(wildcard tools/*.c)
+TOOLS := $(patsubst tools/%.c,$(BUILD)/host/%,$(TOOL_SRCS))
+$(BUILD)/host/%: $(BUILD)/host/obj/tools/%.o $(HOST_LIB_OBJS)
+	$(CC) $^ -o $@ -lm -ldl -lpthread
+
+# Host unit tests: tests/host/test_*.c -> build/host/tests/test_* (sanitised).
+HOST_TEST_SRCS := $(wildcard tests/host/test_*.c)
+HOST_TESTS := $(patsubst tests/host/%.c,$(BUILD)/host/tests/%,$(HOST_TEST_SRCS))
+$(BUILD)/host/tests/%: $(BUILD)/host/san/tests/host/%.o $(SAN_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) $^ -o $@ -lm -ldl -lpthread
+
+.PHONY: host host-test qemu-test test deps bench clean
+host: $(TOOLS) $(HOST_TESTS)
+
+host-test: $(HOST_TESTS)
+	@python3 tests/run_host_tests.py --shared $(SHARED) $(HOST_TESTS)
+
+qemu-test: all $(TOOLS)
+	python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF)
+
+test: host-test qemu-test
+
+deps:
+	sh tools/install-deps.sh
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

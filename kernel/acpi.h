@@ -1,0 +1,18 @@
+/* acpi.h - the few ACPI facts the kernel needs: tables by signature, core
+ * count from the MADT, power off (S5) and reset. */
+#ifndef KERNEL_ACPI_H
+#define KERNEL_ACPI_H
+
+#include <stdint.h>
+
+void acpi_init(uint64_t rsdp_phys);
+/* Virtual address of the first table with this signature ("FACP", "APIC", "MCFG"...), or 0. */
+const void *acpi_find_table(const char signature[4]);
+int acpi_cpu_count(void);
+/* S5 through PM1a/PM1b control, then QEMU's isa-debug-exit as a fallback.
+ * Returns only if every method failed. */
+void acpi_poweroff(void);
+/* ACPI reset register, then port 0xCF9, then the keyboard controller, then a triple fault. */
+__attribute__((noreturn)) void acpi_reboot(void);
+
+#endif

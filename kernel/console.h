@@ -1,0 +1,31 @@
+/* console.h - the kernel's text console: output goes to every sink (COM1 and
+ * the framebuffer), input comes from every source (COM1, PS/2, later USB)
+ * decoded into key codes. */
+#ifndef KERNEL_CONSOLE_H
+#define KERNEL_CONSOLE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+/* Key codes returned by console_poll_key: plain bytes (ASCII, control
+ * characters like 3 = Ctrl-C, 21 = Ctrl-U, '\n' for Enter, 8 for Backspace,
+ * and raw UTF-8 bytes >= 0x80) or these special keys. */
+enum {
+    KEY_NONE = -1,
+    KEY_UP = 0x100, KEY_DOWN, KEY_LEFT, KEY_RIGHT,
+    KEY_HOME, KEY_END, KEY_DELETE, KEY_PAGE_UP, KEY_PAGE_DOWN,
+};
+
+void console_write(const char *s, size_t len);
+void console_puts(const char *s);
+int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int kvprintf(const char *fmt, va_list ap);
+
+/* Non-blocking: the next key from any input source, or KEY_NONE. */
+int console_poll_key(void);
+/* Blocks (polling every input) until a key arrives. */
+int console_wait_key(void);
+/* Drops input queued so far (used after Ctrl-C). */
+void console_flush_input(void);
+
+#endif

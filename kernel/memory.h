@@ -1,0 +1,38 @@
+/* memory.h - physical pages, the direct map and the kernel heap. */
+#ifndef KERNEL_MEMORY_H
+#define KERNEL_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "boot/boot_info.h"
+
+#define PAGE_SIZE 4096ULL
+
+static inline void *phys_to_virt(uint64_t phys) { return (void *)(phys + DIRECT_MAP_BASE); }
+static inline uint64_t virt_to_phys_direct(const void *virt) { return (uint64_t)virt - DIRECT_MAP_BASE; }
+
+/* Physical page allocator (built from the boot memory map). Returns the
+ * physical address of `count` contiguous pages (contents undefined), or 0
+ * when there is no such run. */
+uint64_t page_alloc(size_t count);
+void page_free(uint64_t phys, size_t count);
+
+struct memory_stats {
+    uint64_t total_bytes;     /* usable RAM managed by the page allocator */
+    uint64_t free_bytes;
+    uint64_t used_bytes;      /* total - free */
+    uint64_t ramdisk_bytes;
+    uint64_t kernel_image_bytes;
+    uint64_t heap_bytes;      /* bytes currently handed out by kmalloc */
+    uint64_t highest_phys;    /* end of the highest usable RAM */
+};
+void memory_get_stats(struct memory_stats *out);
+
+/* Kernel heap. kmalloc returns 16-byte aligned memory (page aligned for
+ * allocations of a page or more), NULL on failure; never panics. */
+void *kmalloc(size_t size);
+void *kzalloc(size_t size);
+void *krealloc(void *p, size_t size);
+void kfree(void *p);
+
+#endif

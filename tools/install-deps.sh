@@ -1,0 +1,12 @@
+#!/bin/sh
+# install-deps.sh - the Debian/Ubuntu packages to build, boot and test.
+set -eu
+pkgs="build-essential qemu-system-x86 ovmf gnu-efi nasm mtools dosfstools gdisk python3 clang"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+missing=""
+for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+    $sudo apt-get update
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y $missing
+fi
