@@ -25,6 +25,8 @@ NASM  := nasm
 
 .SUFFIXES:
 .DELETE_ON_ERROR:
+# Objects are never intermediates to delete (parallel builds share them).
+.SECONDARY:
 
 # ---------------------------------------------------------------- kernel
 GCC_INCLUDE := $(shell $(CC) -print-file-name=include)
@@ -136,8 +138,9 @@ $(BUILD)/host/tests/%: $(BUILD)/host/san/tests/host/%.o $(SAN_LIB_OBJS)
 .PHONY: host host-test qemu-test test deps bench clean
 host: $(TOOLS) $(HOST_TESTS)
 
-host-test: $(HOST_TESTS)
-	@python3 tests/run_host_tests.py --shared $(SHARED) $(HOST_TESTS)
+HOST_TEST_SCRIPTS := $(wildcard tests/host/test_*.py)
+host-test: $(HOST_TESTS) $(TOOLS)
+	@python3 tests/run_host_tests.py --shared $(SHARED) $(HOST_TESTS) $(HOST_TEST_SCRIPTS)
 
 qemu-test: all $(TOOLS)
 	python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF)

@@ -1,0 +1,50 @@
+/* kernels.h - the numeric inner loops of the transformer, in three variants:
+ * a plain scalar reference (for tests), SSE2 (the x86_64 baseline) and
+ * AVX2+FMA. kernels_select() picks the set the kernel_* entry points use;
+ * the default before any call is SSE2. */
+#ifndef LLM_KERNELS_H
+#define LLM_KERNELS_H
+
+#include <stdint.h>
+
+/* out[i] = sum_j w[i*n + j] * x[j], for i < d. */
+typedef void (*matmul_fn)(float *out, const float *x, const float *w, int n, int d);
+/* Same with int8 weights: w[k] = q[k] * s[k / group_size], k over the
+ * flattened (d, n) tensor, so groups may straddle rows. */
+typedef void (*matmul_q8_fn)(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
+                             int group_size);
+typedef float (*dot_fn)(const float *a, const float *b, int n);
+/* y[i] += a * x[i] */
+typedef void (*axpy_fn)(float *y, float a, const float *x, int n);
+/* out[i] = weight[i] * x[i] / sqrt(mean(x^2) + 1e-5) (out may equal x) */
+typedef void (*rmsnorm_fn)(float *out, const float *x, const float *weight, int n);
+/* In place: x = exp(x - max) / sum */
+typedef void (*softmax_fn)(float *x, int n);
+/* In place: a[i] = silu(a[i]) * b[i], silu(v) = v / (1 + exp(-v)) */
+typedef void (*swiglu_fn)(float *a, const float *b, int n);
+/* In place: x[i] += y[i] */
+typedef void (*add_fn)(float *x, const float *y, int n);
+
+typedef struct {
+    const char *name;
+    matmul_fn matmul;
+    matmul_q8_fn matmul_q8;
+    dot_fn dot;
+    axpy_fn axpy;
+    rmsnorm_fn rmsnorm;
+    softmax_fn softmax;
+    swiglu_fn swiglu;
+    add_fn add;
+} KernelSet;
+
+extern const KernelSet kernels_scalar;
+extern const KernelSet kernels_sse2;
+extern const KernelSet kernels_avx2; /* only call when the CPU (and OS/XCR0) allow AVX2+FMA */
+
+/* The active set; kernels_select() sets it. */
+extern const KernelSet *kernels;
+
+/* Chooses AVX2+FMA when use_avx2_fma is nonzero, SSE2 otherwise. */
+void kernels_select(int use_avx2_fma);
+
+#endif

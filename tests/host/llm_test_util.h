@@ -1,0 +1,49 @@
+/* llm_test_util.h - small helpers shared by the llm/ host tests: one line per
+ * check ("ok - NAME" / "FAIL - NAME: why") and whole-file reads. */
+#ifndef TESTS_HOST_LLM_TEST_UTIL_H
+#define TESTS_HOST_LLM_TEST_UTIL_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int failures;
+
+static void check(int ok, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void check(int ok, const char *name, const char *fmt, ...) {
+    if (ok) {
+        printf("ok - %s\n", name);
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    printf("FAIL - %s: ", name);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    failures++;
+}
+
+/* The whole file in a malloc'd buffer (4-byte aligned, as malloc is), or NULL. */
+static void *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *buf = malloc(len > 0 ? (size_t)len : 1);
+    if (len < 0 || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *size = len > 0 ? (size_t)len : 0;
+    return buf;
+}
+
+static const char *models_dir_from_env(void) {
+    const char *dir = getenv("MODELS_DIR");
+    return dir && *dir ? dir : "../shared/models";
+}
+
+#endif

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""End-to-end checks of build/host/llmrun against llama2.c's outputs.
+
+Run from the repository root (after `make build/host/llmrun`). Prints one line
+per check; exit 0 all passed, 1 any failed, 77 when the test data or the
+binary is missing.
+"""
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+LLMRUN = os.environ.get("LLMRUN", "build/host/llmrun")
+MODELS = os.environ.get("MODELS_DIR", "../shared/models")
+MODEL = os.path.join(MODELS, "stories260K.bin")
+TOK512 = os.path.join(MODELS, "tok512.bin")
+TOK32K = os.path.join(MODELS, "tokenizer.bin")
+failures = 0
+
+
+def check(ok, name, why=""):
+    global failures
+    print(f"ok - {name}" if ok else f"FAIL - {name}: {why}")
+    if not ok:
+        failures += 1
+
+
+def run(args, stdin=b""):
+    return subprocess.run([LLMRUN] + args, input=stdin, capture_output=True, timeout=120)
+
+
+def golden(name):
+    with open(os.path.join(MODELS, "golden", name), "rb") as f:
+        return f.read()
+
+
+def first_difference(a, b):
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    return f"differs at byte {i} (got {len(a)} bytes, want {len(b)}): got {a[i:i + 40]!r}"
+
+
+def check_stdout(name, args, expected):
+    r = run(args)
+    ok = r.returncode == 0 and r.stdout == expected
+    check(ok, name, f"exit {r.returncode}, {first_difference(r.stdout, expected)} {r.stderr[-200:]!r}")
+    return r
+
+
+def main():
+    for path in (MODEL, TOK512, TOK32K):
+        if not os.path.exists(path):
+            print(f"SKIP: {path} not found (set MODELS_DIR)")
+            return 77
+    if not os.access(LLMRUN, os.X_OK):
+        print(f"SKIP: {LLMRUN} not built (make build/host/llmrun)")
+        return 77
+
+    # Greedy goldens: the text plus run.c's final newline.
+    r = check_stdout("greedy -n 200 prints the golden text", [MODEL, "-z", TOK512, "-t", "0", "-n", "200"],
+                     golden("stories260K__once_upon_a_time.txt"))
+    check(b"achieved tok/s: " in r.stderr, "stderr reports achieved tok/s", repr(r.stderr))
+    check_stdout("greedy prompt 'The little dog'",
+                 [MODEL, "-z", TOK512, "-t", "0", "-n", "200", "-i", "The little dog"],
+                 golden("stories260K__the_little_dog.txt"))
+    text_2c = (b"There was a big pretty grass. It was a long elephant. The cars wanted to tell him that as they spin "
+               b"before the amazing doll, just like it she was always okay.\nOne day, a little girl named Lucy found "
+               b"a ball and an axe. She wanted to race, but she didn't know what the ball was. The ball was "
+               b"determined to be a nice car for Lucy.\nLucy's friend, a little girl named Lily, said, \"Let's go to "
+               b"the store with my mom. I will s\n")
+    check_stdout("sampled 2c: -t 1 -p 0.95 -s 42 -i 'There was a big'",
+                 [MODEL, "-z", TOK512, "-t", "1.0", "-p", "0.95", "-s", "42", "-n", "200", "-i", "There was a big"],
+                 text_2c)
+
+    # --tokenize: encode(text, bos=0, eos=0), no model needed.
+    r = run(["-z", TOK32K, "--tokenize"], b"I believe the meaning of life is")
+    check(r.returncode == 0 and r.stdout == b"306 4658 278 6593 310 2834 338\n", "--tokenize with tokenizer.bin",
+          repr(r.stdout))
+    r = run([MODEL, "-z", TOK512, "--tokenize"], b"Lily and Tom went to the park")
+    check(r.returncode == 0 and r.stdout == b"317 269 274 287 263 377 267 265 282 295 433\n",
+          "--tokenize with the model's tokenizer", repr(r.stdout))
+    r = run(["-z", TOK32K, "--tokenize"], b"")
+    check(r.returncode == 0 and r.stdout == b"\n", "--tokenize of empty input", repr(r.stdout))
+
+    # --logits-out: REFERENCE_OUTPUTS.md section 1 logits for positions 0 (BOS) and 1 (403).
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "logits.bin")
+        r = run([MODEL, "--logits-out", out, "--tokens", "1 403"])
+        data = open(out, "rb").read() if os.path.exists(out) else b""
+        check(r.returncode == 0 and len(data) == 2 * 512 * 4, "--logits-out writes [2][512] float32",
+              f"exit {r.returncode}, {len(data)} bytes {r.stderr!r}")
+        if len(data) == 2 * 512 * 4:
+            row0 = struct.unpack("<512f", data[:2048])
+            row1 = struct.unpack("<512f", data[2048:])
+            top0 = max(range(512), key=lambda i: row0[i])
+            top1 = max(range(512), key=lambda i: row1[i])
+            check(top0 == 403 and abs(row0[403] - 17.02352) < 1e-3 and abs(row0[385] - 15.40621) < 1e-3
+                  and abs(sum(row0) + 1070.17223) < 1e-2 and abs(min(row0) + 8.02744) < 1e-3,
+                  "position 0 logits match the reference", f"argmax {top0} value {row0[top0]}")
+            check(top1 == 407 and abs(row1[407] - 18.45998) < 1e-3 and abs(row1[383] - 14.29106) < 1e-3,
+                  "position 1 logits match the reference", f"argmax {top1} value {row1[top1]}")
+        r = run([MODEL, "--logits-out", out, "--tokens", "1 999"])
+        check(r.returncode == 1 and b"outside the vocabulary" in r.stderr, "--tokens rejects an out-of-range id",
+              repr(r.stderr))
+
+        # Bad input: one line on stderr, exit 1.
+        truncated = os.path.join(tmp, "truncated.bin")
+        with open(MODEL, "rb") as f, open(truncated, "wb") as g:
+            g.write(f.read()[:5000])
+        for name, args in [
+            ("missing model file", [os.path.join(tmp, "nope.bin"), "-z", TOK512]),
+            ("truncated model file", [truncated, "-z", TOK512]),
+            ("missing tokenizer", [MODEL, "-z", os.path.join(tmp, "nope.bin")]),
+            ("tokenizer too small for the model", [MODEL, "-z", truncated]),
+            ("bad number", [MODEL, "-z", TOK512, "-t", "warm"]),
+            ("unsupported mode", [MODEL, "-z", TOK512, "-m", "chat"]),
+        ]:
+            r = run(args)
+            lines = r.stderr.decode(errors="replace").strip().splitlines()
+            check(r.returncode == 1 and len(lines) >= 1 and lines[0].startswith("llmrun: "),
+                  f"{name}: exit 1 with a message", f"exit {r.returncode} {r.stderr[:200]!r}")
+
+    r = run([MODEL, "-z", TOK512, "-n", "10", "-i", "apple " * 600])
+    check(r.returncode == 1 and b"the context is 512" in r.stderr and r.stdout == b"",
+          "over-long prompt: error before any output", repr(r.stderr))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,344 @@
+/* llmrun - the host runner: llama2.c's run.c command line over the same
+ * llm/ code the kernel runs.
+ *
+ *   llmrun MODEL [-t T] [-p P] [-s SEED] [-n STEPS] [-i PROMPT] [-z TOKENIZER] [-m generate]
+ *                [-k TOPK] [--min-p X] [--repeat-penalty X] [--repeat-last-n N] [--threads N] [--avx2]
+ *   llmrun [MODEL] [-z TOKENIZER] --tokenize          ids of stdin's text (no BOS) on one line
+ *   llmrun MODEL --logits-out FILE --tokens "ID ..."  raw float32 logits [positions][vocab]
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "llm/generate.h"
+#include "llm/kernels.h"
+#include "llm/sampler.h"
+#include "llm/tokenizer.h"
+#include "llm/transformer.h"
+
+static void usage(void) {
+    fprintf(stderr, "Usage:   llmrun <checkpoint> [options]\n"
+                    "Example: llmrun stories260K.bin -z tok512.bin -n 256 -i \"Once upon a time\"\n"
+                    "Options:\n"
+                    "  -t <float>  temperature in [0,inf], default 1.0\n"
+                    "  -p <float>  p value in top-p (nucleus) sampling in [0,1], default 0.9\n"
+                    "  -s <int>    random seed, default time(NULL)\n"
+                    "  -n <int>    number of steps to run for, default 256. 0 = max_seq_len\n"
+                    "  -i <string> input prompt\n"
+                    "  -z <string> path to the tokenizer, default tokenizer.bin\n"
+                    "  -m <string> mode: generate (the only one)\n"
+                    "  -k <int>    top-k sampling, 0 = off (default)\n"
+                    "  --min-p <float>           min-p sampling, 0 = off (default)\n"
+                    "  --repeat-penalty <float>  repetition penalty, 1 = off (default)\n"
+                    "  --repeat-last-n <int>     tokens the penalty looks back over, default 64\n"
+                    "  --threads <int>           accepted; runs on 1 thread for now\n"
+                    "  --avx2                    use the AVX2+FMA kernels (if the CPU has them)\n"
+                    "  --tokenize                print the ids of stdin's text (no BOS) and exit\n"
+                    "  --logits-out <file> --tokens \"<id> <id> ...\"  write the logits of every position\n");
+    exit(EXIT_FAILURE);
+}
+
+static void die(const char *what, const char *why) {
+    fprintf(stderr, "llmrun: %s%s%s\n", what, why ? ": " : "", why ? why : "");
+    exit(EXIT_FAILURE);
+}
+
+static char *read_whole_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "llmrun: cannot open %s: %s\n", path, strerror(errno));
+        exit(EXIT_FAILURE);
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *data = malloc(cap + 1);
+    for (;;) {
+        if (!data) die("out of memory reading", path);
+        size_t got = fread(data + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) break;
+        cap *= 2;
+        data = realloc(data, cap + 1);
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (failed) die("read error on", path);
+    data[len] = '\0';
+    *size = len;
+    return data;
+}
+
+static double parse_number(const char *flag, const char *text) {
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end || errno) {
+        fprintf(stderr, "llmrun: %s needs a number, got '%s'\n", flag, text);
+        exit(EXIT_FAILURE);
+    }
+    return v;
+}
+
+static long long parse_integer(const char *flag, const char *text) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (end == text || *end || errno) {
+        fprintf(stderr, "llmrun: %s needs an integer, got '%s'\n", flag, text);
+        exit(EXIT_FAILURE);
+    }
+    return v;
+}
+
+/* ---------------------------------------------------------------- generation I/O */
+
+static volatile sig_atomic_t interrupted;
+static void on_sigint(int sig) {
+    interrupted = 1;
+}
+
+static void emit_stdout(void *ctx, const char *text, size_t len) {
+    fwrite(text, 1, len, stdout);
+    fflush(stdout);
+}
+
+static int stop_requested(void *ctx) {
+    return interrupted;
+}
+
+static uint64_t monotonic_ns(void *ctx) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double per_second(double count, uint64_t ns) {
+    return ns ? count / ((double)ns / 1e9) : 0.0;
+}
+
+/* ---------------------------------------------------------------- modes */
+
+static int run_tokenize(const Tokenizer *tok) {
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap + 1);
+    for (;;) {
+        if (!text) die("out of memory reading stdin", NULL);
+        len += fread(text + len, 1, cap - len, stdin);
+        if (len < cap) break;
+        cap *= 2;
+        text = realloc(text, cap + 1);
+    }
+    text[len] = '\0';
+    size_t max_tokens = tokenizer_max_tokens(strlen(text));
+    int *ids = malloc(max_tokens * sizeof(int));
+    char err[160];
+    int n = ids ? tokenizer_encode(tok, text, 0, 0, ids, max_tokens, err, sizeof err) : -1;
+    if (n < 0) die(ids ? err : "out of memory", NULL);
+    for (int i = 0; i < n; i++) printf("%s%d", i ? " " : "", ids[i]);
+    printf("\n");
+    free(ids);
+    free(text);
+    return 0;
+}
+
+static int run_logits(Transformer *t, const char *out_path, const char *token_list) {
+    const TransformerConfig *c = &t->config;
+    int *ids = malloc((size_t)c->seq_len * sizeof(int));
+    int n = 0;
+    const char *s = token_list;
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == ',' || *s == '\n') s++;
+        if (!*s) break;
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (end == s || errno) die("--tokens: not a token id near", s);
+        if (v < 0 || v >= c->vocab_size) {
+            fprintf(stderr, "llmrun: --tokens: id %ld is outside the vocabulary (0..%d)\n", v,
+                    c->vocab_size - 1);
+            exit(EXIT_FAILURE);
+        }
+        if (n == c->seq_len) {
+            fprintf(stderr, "llmrun: --tokens: more than %d ids, the context length\n", c->seq_len);
+            exit(EXIT_FAILURE);
+        }
+        ids[n++] = (int)v;
+        s = end;
+    }
+    if (n == 0) die("--tokens: no token ids given", NULL);
+    FILE *out = fopen(out_path, "wb");
+    if (!out) {
+        fprintf(stderr, "llmrun: cannot create %s: %s\n", out_path, strerror(errno));
+        exit(EXIT_FAILURE);
+    }
+    for (int pos = 0; pos < n; pos++) {
+        float *logits = transformer_forward(t, ids[pos], pos);
+        if (!logits) die("forward pass failed", NULL);
+        if (fwrite(logits, sizeof(float), (size_t)c->vocab_size, out) != (size_t)c->vocab_size)
+            die("write error on", out_path);
+    }
+    if (fclose(out) != 0) die("write error on", out_path);
+    free(ids);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *checkpoint = NULL, *tokenizer_path = "tokenizer.bin", *prompt = NULL, *mode = "generate";
+    const char *logits_out = NULL, *token_list = NULL;
+    float temperature = 1.0f, topp = 0.9f;
+    unsigned long long seed = 0;
+    int steps = 256, tokenize = 0, use_avx2 = 0;
+    SamplerConfig config = sampler_default_config();
+
+    int i = 1;
+    if (argc >= 2 && argv[1][0] != '-') checkpoint = argv[i++];
+    for (; i < argc; i++) {
+        const char *flag = argv[i];
+        /* Flags without a value. */
+        if (strcmp(flag, "--tokenize") == 0) {
+            tokenize = 1;
+            continue;
+        }
+        if (strcmp(flag, "--avx2") == 0) {
+            use_avx2 = 1;
+            continue;
+        }
+        if (strcmp(flag, "-h") == 0 || strcmp(flag, "--help") == 0) usage();
+        if (flag[0] != '-') {
+            fprintf(stderr, "llmrun: unexpected argument '%s'\n", flag);
+            usage();
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "llmrun: %s needs a value\n", flag);
+            usage();
+        }
+        const char *value = argv[++i];
+        if (strcmp(flag, "-t") == 0)
+            temperature = (float)parse_number(flag, value);
+        else if (strcmp(flag, "-p") == 0)
+            topp = (float)parse_number(flag, value);
+        else if (strcmp(flag, "-s") == 0) {
+            long long v = parse_integer(flag, value);
+            /* run.c: unsigned long long seed = atoi(...) */
+            seed = (v >= -2147483647LL - 1 && v <= 2147483647LL) ? (unsigned long long)(int)v
+                                                                 : (unsigned long long)v;
+        } else if (strcmp(flag, "-n") == 0) {
+            long long v = parse_integer(flag, value);
+            steps = v > 1000000000 ? 1000000000 : (int)v;
+        } else if (strcmp(flag, "-i") == 0)
+            prompt = value;
+        else if (strcmp(flag, "-z") == 0)
+            tokenizer_path = value;
+        else if (strcmp(flag, "-m") == 0)
+            mode = value;
+        else if (strcmp(flag, "-k") == 0) {
+            long long v = parse_integer(flag, value);
+            if (v < 0 || v > 1 << 30) die("-k must be >= 0", NULL);
+            config.top_k = (int)v;
+        } else if (strcmp(flag, "--min-p") == 0)
+            config.min_p = (float)parse_number(flag, value);
+        else if (strcmp(flag, "--repeat-penalty") == 0)
+            config.repeat_penalty = (float)parse_number(flag, value);
+        else if (strcmp(flag, "--repeat-last-n") == 0) {
+            long long v = parse_integer(flag, value);
+            if (v < 0 || v > 65536) die("--repeat-last-n must be in [0, 65536]", NULL);
+            config.repeat_last_n = (int)v;
+        } else if (strcmp(flag, "--threads") == 0) {
+            if (parse_integer(flag, value) < 1) die("--threads must be >= 1", NULL);
+        } else if (strcmp(flag, "--logits-out") == 0)
+            logits_out = value;
+        else if (strcmp(flag, "--tokens") == 0)
+            token_list = value;
+        else {
+            fprintf(stderr, "llmrun: unknown option '%s'\n", flag);
+            usage();
+        }
+    }
+    if (!checkpoint && !tokenize) usage();
+    if (strcmp(mode, "generate") != 0) die("only -m generate is supported, not", mode);
+    if ((logits_out == NULL) != (token_list == NULL)) die("--logits-out and --tokens go together", NULL);
+
+    /* run.c's clamping of out-of-range parameters. */
+    if (seed == 0) seed = (unsigned int)time(NULL);
+    if (temperature < 0.0f) temperature = 0.0f;
+    if (topp < 0.0f || 1.0f < topp) topp = 0.9f;
+    if (steps < 0) steps = 0;
+    config.temperature = temperature;
+    config.topp = topp;
+    config.seed = seed;
+
+    if (use_avx2) {
+        __builtin_cpu_init();
+        if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+            die("--avx2: this CPU has no AVX2+FMA", NULL);
+        kernels_select(1);
+    }
+
+    char err[256];
+    Transformer transformer;
+    char *model_data = NULL;
+    int vocab_size = 0;
+    if (checkpoint) {
+        size_t model_size;
+        model_data = read_whole_file(checkpoint, &model_size);
+        if (transformer_load(&transformer, model_data, model_size, err, sizeof err) != 0)
+            die(checkpoint, err);
+        vocab_size = transformer.config.vocab_size;
+    }
+    if (logits_out) {
+        int rc = run_logits(&transformer, logits_out, token_list);
+        transformer_free(&transformer);
+        free(model_data);
+        return rc;
+    }
+
+    size_t tok_size;
+    char *tok_data = read_whole_file(tokenizer_path, &tok_size);
+    Tokenizer tokenizer;
+    if (tokenizer_load(&tokenizer, tok_data, tok_size, vocab_size, err, sizeof err) != 0)
+        die(tokenizer_path, err);
+    if (tokenizer.bytes_read < tok_size)
+        fprintf(stderr,
+                "llmrun: warning: %s has more tokens than the model's %d; is it the right tokenizer?\n",
+                tokenizer_path, vocab_size);
+    free(tok_data);
+    if (tokenize) {
+        int rc = run_tokenize(&tokenizer);
+        tokenizer_free(&tokenizer);
+        if (checkpoint) transformer_free(&transformer);
+        free(model_data);
+        return rc;
+    }
+
+    Sampler sampler;
+    if (sampler_init(&sampler, vocab_size, &config, err, sizeof err) != 0) die(err, NULL);
+    signal(SIGINT, on_sigint);
+    GenerateIO io = {emit_stdout, stop_requested, monotonic_ns, NULL, NULL};
+    GenerateStats stats;
+    int rc = generate(&transformer, &tokenizer, &sampler, prompt, steps, &io, &stats, err, sizeof err);
+    if (rc != 0) die(err, NULL);
+    printf("\n");
+    fflush(stdout);
+
+    /* llama2.c's figure: positions after the first, timed from the end of the first. */
+    if (stats.positions > 1)
+        fprintf(stderr, "achieved tok/s: %f\n", per_second(stats.positions - 1, stats.after_first_ns));
+    int decoded = stats.positions - stats.prompt_tokens;
+    if (decoded < 0) decoded = 0;
+    fprintf(
+        stderr,
+        "prompt %d tokens in %.1f ms (%.1f tok/s), generated %d tokens in %.1f ms (%.1f tok/s), stop: %s\n",
+        stats.prompt_tokens, stats.prefill_ns / 1e6,
+        per_second(stats.positions < stats.prompt_tokens ? stats.positions : stats.prompt_tokens,
+                   stats.prefill_ns),
+        stats.generated_tokens, stats.decode_ns / 1e6, per_second(decoded, stats.decode_ns),
+        stop_reason_name(stats.reason));
+
+    sampler_free(&sampler);
+    tokenizer_free(&tokenizer);
+    transformer_free(&transformer);
+    free(model_data);
+    return 0;
+}
