@@ -1,0 +1,111 @@
+/* platform.c - what the firmware knows that the kernel needs: the ACPI RSDP
+ * and the GOP framebuffer. */
+#include "boot/loader.h"
+
+#define FB_MAX_WIDTH 1920
+#define FB_MAX_HEIGHT 1080
+
+static bool guid_equal(const EFI_GUID *a, const EFI_GUID *b) {
+    const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
+    for (unsigned i = 0; i < sizeof(EFI_GUID); i++) {
+        if (x[i] != y[i]) return false;
+    }
+    return true;
+}
+
+uint64_t acpi_find_rsdp(void) {
+    EFI_GUID acpi20 = ACPI_20_TABLE_GUID;
+    EFI_GUID acpi10 = ACPI_TABLE_GUID;
+    uint64_t rsdp1 = 0;
+    for (UINTN i = 0; i < loader_st->NumberOfTableEntries; i++) {
+        EFI_CONFIGURATION_TABLE *table = &loader_st->ConfigurationTable[i];
+        if (guid_equal(&table->VendorGuid, &acpi20)) return (uint64_t)(uintptr_t)table->VendorTable;
+        if (guid_equal(&table->VendorGuid, &acpi10)) rsdp1 = (uint64_t)(uintptr_t)table->VendorTable;
+    }
+    return rsdp1;
+}
+
+static bool mode_usable(const EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *info) {
+    return info->PixelFormat != PixelBltOnly && info->PixelFormat < PixelFormatMax;
+}
+
+/* Current mode if it is reasonable, else the largest mode <= 1920x1080. */
+static void choose_mode(EFI_GRAPHICS_OUTPUT_PROTOCOL *gop) {
+    const EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *cur = gop->Mode->Info;
+    if (cur && mode_usable(cur) && cur->HorizontalResolution <= FB_MAX_WIDTH &&
+        cur->VerticalResolution <= FB_MAX_HEIGHT)
+        return;
+    UINT32 best = gop->Mode->Mode;
+    uint64_t best_area = 0;
+    for (UINT32 m = 0; m < gop->Mode->MaxMode; m++) {
+        UINTN info_size = 0;
+        EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *info = NULL;
+        if (EFI_ERROR(gop->QueryMode(gop, m, &info_size, &info)) || !info) continue;
+        uint64_t area = (uint64_t)info->HorizontalResolution * info->VerticalResolution;
+        if (mode_usable(info) && info->HorizontalResolution <= FB_MAX_WIDTH &&
+            info->VerticalResolution <= FB_MAX_HEIGHT && area > best_area) {
+            best = m;
+            best_area = area;
+        }
+        loader_bs->FreePool(info);
+    }
+    if (best_area && best != gop->Mode->Mode) gop->SetMode(gop, best); /* on failure the current mode stays */
+}
+
+static unsigned bits_used(uint32_t mask) {
+    unsigned top = 0;
+    while (mask) {
+        top++;
+        mask >>= 1;
+    }
+    return top;
+}
+
+void framebuffer_query(struct boot_framebuffer *fb) {
+    EFI_GUID gop_guid = EFI_GRAPHICS_OUTPUT_PROTOCOL_GUID;
+    EFI_GRAPHICS_OUTPUT_PROTOCOL *gop = NULL;
+    mem_zero(fb, sizeof(*fb));
+    fb->format = BOOT_PIXEL_NONE;
+    if (EFI_ERROR(loader_bs->LocateProtocol(&gop_guid, NULL, (void **)&gop)) || !gop || !gop->Mode ||
+        !gop->Mode->Info)
+        return;
+
+    choose_mode(gop);
+    const EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *info = gop->Mode->Info;
+    if (!mode_usable(info) || gop->Mode->FrameBufferBase == 0) return;
+
+    unsigned bytes_per_pixel = 4;
+    switch (info->PixelFormat) {
+    case PixelRedGreenBlueReserved8BitPerColor:
+        fb->format = BOOT_PIXEL_RGBX;
+        fb->red_mask = 0x000000ff;
+        fb->green_mask = 0x0000ff00;
+        fb->blue_mask = 0x00ff0000;
+        fb->reserved_mask = 0xff000000;
+        break;
+    case PixelBlueGreenRedReserved8BitPerColor:
+        fb->format = BOOT_PIXEL_BGRX;
+        fb->red_mask = 0x00ff0000;
+        fb->green_mask = 0x0000ff00;
+        fb->blue_mask = 0x000000ff;
+        fb->reserved_mask = 0xff000000;
+        break;
+    default: {
+        const EFI_PIXEL_BITMASK *m = &info->PixelInformation;
+        fb->format = BOOT_PIXEL_MASK;
+        fb->red_mask = m->RedMask;
+        fb->green_mask = m->GreenMask;
+        fb->blue_mask = m->BlueMask;
+        fb->reserved_mask = m->ReservedMask;
+        unsigned bits = bits_used(m->RedMask | m->GreenMask | m->BlueMask | m->ReservedMask);
+        bytes_per_pixel = (bits + 7) / 8;
+        if (bytes_per_pixel == 0) bytes_per_pixel = 4;
+        break;
+    }
+    }
+    fb->base = gop->Mode->FrameBufferBase;
+    fb->size = gop->Mode->FrameBufferSize;
+    fb->width = info->HorizontalResolution;
+    fb->height = info->VerticalResolution;
+    fb->pitch = info->PixelsPerScanLine * bytes_per_pixel;
+}
