@@ -70,6 +70,7 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
 
     int token = prompt_tokens[0];
     int pos = 0;
+    int prefill_count = prompt_count < steps ? prompt_count : steps;
     StopReason reason = STOP_STEPS;
     int failed = 0;
     uint64_t start = clock_now(io), first_end = 0, prefill_end = 0;
@@ -81,7 +82,19 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
             break;
         }
         sampler_accept(s, token);
-        float *logits = transformer_forward(t, token, pos);
+        float *logits;
+        if (pos < prefill_count) {
+            /* The prompt's positions run as one batched prefill; only the
+             * logits after the last prompt token are ever sampled from. */
+            if (pos == 0 && transformer_prefill(t, prompt_tokens, prefill_count, 0) != 0) {
+                snprintf(message, sizeof message, "prefill of %d prompt tokens failed", prefill_count);
+                failed = 1;
+                break;
+            }
+            logits = t->state.logits;
+        } else {
+            logits = transformer_forward(t, token, pos);
+        }
         if (!logits) {
             snprintf(message, sizeof message, "forward pass failed at position %d (token %d)", pos, token);
             failed = 1;

@@ -13,6 +13,18 @@ typedef void (*matmul_fn)(float *out, const float *x, const float *w, int n, int
  * flattened (d, n) tensor, so groups may straddle rows. */
 typedef void (*matmul_q8_fn)(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
                              int group_size);
+/* Batched matmul: out[b*d + i] = sum_j w[i*n + j] * x[b*n + j] for b < batch.
+ * Each token's arithmetic is exactly matmul's (bit-identical results); each
+ * block of weight rows is read from memory once for all tokens. */
+typedef void (*matmul_batch_fn)(float *out, const float *x, int batch, const float *w, int n, int d);
+/* Integer matmul (Q8_0 style), batched like matmul_batch. Weights: int8, row
+ * i's group g scale at ws[i*(n/gs) + g] (groups never straddle rows: n % gs
+ * == 0). Activations: int8 values in int16 lanes (-127..127, from
+ * quant_activations), scale xs[b*(n/gs) + g]. out[b*d + i] = sum_g ws * xs *
+ * (sum over the group of wq*xq in int32). The SIMD variants need gs % 16 == 0
+ * and gs <= QUANT_MAX_GROUP (see quant.h); the scalar one takes any gs. */
+typedef void (*matmul_q8q_fn)(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
+                              const float *ws, int n, int d, int group_size);
 typedef float (*dot_fn)(const float *a, const float *b, int n);
 /* y[i] += a * x[i] */
 typedef void (*axpy_fn)(float *y, float a, const float *x, int n);
@@ -29,6 +41,8 @@ typedef struct {
     const char *name;
     matmul_fn matmul;
     matmul_q8_fn matmul_q8;
+    matmul_batch_fn matmul_batch;
+    matmul_q8q_fn matmul_q8q;
     dot_fn dot;
     axpy_fn axpy;
     rmsnorm_fn rmsnorm;

@@ -22,6 +22,29 @@ static void matmul_q8_scalar(float *out, const float *x, const int8_t *q, const 
     }
 }
 
+static void matmul_batch_scalar(float *out, const float *x, int batch, const float *w, int n, int d) {
+    for (int b = 0; b < batch; b++) matmul_scalar(out + (long)b * d, x + (long)b * n, w, n, d);
+}
+
+static void matmul_q8q_scalar(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
+                              const float *ws, int n, int d, int group_size) {
+    int groups = n / group_size;
+    for (int b = 0; b < batch; b++) {
+        const int16_t *xb = xq + (long)b * n;
+        const float *xsb = xs + (long)b * groups;
+        for (int i = 0; i < d; i++) {
+            const int8_t *row = wq + (long)i * n;
+            float sum = 0.0f;
+            for (int g = 0; g < groups; g++) {
+                int32_t isum = 0;
+                for (int j = g * group_size; j < (g + 1) * group_size; j++) isum += (int32_t)row[j] * xb[j];
+                sum += (float)isum * (ws[(long)i * groups + g] * xsb[g]);
+            }
+            out[(long)b * d + i] = sum;
+        }
+    }
+}
+
 static float dot_scalar(const float *a, const float *b, int n) {
     float sum = 0.0f;
     for (int i = 0; i < n; i++) sum += a[i] * b[i];
@@ -67,6 +90,8 @@ const KernelSet kernels_scalar = {
     .name = "scalar",
     .matmul = matmul_scalar,
     .matmul_q8 = matmul_q8_scalar,
+    .matmul_batch = matmul_batch_scalar,
+    .matmul_q8q = matmul_q8q_scalar,
     .dot = dot_scalar,
     .axpy = axpy_scalar,
     .rmsnorm = rmsnorm_scalar,

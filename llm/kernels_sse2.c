@@ -21,42 +21,136 @@ static inline float sse2_hsum(__m128 v) {
     return _mm_cvtss_f32(_mm_add_ss(sums, shuf));
 }
 
-static void matmul_sse2(float *out, const float *x, const float *w, int n, int d) {
+/* Four rows (r0, r0 + n, ...) dotted with x, so each x load feeds four rows. */
+static inline __m128 sse2_rows4(const float *r0, const float *x, int n) {
+    const float *r1 = r0 + n, *r2 = r1 + n, *r3 = r2 + n;
     int n4 = n & ~3;
+    __m128 a0 = _mm_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int j = 0; j < n4; j += 4) {
+        __m128 xv = _mm_loadu_ps(x + j);
+        a0 = _mm_add_ps(a0, _mm_mul_ps(_mm_loadu_ps(r0 + j), xv));
+        a1 = _mm_add_ps(a1, _mm_mul_ps(_mm_loadu_ps(r1 + j), xv));
+        a2 = _mm_add_ps(a2, _mm_mul_ps(_mm_loadu_ps(r2 + j), xv));
+        a3 = _mm_add_ps(a3, _mm_mul_ps(_mm_loadu_ps(r3 + j), xv));
+    }
+    __m128 sums = sse2_hsum4(a0, a1, a2, a3);
+    if (n4 < n) {
+        float t[4] = {0, 0, 0, 0};
+        for (int j = n4; j < n; j++) {
+            t[0] += r0[j] * x[j];
+            t[1] += r1[j] * x[j];
+            t[2] += r2[j] * x[j];
+            t[3] += r3[j] * x[j];
+        }
+        sums = _mm_add_ps(sums, _mm_loadu_ps(t));
+    }
+    return sums;
+}
+
+static inline float sse2_row1(const float *row, const float *x, int n) {
+    int n4 = n & ~3;
+    __m128 acc = _mm_setzero_ps();
+    for (int j = 0; j < n4; j += 4)
+        acc = _mm_add_ps(acc, _mm_mul_ps(_mm_loadu_ps(row + j), _mm_loadu_ps(x + j)));
+    float sum = sse2_hsum(acc);
+    for (int j = n4; j < n; j++) sum += row[j] * x[j];
+    return sum;
+}
+
+static void matmul_sse2(float *out, const float *x, const float *w, int n, int d) {
     int i = 0;
-    /* Four rows at a time so each x load feeds four multiplies. */
-    for (; i + 4 <= d; i += 4) {
-        const float *r0 = w + (long)i * n, *r1 = r0 + n, *r2 = r1 + n, *r3 = r2 + n;
-        __m128 a0 = _mm_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-        for (int j = 0; j < n4; j += 4) {
-            __m128 xv = _mm_loadu_ps(x + j);
-            a0 = _mm_add_ps(a0, _mm_mul_ps(_mm_loadu_ps(r0 + j), xv));
-            a1 = _mm_add_ps(a1, _mm_mul_ps(_mm_loadu_ps(r1 + j), xv));
-            a2 = _mm_add_ps(a2, _mm_mul_ps(_mm_loadu_ps(r2 + j), xv));
-            a3 = _mm_add_ps(a3, _mm_mul_ps(_mm_loadu_ps(r3 + j), xv));
-        }
-        __m128 sums = sse2_hsum4(a0, a1, a2, a3);
-        if (n4 < n) {
-            float t[4] = {0, 0, 0, 0};
-            for (int j = n4; j < n; j++) {
-                t[0] += r0[j] * x[j];
-                t[1] += r1[j] * x[j];
-                t[2] += r2[j] * x[j];
-                t[3] += r3[j] * x[j];
-            }
-            sums = _mm_add_ps(sums, _mm_loadu_ps(t));
-        }
-        _mm_storeu_ps(out + i, sums);
+    for (; i + 4 <= d; i += 4) _mm_storeu_ps(out + i, sse2_rows4(w + (long)i * n, x, n));
+    for (; i < d; i++) out[i] = sse2_row1(w + (long)i * n, x, n);
+}
+
+/* Row block outside, tokens inside: a block of four rows stays in L1 while
+ * every token of the batch uses it. */
+static void matmul_batch_sse2(float *out, const float *x, int batch, const float *w, int n, int d) {
+    int i = 0;
+    for (; i + 4 <= d; i += 4)
+        for (int b = 0; b < batch; b++)
+            _mm_storeu_ps(out + (long)b * d + i, sse2_rows4(w + (long)i * n, x + (long)b * n, n));
+    for (; i < d; i++)
+        for (int b = 0; b < batch; b++) out[(long)b * d + i] = sse2_row1(w + (long)i * n, x + (long)b * n, n);
+}
+
+/* ---------------------------------------------------------------- int8 x int8
+ * Under QEMU TCG every guest instruction costs about the same, so the inner
+ * loop is kept short: per 16 weights and row, one load, two unpacks into the
+ * HIGH byte of int16 lanes (w * 256: no shift needed to sign-extend) and two
+ * pmaddwd + paddd. The 256 is folded into the group scale (exact). */
+
+/* int32 lanes of sum_j w[j] * 256 * x[j] over one group. */
+static inline __m128i sse2_group_dot(const int8_t *w, const int16_t *x, int gs) {
+    const __m128i zero = _mm_setzero_si128();
+    __m128i acc = zero;
+    for (int j = 0; j < gs; j += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(w + j));
+        acc = _mm_add_epi32(
+            acc, _mm_madd_epi16(_mm_unpacklo_epi8(zero, v), _mm_loadu_si128((const __m128i *)(x + j))));
+        acc = _mm_add_epi32(
+            acc, _mm_madd_epi16(_mm_unpackhi_epi8(zero, v), _mm_loadu_si128((const __m128i *)(x + j + 8))));
     }
-    for (; i < d; i++) {
-        const float *row = w + (long)i * n;
-        __m128 acc = _mm_setzero_ps();
-        for (int j = 0; j < n4; j += 4)
-            acc = _mm_add_ps(acc, _mm_mul_ps(_mm_loadu_ps(row + j), _mm_loadu_ps(x + j)));
-        float sum = sse2_hsum(acc);
-        for (int j = n4; j < n; j++) sum += row[j] * x[j];
-        out[i] = sum;
+    return acc;
+}
+
+/* Four rows against one token; ws0 = row 0's scales (rows are `groups` apart). */
+static inline __m128 sse2_q8q_rows4(const int8_t *w0, const float *ws0, const int16_t *x, const float *xs,
+                                    int n, int gs) {
+    const __m128i zero = _mm_setzero_si128();
+    const int8_t *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
+    int groups = n / gs;
+    const float *ws1 = ws0 + groups, *ws2 = ws1 + groups, *ws3 = ws2 + groups;
+    __m128 f0 = _mm_setzero_ps(), f1 = f0, f2 = f0, f3 = f0;
+    for (int g = 0, base = 0; g < groups; g++, base += gs) {
+        __m128i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+        for (int j = base; j < base + gs; j += 16) {
+            __m128i xl = _mm_loadu_si128((const __m128i *)(x + j));
+            __m128i xh = _mm_loadu_si128((const __m128i *)(x + j + 8));
+            __m128i v0 = _mm_loadu_si128((const __m128i *)(w0 + j));
+            __m128i v1 = _mm_loadu_si128((const __m128i *)(w1 + j));
+            a0 = _mm_add_epi32(a0, _mm_madd_epi16(_mm_unpacklo_epi8(zero, v0), xl));
+            a1 = _mm_add_epi32(a1, _mm_madd_epi16(_mm_unpacklo_epi8(zero, v1), xl));
+            a0 = _mm_add_epi32(a0, _mm_madd_epi16(_mm_unpackhi_epi8(zero, v0), xh));
+            a1 = _mm_add_epi32(a1, _mm_madd_epi16(_mm_unpackhi_epi8(zero, v1), xh));
+            __m128i v2 = _mm_loadu_si128((const __m128i *)(w2 + j));
+            __m128i v3 = _mm_loadu_si128((const __m128i *)(w3 + j));
+            a2 = _mm_add_epi32(a2, _mm_madd_epi16(_mm_unpacklo_epi8(zero, v2), xl));
+            a3 = _mm_add_epi32(a3, _mm_madd_epi16(_mm_unpacklo_epi8(zero, v3), xl));
+            a2 = _mm_add_epi32(a2, _mm_madd_epi16(_mm_unpackhi_epi8(zero, v2), xh));
+            a3 = _mm_add_epi32(a3, _mm_madd_epi16(_mm_unpackhi_epi8(zero, v3), xh));
+        }
+        float xsg = xs[g] * (1.0f / 256.0f);
+        f0 = _mm_add_ps(f0, _mm_mul_ps(_mm_cvtepi32_ps(a0), _mm_set1_ps(ws0[g] * xsg)));
+        f1 = _mm_add_ps(f1, _mm_mul_ps(_mm_cvtepi32_ps(a1), _mm_set1_ps(ws1[g] * xsg)));
+        f2 = _mm_add_ps(f2, _mm_mul_ps(_mm_cvtepi32_ps(a2), _mm_set1_ps(ws2[g] * xsg)));
+        f3 = _mm_add_ps(f3, _mm_mul_ps(_mm_cvtepi32_ps(a3), _mm_set1_ps(ws3[g] * xsg)));
     }
+    return sse2_hsum4(f0, f1, f2, f3);
+}
+
+static inline float sse2_q8q_row1(const int8_t *w, const float *ws, const int16_t *x, const float *xs, int n,
+                                  int gs) {
+    __m128 f = _mm_setzero_ps();
+    for (int g = 0, base = 0; base < n; g++, base += gs) {
+        __m128i a = sse2_group_dot(w + base, x + base, gs);
+        f = _mm_add_ps(f, _mm_mul_ps(_mm_cvtepi32_ps(a), _mm_set1_ps(ws[g] * (xs[g] * (1.0f / 256.0f)))));
+    }
+    return sse2_hsum(f);
+}
+
+static void matmul_q8q_sse2(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
+                            const float *ws, int n, int d, int gs) {
+    int groups = n / gs, i = 0;
+    for (; i + 4 <= d; i += 4)
+        for (int b = 0; b < batch; b++)
+            _mm_storeu_ps(out + (long)b * d + i,
+                          sse2_q8q_rows4(wq + (long)i * n, ws + (long)i * groups, xq + (long)b * n,
+                                         xs + (long)b * groups, n, gs));
+    for (; i < d; i++)
+        for (int b = 0; b < batch; b++)
+            out[(long)b * d + i] = sse2_q8q_row1(wq + (long)i * n, ws + (long)i * groups, xq + (long)b * n,
+                                                 xs + (long)b * groups, n, gs);
 }
 
 /* Sign-extends four int8 values held in the low 32 bits of v to floats. */
@@ -169,6 +263,8 @@ const KernelSet kernels_sse2 = {
     .name = "sse2",
     .matmul = matmul_sse2,
     .matmul_q8 = matmul_q8_sse2,
+    .matmul_batch = matmul_batch_sse2,
+    .matmul_q8q = matmul_q8q_sse2,
     .dot = dot_sse2,
     .axpy = axpy_sse2,
     .rmsnorm = rmsnorm_sse2,

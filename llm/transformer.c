@@ -10,6 +10,7 @@
 #include "lib/string.h"
 #include "llm/checkpoint.h"
 #include "llm/kernels.h"
+#include "llm/quant.h"
 
 /* Adds an array of count floats to the run-state block (64-byte aligned). */
 static size_t state_reserve(size_t *offset, uint64_t count, int *overflow) {
@@ -27,22 +28,27 @@ static size_t state_reserve(size_t *offset, uint64_t count, int *overflow) {
 static int state_alloc(Transformer *t, char *err, size_t err_size) {
     const TransformerConfig *c = &t->config;
     TransformerState *s = &t->state;
+    const uint64_t B = TRANSFORMER_MAX_BATCH;
     uint64_t cache = (uint64_t)c->n_layers * c->seq_len * c->kv_dim;
     uint64_t rope = (uint64_t)c->seq_len * (c->head_size / 2);
+    uint64_t widest = (uint64_t)(c->dim > c->hidden_dim ? c->dim : c->hidden_dim);
     size_t offset = 0;
     int overflow = 0;
-    size_t o_x = state_reserve(&offset, c->dim, &overflow);
-    size_t o_xb = state_reserve(&offset, c->dim, &overflow);
-    size_t o_xb2 = state_reserve(&offset, c->dim, &overflow);
-    size_t o_hb = state_reserve(&offset, c->hidden_dim, &overflow);
-    size_t o_hb2 = state_reserve(&offset, c->hidden_dim, &overflow);
-    size_t o_q = state_reserve(&offset, c->dim, &overflow);
+    size_t o_x = state_reserve(&offset, B * c->dim, &overflow);
+    size_t o_xb = state_reserve(&offset, B * c->dim, &overflow);
+    size_t o_xb2 = state_reserve(&offset, B * c->dim, &overflow);
+    size_t o_hb = state_reserve(&offset, B * c->hidden_dim, &overflow);
+    size_t o_hb2 = state_reserve(&offset, B * c->hidden_dim, &overflow);
+    size_t o_q = state_reserve(&offset, B * c->dim, &overflow);
     size_t o_att = state_reserve(&offset, (uint64_t)c->n_heads * c->seq_len, &overflow);
     size_t o_logits = state_reserve(&offset, c->vocab_size, &overflow);
     size_t o_kc = state_reserve(&offset, cache, &overflow);
     size_t o_vc = state_reserve(&offset, cache, &overflow);
     size_t o_cos = state_reserve(&offset, rope, &overflow);
     size_t o_sin = state_reserve(&offset, rope, &overflow);
+    /* int16 values (two per float slot); scales for groups of >= 16 values. */
+    size_t o_xq = state_reserve(&offset, (B * widest + 1) / 2, &overflow);
+    size_t o_xqs = state_reserve(&offset, B * (widest / QUANT_GROUP_STEP + 1), &overflow);
     if (overflow) {
         snprintf(err, err_size, "run state too large for this machine");
         return -1;
@@ -68,6 +74,8 @@ static int state_alloc(Transformer *t, char *err, size_t err_size) {
     s->value_cache = (float *)(base + o_vc);
     s->rope_cos = (float *)(base + o_cos);
     s->rope_sin = (float *)(base + o_sin);
+    s->xq = (int16_t *)(base + o_xq);
+    s->xq_scales = (float *)(base + o_xqs);
     return 0;
 }
 
@@ -97,12 +105,21 @@ int transformer_load(Transformer *t, const void *data, size_t size, char *err, s
         return -1;
     }
     rope_table_init(t);
+    t->matmul_path = MATMUL_FP32;
+    if (t->config.version == 2) {
+        /* Integer dot products need groups that line up with every row. */
+        int gs = t->config.group_size;
+        int aligned = quant_group_supported(gs) && t->config.dim % gs == 0 && t->config.hidden_dim % gs == 0;
+        t->matmul_path = aligned ? MATMUL_Q8_INT : MATMUL_Q8_FP32_ACT;
+        t->quant_group_size = gs;
+    }
     return 0;
 }
 
 void transformer_free(Transformer *t) {
     if (!t) return;
     free(t->state.block);
+    free(t->quant_block);
     memset(t, 0, sizeof(*t));
 }
 
@@ -126,19 +143,38 @@ static inline const float *quant_scales(const QuantTensor *qt, int layer) {
     return (const float *)((const uint8_t *)qt->s + (size_t)layer * qt->layer_stride);
 }
 
-/* out = W(layer) @ x, W being (d, n), for either weight format. */
-static inline void layer_matmul(const Transformer *t, float *out, const float *x, const float *w_fp32,
-                                const QuantTensor *w_q, int layer, int n, int d) {
-    if (t->config.version == 2)
-        kernels->matmul_q8(out, x, quant_values(w_q, layer), quant_scales(w_q, layer), n, d,
-                           t->config.group_size);
-    else
-        kernels->matmul(out, x, w_fp32 + (size_t)layer * n * d, n, d);
+/* The batch rows of x (batch, n) quantised once for the matmuls that read them. */
+static void prepare_input(Transformer *t, const float *x, int batch, int n) {
+    if (t->matmul_path != MATMUL_Q8_INT) return;
+    int gs = t->quant_group_size, groups = n / gs;
+    for (int b = 0; b < batch; b++)
+        quant_activations(t->state.xq + (size_t)b * n, t->state.xq_scales + (size_t)b * groups,
+                          x + (size_t)b * n, n, gs);
 }
 
-static void embed_token(Transformer *t, int token) {
+/* out[b] = W(layer) @ x[b] for b < batch, W being (d, n), for the active
+ * weight format (MATMUL_Q8_INT reads the input prepare_input quantised). */
+static void layer_matmul(Transformer *t, float *out, const float *x, int batch, const float *w_fp32,
+                         const QuantTensor *w_q, int layer, int n, int d) {
+    int gs = t->quant_group_size;
+    switch (t->matmul_path) {
+    case MATMUL_FP32:
+        kernels->matmul_batch(out, x, batch, w_fp32 + (size_t)layer * n * d, n, d);
+        break;
+    case MATMUL_Q8_FP32_ACT:
+        for (int b = 0; b < batch; b++)
+            kernels->matmul_q8(out + (size_t)b * d, x + (size_t)b * n, quant_values(w_q, layer),
+                               quant_scales(w_q, layer), n, d, gs);
+        break;
+    case MATMUL_Q8_INT:
+        kernels->matmul_q8q(out, t->state.xq, t->state.xq_scales, batch, quant_values(w_q, layer),
+                            quant_scales(w_q, layer), n, d, gs);
+        break;
+    }
+}
+
+static void embed_token(Transformer *t, int token, float *x) {
     const TransformerConfig *c = &t->config;
-    float *x = t->state.x;
     if (c->version == 2) {
         const QuantTensor *e = &t->weights.token_embedding_q;
         size_t base = (size_t)token * c->dim;
@@ -160,14 +196,15 @@ static void rope_rotate(float *vec, int n, int head_size, const float *cosines, 
     }
 }
 
-static void attention(Transformer *t, int layer, int pos) {
+/* Attention of one position (its query q, dim floats) over the cache, into out. */
+static void attention(Transformer *t, int layer, int pos, const float *query, float *out_all) {
     const TransformerConfig *c = &t->config;
     TransformerState *s = &t->state;
     int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
     size_t layer_offset = (size_t)layer * c->seq_len * c->kv_dim;
     float inv_sqrt = 1.0f / sqrtf((float)hs);
     for (int h = 0; h < c->n_heads; h++) {
-        const float *q = s->q + (size_t)h * hs;
+        const float *q = query + (size_t)h * hs;
         float *att = s->att + (size_t)h * c->seq_len;
         size_t head_offset = layer_offset + (size_t)(h / kv_mul) * hs;
         for (int p = 0; p <= pos; p++) {
@@ -175,7 +212,7 @@ static void attention(Transformer *t, int layer, int pos) {
             att[p] = kernels->dot(q, k, hs) * inv_sqrt;
         }
         kernels->softmax(att, pos + 1);
-        float *out = s->xb + (size_t)h * hs;
+        float *out = out_all + (size_t)h * hs;
         memset(out, 0, (size_t)hs * sizeof(float));
         for (int p = 0; p <= pos; p++) {
             const float *v = s->value_cache + head_offset + (size_t)p * c->kv_dim;
@@ -184,38 +221,74 @@ static void attention(Transformer *t, int layer, int pos) {
     }
 }
 
-float *transformer_forward(Transformer *t, int token, int pos) {
+/* Runs positions pos0 .. pos0 + batch - 1 (batch <= TRANSFORMER_MAX_BATCH)
+ * through every layer, row b of each activation array holding position
+ * pos0 + b; the K/V rows of the chunk are written straight into the cache,
+ * where they are contiguous. Leaves the last position's logits. */
+static void forward_chunk(Transformer *t, const int *tokens, int batch, int pos0) {
     const TransformerConfig *c = &t->config;
     const TransformerWeights *w = &t->weights;
     TransformerState *s = &t->state;
-    if (!s->block || token < 0 || token >= c->vocab_size || pos < 0 || pos >= c->seq_len) return NULL;
     int dim = c->dim, kv_dim = c->kv_dim, hidden = c->hidden_dim, half = c->head_size / 2;
-    const float *cosines = s->rope_cos + (size_t)pos * half, *sines = s->rope_sin + (size_t)pos * half;
+    float *x = s->x, *xb = s->xb, *xb2 = s->xb2, *q = s->q, *hb = s->hb, *hb2 = s->hb2;
 
-    embed_token(t, token);
+    for (int b = 0; b < batch; b++) embed_token(t, tokens[b], x + (size_t)b * dim);
     for (int l = 0; l < c->n_layers; l++) {
-        size_t cache_row = ((size_t)l * c->seq_len + pos) * kv_dim;
+        size_t cache_row = ((size_t)l * c->seq_len + pos0) * kv_dim;
         float *k = s->key_cache + cache_row, *v = s->value_cache + cache_row;
 
-        kernels->rmsnorm(s->xb, s->x, w->rms_att + (size_t)l * dim, dim);
-        layer_matmul(t, s->q, s->xb, w->wq, &w->wq_q, l, dim, dim);
-        layer_matmul(t, k, s->xb, w->wk, &w->wk_q, l, dim, kv_dim);
-        layer_matmul(t, v, s->xb, w->wv, &w->wv_q, l, dim, kv_dim);
-        rope_rotate(s->q, dim, c->head_size, cosines, sines);
-        rope_rotate(k, kv_dim, c->head_size, cosines, sines);
+        for (int b = 0; b < batch; b++)
+            kernels->rmsnorm(xb + (size_t)b * dim, x + (size_t)b * dim, w->rms_att + (size_t)l * dim, dim);
+        prepare_input(t, xb, batch, dim);
+        layer_matmul(t, q, xb, batch, w->wq, &w->wq_q, l, dim, dim);
+        layer_matmul(t, k, xb, batch, w->wk, &w->wk_q, l, dim, kv_dim);
+        layer_matmul(t, v, xb, batch, w->wv, &w->wv_q, l, dim, kv_dim);
+        for (int b = 0; b < batch; b++) {
+            const float *cosines = s->rope_cos + (size_t)(pos0 + b) * half;
+            const float *sines = s->rope_sin + (size_t)(pos0 + b) * half;
+            rope_rotate(q + (size_t)b * dim, dim, c->head_size, cosines, sines);
+            rope_rotate(k + (size_t)b * kv_dim, kv_dim, c->head_size, cosines, sines);
+        }
+        /* Causal: position pos0 + b only reads cache rows up to itself. */
+        for (int b = 0; b < batch; b++) attention(t, l, pos0 + b, q + (size_t)b * dim, xb + (size_t)b * dim);
 
-        attention(t, l, pos);
-        layer_matmul(t, s->xb2, s->xb, w->wo, &w->wo_q, l, dim, dim);
-        kernels->add(s->x, s->xb2, dim);
-
-        kernels->rmsnorm(s->xb, s->x, w->rms_ffn + (size_t)l * dim, dim);
-        layer_matmul(t, s->hb, s->xb, w->w1, &w->w1_q, l, dim, hidden);
-        layer_matmul(t, s->hb2, s->xb, w->w3, &w->w3_q, l, dim, hidden);
-        kernels->swiglu(s->hb, s->hb2, hidden);
-        layer_matmul(t, s->xb, s->hb, w->w2, &w->w2_q, l, hidden, dim);
-        kernels->add(s->x, s->xb, dim);
+        prepare_input(t, xb, batch, dim);
+        layer_matmul(t, xb2, xb, batch, w->wo, &w->wo_q, l, dim, dim);
+        for (int b = 0; b < batch; b++) {
+            kernels->add(x + (size_t)b * dim, xb2 + (size_t)b * dim, dim);
+            kernels->rmsnorm(xb + (size_t)b * dim, x + (size_t)b * dim, w->rms_ffn + (size_t)l * dim, dim);
+        }
+        prepare_input(t, xb, batch, dim);
+        layer_matmul(t, hb, xb, batch, w->w1, &w->w1_q, l, dim, hidden);
+        layer_matmul(t, hb2, xb, batch, w->w3, &w->w3_q, l, dim, hidden);
+        for (int b = 0; b < batch; b++)
+            kernels->swiglu(hb + (size_t)b * hidden, hb2 + (size_t)b * hidden, hidden);
+        prepare_input(t, hb, batch, hidden);
+        layer_matmul(t, xb, hb, batch, w->w2, &w->w2_q, l, hidden, dim);
+        for (int b = 0; b < batch; b++) kernels->add(x + (size_t)b * dim, xb + (size_t)b * dim, dim);
     }
-    kernels->rmsnorm(s->x, s->x, w->rms_final, dim);
-    layer_matmul(t, s->logits, s->x, w->wcls, &w->wcls_q, 0, dim, c->vocab_size);
-    return s->logits;
+    /* Logits only for the last position (the others are forced prompt tokens). */
+    float *last = x + (size_t)(batch - 1) * dim;
+    kernels->rmsnorm(last, last, w->rms_final, dim);
+    prepare_input(t, last, 1, dim);
+    layer_matmul(t, s->logits, last, 1, w->wcls, &w->wcls_q, 0, dim, c->vocab_size);
+}
+
+float *transformer_forward(Transformer *t, int token, int pos) {
+    const TransformerConfig *c = &t->config;
+    if (!t->state.block || token < 0 || token >= c->vocab_size || pos < 0 || pos >= c->seq_len) return NULL;
+    forward_chunk(t, &token, 1, pos);
+    return t->state.logits;
+}
+
+int transformer_prefill(Transformer *t, const int *tokens, int n, int start_pos) {
+    const TransformerConfig *c = &t->config;
+    if (!t->state.block || !tokens || n < 1 || start_pos < 0 || start_pos > c->seq_len - n) return -1;
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= c->vocab_size) return -1;
+    for (int done = 0; done < n; done += TRANSFORMER_MAX_BATCH) {
+        int batch = n - done < TRANSFORMER_MAX_BATCH ? n - done : TRANSFORMER_MAX_BATCH;
+        forward_chunk(t, tokens + done, batch, start_pos + done);
+    }
+    return 0;
 }

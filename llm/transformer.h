@@ -1,8 +1,9 @@
 /* transformer.h - llama2.c-compatible transformer: checkpoint loading (legacy
- * v0, ak42 v1 fp32, ak42 v2 int8 Q8_0) and the single-token forward pass.
- * Weights are used in place (pointers into the caller's buffer); the run
- * state, KV cache and RoPE table are allocated once at load time, so
- * transformer_forward never allocates. */
+ * v0, ak42 v1 fp32, ak42 v2 int8 Q8_0), optional int8 quantisation at load,
+ * the single-token forward pass and batched prefill. Weights are used in
+ * place (pointers into the caller's buffer); the run state, KV cache, RoPE
+ * table and batch buffers are allocated once at load time, so
+ * transformer_forward and transformer_prefill never allocate. */
 #ifndef LLM_TRANSFORMER_H
 #define LLM_TRANSFORMER_H
 
@@ -40,14 +41,33 @@ typedef struct {
     QuantTensor token_embedding_q, wq_q, wk_q, wv_q, wo_q, w1_q, w2_q, w3_q, wcls_q;
 } TransformerWeights;
 
+/* Positions transformer_prefill runs through each layer together. */
+#define TRANSFORMER_MAX_BATCH 16
+
+/* How the matmuls run. */
+typedef enum {
+    MATMUL_FP32,        /* fp32 weights and activations (v0/v1 files) */
+    MATMUL_Q8_FP32_ACT, /* int8 weights whose flattened groups straddle rows
+                           (v2 with dim or hidden not a multiple of the group,
+                           e.g. stories260K_q80: hidden 172, GS 32): fp32
+                           activations, per-run scales */
+    MATMUL_Q8_INT,      /* int8 weights in row-aligned groups (v2 files that
+                           allow it, or transformer_quantize): activations
+                           quantised per group too, integer dot products */
+} MatmulPath;
+
+/* The activation arrays hold TRANSFORMER_MAX_BATCH rows (one per position of
+ * a prefill chunk); a single forward uses row 0. */
 typedef struct {
-    float *x, *xb, *xb2;            /* (dim) activations */
-    float *hb, *hb2;                /* (hidden_dim) */
-    float *q;                       /* (dim) */
+    float *x, *xb, *xb2;            /* (batch, dim) activations */
+    float *hb, *hb2;                /* (batch, hidden_dim) */
+    float *q;                       /* (batch, dim) */
     float *att;                     /* (n_heads, seq_len) */
     float *logits;                  /* (vocab) */
     float *key_cache, *value_cache; /* (layers, seq_len, kv_dim) */
     float *rope_cos, *rope_sin;     /* (seq_len, head_size/2) */
+    int16_t *xq;                    /* (batch, max(dim, hidden)) quantised matmul input */
+    float *xq_scales;               /* its group scales */
     void *block;                    /* the single allocation all of the above live in */
     size_t bytes;
 } TransformerState;
@@ -56,6 +76,10 @@ typedef struct Transformer {
     TransformerConfig config;
     TransformerWeights weights;
     TransformerState state;
+    MatmulPath matmul_path;
+    int quant_group_size; /* group size of the int8 weights (MATMUL_Q8_*) */
+    void *quant_block;    /* int8 copies made by transformer_quantize (NULL otherwise) */
+    size_t quant_bytes;
 } Transformer;
 
 /* Parses a llama2.c checkpoint held in memory (used in place, never copied; the
@@ -66,6 +90,23 @@ void transformer_free(Transformer *t);
 /* Runs one position; returns the logits (vocab_size floats, owned by t). 0 <= pos < seq_len.
  * Out-of-range token or pos returns NULL. */
 float *transformer_forward(Transformer *t, int token, int pos);
+/* Runs n prompt positions start_pos .. start_pos + n - 1 (tokens forced),
+ * TRANSFORMER_MAX_BATCH at a time through each layer as a matrix: fills the
+ * KV cache exactly as n transformer_forward calls would (same arithmetic per
+ * position) and leaves the LAST position's logits in t->state.logits.
+ * Returns 0, or -1 on bad arguments (nothing is run then). */
+int transformer_prefill(Transformer *t, const int *tokens, int n, int start_pos);
+/* Makes int8 copies (one fp32 scale per group_size values along each row) of
+ * every matrix, classifier included, and switches the matmuls to the integer
+ * path; the fp32 weights stay untouched (the token embedding lookup keeps
+ * using them). group_size must be a multiple of 16 up to 1024 dividing dim
+ * and hidden_dim. Returns 0, or -1 with a one-line reason in err (the model
+ * then stays as it was). */
+int transformer_quantize(Transformer *t, int group_size, char *err, size_t err_size);
+/* 1 when the matmuls use int8 weights (version 2 file or transformer_quantize). */
+int transformer_is_quantized(const Transformer *t);
+/* "fp32", "int8 weights, fp32 activations" or "int8 x int8" (for reports). */
+const char *transformer_matmul_name(const Transformer *t);
 uint64_t transformer_param_count(const Transformer *t);
 size_t transformer_state_bytes(const Transformer *t); /* heap the run state uses (KV cache included) */
 

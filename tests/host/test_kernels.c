@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "llm/kernels.h"
+#include "llm/quant.h"
 
 static int failures;
 
@@ -125,6 +126,79 @@ static void test_variant(const KernelSet *ks) {
     }
 }
 
+/* matmul_batch: each token's output bit-identical to matmul on that token. */
+static void test_batch(const KernelSet *ks) {
+    static const int sizes_n[] = {1, 7, 16, 33, 288};
+    static const int sizes_d[] = {1, 4, 5, 13};
+    for (size_t a = 0; a < sizeof(sizes_n) / sizeof(sizes_n[0]); a++)
+        for (size_t c = 0; c < sizeof(sizes_d) / sizeof(sizes_d[0]); c++) {
+            int n = sizes_n[a], d = sizes_d[c], batch = 5;
+            float *w = malloc(sizeof(float) * n * d), *x = malloc(sizeof(float) * n * batch);
+            float *got = malloc(sizeof(float) * d * batch), *want = malloc(sizeof(float) * d * batch);
+            fill(w, n * d, 1.0f);
+            fill(x, n * batch, 2.0f);
+            ks->matmul_batch(got, x, batch, w, n, d);
+            for (int b = 0; b < batch; b++) ks->matmul(want + b * d, x + b * n, w, n, d);
+            char name[128];
+            snprintf(name, sizeof(name), "%s matmul_batch bit-identical to matmul n=%d d=%d batch=%d",
+                     ks->name, n, d, batch);
+            check(memcmp(got, want, sizeof(float) * d * batch) == 0, name, "outputs differ");
+            free(w), free(x), free(got), free(want);
+        }
+}
+
+/* Random int8 weights (-128..127) and quantised activations. */
+static void q8q_case(const KernelSet *ks, int n, int d, int batch, int gs) {
+    int groups = n / gs;
+    int8_t *wq = malloc((size_t)n * d);
+    float *ws = malloc(sizeof(float) * groups * d), *x = malloc(sizeof(float) * n * batch);
+    float *xs = malloc(sizeof(float) * groups * batch);
+    int16_t *xq = malloc(sizeof(int16_t) * n * batch);
+    float *got = malloc(sizeof(float) * d * batch), *want = malloc(sizeof(float) * d * batch);
+    for (int i = 0; i < n * d; i++) wq[i] = (int8_t)(int)floorf(random_uniform() * 128.0f);
+    for (int i = 0; i < groups * d; i++) ws[i] = 0.01f * (1.5f + random_uniform());
+    fill(x, n * batch, 3.0f);
+    for (int b = 0; b < batch; b++) quant_activations(xq + b * n, xs + b * groups, x + b * n, n, gs);
+    ks->matmul_q8q(got, xq, xs, batch, wq, ws, n, d, gs);
+    kernels_scalar.matmul_q8q(want, xq, xs, batch, wq, ws, n, d, gs);
+    char name[128], why[128];
+    double e = max_error(got, want, d * batch);
+    snprintf(name, sizeof(name), "%s matmul_q8q n=%d d=%d batch=%d gs=%d", ks->name, n, d, batch, gs);
+    /* Integer group sums are exact; only the float sum over groups runs in a
+     * different order (up to 128 groups with cancellation): 5e-5. */
+    snprintf(why, sizeof(why), "max relative error %.3g > 5e-5", e);
+    check(e <= 5e-5, name, why);
+    free(wq), free(ws), free(x), free(xs), free(xq), free(got), free(want);
+}
+
+static void test_q8q(const KernelSet *ks) {
+    static const int sizes_n[] = {16, 32, 48, 96, 160, 288, 2048};
+    static const int sizes_d[] = {1, 3, 4, 5, 13};
+    static const int groups[] = {16, 32, 64, 96};
+    for (size_t a = 0; a < sizeof(sizes_n) / sizeof(sizes_n[0]); a++)
+        for (size_t c = 0; c < sizeof(sizes_d) / sizeof(sizes_d[0]); c++)
+            for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+                if (sizes_n[a] % groups[g] == 0)
+                    q8q_case(ks, sizes_n[a], sizes_d[c], c % 2 ? 3 : 1, groups[g]);
+    q8q_case(ks, 2048, 6, 2, 1024);
+
+    /* Worst case for the int32 sums: every product at its extreme over the
+     * largest group; the exact answer is known. */
+    int n = 1024, d = 5;
+    int8_t *wq = malloc((size_t)n * d);
+    int16_t *xq = malloc(sizeof(int16_t) * n);
+    float ws[5] = {1, 1, 1, 1, 1}, xs[1] = {1}, out[5];
+    for (int i = 0; i < n * d; i++) wq[i] = -128;
+    for (int i = 0; i < n; i++) xq[i] = -127;
+    ks->matmul_q8q(out, xq, xs, 1, wq, ws, n, d, n);
+    int exact = 1;
+    for (int i = 0; i < d; i++) exact &= out[i] == 128.0f * 127.0f * 1024.0f;
+    char name[96];
+    snprintf(name, sizeof(name), "%s matmul_q8q extreme values, group 1024, no overflow", ks->name);
+    check(exact, name, "wrong sum");
+    free(wq), free(xq);
+}
+
 int main(void) {
     /* Spot check the reference itself against hand-computed values. */
     float w[6] = {1, 2, 3, 4, 5, 6}, x[3] = {1, -1, 2}, out[2];
@@ -136,10 +210,24 @@ int main(void) {
     check(out[0] == 1 - 2 + 3 && out[1] == 0.5f * 4 - 2 * 5 + 2 * 2 * 6, "scalar matmul_q8 flattened groups",
           "wrong group indexing");
 
+    /* The integer reference against a hand computation: groups of 2... per row. */
+    int8_t wq[8] = {1, -2, 3, 4, 5, 6, -7, 8};
+    int16_t xq[4] = {10, 20, -30, 40};
+    float ws[4] = {1.0f, 0.5f, 2.0f, 0.25f}, xs[2] = {0.1f, 1.0f}, o[2];
+    kernels_scalar.matmul_q8q(o, xq, xs, 1, wq, ws, 4, 2, 2);
+    /* row 0: 1*0.1*(10-40) + 0.5*1*(-90+160) = -3 + 35; row 1: 2*0.1*(50+120) + 0.25*(210+320) */
+    check(fabsf(o[0] - 32.0f) < 1e-4f && fabsf(o[1] - (34.0f + 132.5f)) < 1e-4f,
+          "scalar matmul_q8q known values", "expected 32, 166.5");
+
     test_variant(&kernels_sse2);
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    test_batch(&kernels_scalar);
+    test_batch(&kernels_sse2);
+    test_q8q(&kernels_sse2);
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         test_variant(&kernels_avx2);
-    else
+        test_batch(&kernels_avx2);
+        test_q8q(&kernels_avx2);
+    } else
         printf("ok - avx2 variant not tested: this CPU has no AVX2+FMA\n");
 
     kernels_select(0);

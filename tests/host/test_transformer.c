@@ -328,6 +328,98 @@ static void test_random_models(void) {
         compare_formats("random separate-classifier v2 (GS 16) close to v0", sep0, sep2, 0.1);
 }
 
+/* ---------------------------------------------------------------- prefill */
+
+/* Runs tokens[0..n) position by position on a and as prefill chunks (split at
+ * `split`, so a chunk also starts at pos > 0) on b; compares the KV caches and
+ * the last logits (relative to max(1, |value|)). */
+static void compare_prefill(const char *label, Transformer *a, Transformer *b, const int *tokens, int n,
+                            int split) {
+    const TransformerConfig *c = &a->config;
+    for (int pos = 0; pos < n; pos++) transformer_forward(a, tokens[pos], pos);
+    int rc = transformer_prefill(b, tokens, split, 0);
+    if (rc == 0) rc = transformer_prefill(b, tokens + split, n - split, split);
+    char name[256];
+    snprintf(name, sizeof(name), "%s: prefill of %d tokens (chunks at 0 and %d) runs", label, n, split);
+    check(rc == 0, name, "returned %d", rc);
+    double worst_cache = 0;
+    for (int l = 0; l < c->n_layers; l++) {
+        size_t at = (size_t)l * c->seq_len * c->kv_dim, count = (size_t)n * c->kv_dim;
+        worst_cache =
+            fmax(worst_cache, worst_relative(b->state.key_cache + at, a->state.key_cache + at, count));
+        worst_cache =
+            fmax(worst_cache, worst_relative(b->state.value_cache + at, a->state.value_cache + at, count));
+    }
+    double worst_logits = worst_relative(b->state.logits, a->state.logits, c->vocab_size);
+    printf("# %s: prefill vs per-token max relative difference: KV cache %.3g, last logits %.3g\n", label,
+           worst_cache, worst_logits);
+    snprintf(name, sizeof(name), "%s: prefill KV cache and last logits equal per-token forward (1e-5)",
+             label);
+    check(worst_cache <= 1e-5 && worst_logits <= 1e-5, name, "KV %.3g, logits %.3g", worst_cache,
+          worst_logits);
+}
+
+static void test_prefill_model(const char *label, const void *data, size_t size, int quantize_gs) {
+    static const int tokens[40] = {1,   403, 407, 261, 383, 432, 17,  99,  256, 300, 12,  5,  480, 77,
+                                   310, 222, 111, 44,  403, 407, 1,   2,   3,   4,   5,   6,  7,   8,
+                                   9,   10,  200, 201, 202, 203, 204, 205, 206, 207, 208, 209};
+    Transformer a, b;
+    char err[256] = "";
+    if (!data || transformer_load(&a, data, size, err, sizeof(err)) != 0) {
+        check(0, label, "load failed: %s", err);
+        return;
+    }
+    if (transformer_load(&b, data, size, err, sizeof(err)) != 0) {
+        check(0, label, "load failed: %s", err);
+        transformer_free(&a);
+        return;
+    }
+    if (quantize_gs && (transformer_quantize(&a, quantize_gs, err, sizeof(err)) != 0 ||
+                        transformer_quantize(&b, quantize_gs, err, sizeof(err)) != 0))
+        check(0, label, "quantize failed: %s", err);
+    int n = a.config.seq_len < 40 ? a.config.seq_len : 40;
+    int toks[40];
+    for (int i = 0; i < n; i++) toks[i] = tokens[i] % a.config.vocab_size;
+    int has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    for (int variant = 0; variant < 3; variant++) {
+        if (variant == 2 && !has_avx2) break;
+        kernels = variant == 0 ? &kernels_scalar : variant == 1 ? &kernels_sse2 : &kernels_avx2;
+        char name[160];
+        snprintf(name, sizeof(name), "%s (%s, %s)", label, transformer_matmul_name(&a), kernels->name);
+        compare_prefill(name, &a, &b, toks, n, 7);
+    }
+    kernels_select(0);
+
+    int bad = 5000;
+    check(transformer_prefill(&b, toks, 0, 0) == -1 && transformer_prefill(&b, NULL, 1, 0) == -1 &&
+              transformer_prefill(&b, toks, 1, -1) == -1 &&
+              transformer_prefill(&b, toks, 2, a.config.seq_len - 1) == -1 &&
+              transformer_prefill(&b, &bad, 1, 0) == -1,
+          "prefill rejects n 0, NULL tokens, negative start, past the context, bad token", "accepted");
+    transformer_free(&a);
+    transformer_free(&b);
+}
+
+static void test_prefill(void) {
+    size_t size = 0;
+    void *data = read_model("stories260K.bin", &size);
+    test_prefill_model("stories260K fp32", data, size, 0);
+    free(data);
+    data = read_model("stories260K_q80.bin", &size);
+    test_prefill_model("stories260K_q80", data, size, 0);
+    free(data);
+    char path[1100];
+    if (generate_model(
+            "prefill_v1.bin",
+            "--dim 128 --hidden 256 --layers 2 --heads 4 --kv-heads 2 --vocab 320 --seq 64 --seed 4 "
+            "--version 1",
+            path, sizeof(path))) {
+        data = read_file(path, &size);
+        test_prefill_model("random dim 128 quantised GS 32", data, size, 32);
+        free(data);
+    }
+}
+
 int main(void) {
     models_dir = models_dir_from_env();
     char path[1024];
@@ -343,6 +435,7 @@ int main(void) {
     kernels_select(0);
     test_stories260k();
     test_random_models();
+    test_prefill();
     char cmd[1200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", temp_dir);
     if (system(cmd) != 0) printf("# could not remove %s\n", temp_dir);
