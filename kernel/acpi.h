@@ -9,6 +9,9 @@ void acpi_init(uint64_t rsdp_phys);
 /* Virtual address of the first table with this signature ("FACP", "APIC", "MCFG"...), or 0. */
 const void *acpi_find_table(const char signature[4]);
 int acpi_cpu_count(void);
+/* The ACPI PM timer (3.579545 MHz) I/O port from the FADT, 0 if none;
+ * *bits gets 24 or 32. */
+uint16_t acpi_pm_timer_port(int *bits);
 /* S5 through PM1a/PM1b control, then QEMU's isa-debug-exit as a fallback.
  * Returns only if every method failed. */
 void acpi_poweroff(void);

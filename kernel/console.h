@@ -28,4 +28,11 @@ int console_wait_key(void);
 /* Drops input queued so far (used after Ctrl-C). */
 void console_flush_input(void);
 
+/* Extra output sinks (the framebuffer console) get every byte written after
+ * they register; COM1 is always the first sink. At most 4 sinks. */
+void console_register_output(void (*write)(const char *s, size_t len));
+/* Extra input sources (PS/2): poll_key returns a key code as above or
+ * KEY_NONE, never blocks. At most 4 sources. */
+void console_register_input(int (*poll_key)(void));
+
 #endif

@@ -14,7 +14,14 @@ struct cpu_info {
 };
 extern struct cpu_info cpu;
 
-void cpu_init(void);   /* CPUID, enable SSE and (if offered) AVX/AVX2 via XCR0 */
+/* CPUID, enable SSE and (if offered) AVX/AVX2 via XCR0, NX pages, CR0.WP.
+ * Feature flags that need OS-enabled state (avx, avx2, fma, f16c, avx512*)
+ * are cleared when that state could not be enabled, so they are safe to test. */
+void cpu_init(void);
+int cpu_has_nx(void);         /* EFER.NXE enabled: NX bit usable in page tables */
+int cpu_has_gib_pages(void);  /* 1 GiB pages */
+uint64_t cpu_read_msr(uint32_t msr);
+void cpu_write_msr(uint32_t msr, uint64_t v);
 
 static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port)); }
 static inline void outw(uint16_t port, uint16_t v) { __asm__ volatile("outw %0, %1" ::"a"(v), "Nd"(port)); }

@@ -16,6 +16,16 @@ static inline uint64_t virt_to_phys_direct(const void *virt) { return (uint64_t)
  * when there is no such run. */
 uint64_t page_alloc(size_t count);
 void page_free(uint64_t phys, size_t count);
+/* Like page_alloc, but only pages at or above min_phys (e.g. 4 GiB). */
+uint64_t page_alloc_above(uint64_t min_phys, size_t count);
+
+/* Boot-time setup, called by kernel_main in this order. */
+void page_alloc_init(const struct boot_info *info, uint64_t boot_info_phys);
+/* Frees boot-services memory once the kernel runs on its own page tables and stack. */
+void page_alloc_reclaim_boot_services(const struct boot_info *info);
+/* Bytes the heap currently hands out and the pages it holds (for /mem). */
+uint64_t heap_bytes_in_use(void);
+uint64_t heap_pages_held(void);
 
 struct memory_stats {
     uint64_t total_bytes;     /* usable RAM managed by the page allocator */

@@ -107,15 +107,7 @@ int tar_next(struct tar_reader *r, struct tar_entry *out, char *err, size_t err_
         uint64_t stored_sum, size;
         if (!parse_octal(h + OFF_CHKSUM, 8, &stored_sum)) return fail(r, err, err_size, "bad checksum field", at);
         if (!checksum_ok(h, stored_sum)) return fail(r, err, err_size, "header checksum mismatch", at);
-        if (!parse_size(h + OFF_SIZE, &size)) return fail(r, err, err_size, "bad size field", at);
-        size_t data_at = at + BLOCK;
-        if (size > r->size - data_at) return fail(r, err, err_size, "entry runs past the end of the archive", at);
-        uint64_t padded = (size + BLOCK - 1) / BLOCK * BLOCK;
-        r->offset = padded > r->size - data_at ? r->size : data_at + (size_t)padded;
-
-        char type = (char)h[OFF_TYPE];
-        if (type != '0' && type != '\0' && type != '7') continue; /* not a regular file */
-
+        /* The name first, so that every later complaint can say which entry. */
         size_t pos = 0;
         int ustar = memcmp(h + OFF_MAGIC, "ustar", 5) == 0;
         if (ustar && h[OFF_PREFIX]) {
@@ -124,6 +116,21 @@ int tar_next(struct tar_reader *r, struct tar_entry *out, char *err, size_t err_
         }
         copy_field(out->name, &pos, h + OFF_NAME, 100);
         out->name[pos] = '\0';
+        if (!parse_size(h + OFF_SIZE, &size)) return fail(r, err, err_size, "bad size field", at);
+        size_t data_at = at + BLOCK;
+        if (size > r->size - data_at) {
+            if (err && err_size)
+                snprintf(err, err_size, "tar: %s: %llu bytes run past the end of the archive (%zu left)",
+                         out->name, (unsigned long long)size, r->size - data_at);
+            r->done = 1;
+            return -1;
+        }
+        uint64_t padded = (size + BLOCK - 1) / BLOCK * BLOCK;
+        r->offset = padded > r->size - data_at ? r->size : data_at + (size_t)padded;
+
+        char type = (char)h[OFF_TYPE];
+        if (type != '0' && type != '\0' && type != '7') continue; /* not a regular file */
+
         if (out->name[0] == '\0') return fail(r, err, err_size, "entry with an empty name", at);
         out->data = r->data + data_at;
         out->size = size;

@@ -1,0 +1,216 @@
+/* llm_session.c - the model behind the shell: loading checkpoints and
+ * tokenizers from the ramdisk (in place), sampling settings, and streaming an
+ * answer to the console with its figures. */
+#include "kernel/llm_session_internal.h"
+
+#include "kernel/console.h"
+#include "kernel/cpu.h"
+#include "kernel/kernel.h"
+#include "kernel/memory.h"
+#include "kernel/ramdisk.h"
+#include "kernel/timer.h"
+#include "lib/config.h"
+#include "lib/format.h"
+#include "lib/stdlib.h"
+#include "lib/string.h"
+#include "llm/kernels.h"
+
+struct loaded_model current;
+struct settings settings = {1.0f, 0.9f, 0.0f, 1.0f, 0, 256, 0, 1};
+struct answer_history history;
+const char *const simd_names[3] = {"scalar", "sse2", "avx2"};
+
+void apply_simd(int simd) {
+    settings.simd = simd;
+    kernels_select(simd == 2);
+    if (simd == 0) kernels = &kernels_scalar;
+}
+
+int avx2_usable(void) {
+    return cpu.avx2 && cpu.fma && cpu.avx_enabled;
+}
+
+/* ------------------------------------------------------------ loading */
+
+static int tokenizer_fits(const struct ramdisk_file *f, int vocab_size, Tokenizer *out, char *err,
+                          size_t err_size) {
+    if (tokenizer_load(out, f->data, f->size, vocab_size, err, err_size) != 0) return 0;
+    if (out->bytes_read != f->size) {
+        snprintf(err, err_size, "%s holds more than the model's %d tokens", f->name, vocab_size);
+        tokenizer_free(out);
+        return 0;
+    }
+    return 1;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* The tokenizer for a model: the one named, else the current one, else the
+ * boot.cfg one, else any ramdisk file with "tok" in its name whose entry
+ * count is exactly the model's vocabulary. */
+static const struct ramdisk_file *choose_tokenizer(const char *requested, int vocab_size, Tokenizer *out,
+                                                   char *err, size_t err_size) {
+    if (requested && *requested) {
+        const struct ramdisk_file *f = ramdisk_find(requested);
+        if (!f) {
+            snprintf(err, err_size, "no file '%s' in the ramdisk (see /ls)", requested);
+            return NULL;
+        }
+        return tokenizer_fits(f, vocab_size, out, err, err_size) ? f : NULL;
+    }
+    char cfg_name[NAME_MAX_LEN] = "";
+    config_get(boot_info->cmdline, strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX), "tokenizer", cfg_name,
+               sizeof cfg_name);
+    const char *preferred[2] = {current.loaded ? current.tokenizer_name : "", cfg_name};
+    char reason[160];
+    for (int i = 0; i < 2; i++) {
+        const struct ramdisk_file *f = preferred[i][0] ? ramdisk_find(preferred[i]) : NULL;
+        if (f && tokenizer_fits(f, vocab_size, out, reason, sizeof reason)) return f;
+    }
+    for (int i = 0; i < ramdisk_count(); i++) {
+        const struct ramdisk_file *f = ramdisk_file_at(i);
+        if (strstr(f->name, "tok") && ends_with(f->name, ".bin") &&
+            tokenizer_fits(f, vocab_size, out, reason, sizeof reason))
+            return f;
+    }
+    snprintf(err, err_size, "no tokenizer in the ramdisk has exactly %d tokens (name one: /load MODEL TOKENIZER)",
+             vocab_size);
+    return NULL;
+}
+
+/* Loads a model; on any failure the previous model stays loaded. */
+int load_model(const char *model_name, const char *tokenizer_name) {
+    char err[200];
+    const struct ramdisk_file *mf = ramdisk_find(model_name);
+    if (!mf) {
+        kprintf("load: no file '%s' in the ramdisk (see /ls)\n", model_name);
+        return -1;
+    }
+    uint64_t t0 = timer_ns();
+    Transformer t;
+    if (transformer_load(&t, mf->data, mf->size, err, sizeof err) != 0) {
+        kprintf("load: %s: %s\n", model_name, err);
+        return -1;
+    }
+    Tokenizer tok;
+    const struct ramdisk_file *tf = choose_tokenizer(tokenizer_name, t.config.vocab_size, &tok, err, sizeof err);
+    if (!tf) {
+        kprintf("load: %s: %s\n", model_name, err);
+        transformer_free(&t);
+        return -1;
+    }
+    if (current.loaded) {
+        transformer_free(&current.transformer);
+        tokenizer_free(&current.tokenizer);
+    }
+    current.transformer = t;
+    current.tokenizer = tok;
+    current.loaded = 1;
+    current.file_bytes = mf->size;
+    strlcpy(current.model_name, mf->name, sizeof current.model_name);
+    strlcpy(current.tokenizer_name, tf->name, sizeof current.tokenizer_name);
+    current.load_ms = (timer_ns() - t0) / 1000000;
+    const TransformerConfig *c = &t.config;
+    kprintf("model: %s (dim %d, %d layers, %d/%d heads, vocab %d, context %d) with %s, loaded in %llu ms\n",
+            current.model_name, c->dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len,
+            current.tokenizer_name, (unsigned long long)current.load_ms);
+    return 0;
+}
+
+static int looks_like_checkpoint(const struct ramdisk_file *f) {
+    return ends_with(f->name, ".bin") && !strstr(f->name, "tok") && f->size >= 28;
+}
+
+void llm_session_init(void) {
+    apply_simd(avx2_usable() ? 2 : 1);
+    const char *cfg = boot_info->cmdline;
+    size_t cfg_len = strnlen(cfg, BOOT_CMDLINE_MAX);
+    char value[NAME_MAX_LEN];
+    if (config_get(cfg, cfg_len, "seed", value, sizeof value) == 1) settings.seed = strtoull(value, NULL, 0);
+    char model[NAME_MAX_LEN] = "", tokenizer[NAME_MAX_LEN] = "";
+    config_get(cfg, cfg_len, "model", model, sizeof model);
+    config_get(cfg, cfg_len, "tokenizer", tokenizer, sizeof tokenizer);
+    if (!model[0]) {
+        for (int i = 0; i < ramdisk_count(); i++) {
+            if (looks_like_checkpoint(ramdisk_file_at(i))) {
+                strlcpy(model, ramdisk_file_at(i)->name, sizeof model);
+                break;
+            }
+        }
+    }
+    if (!model[0]) {
+        kprintf("model: none in the ramdisk; prompts cannot be answered (see /ls, /load)\n");
+        return;
+    }
+    load_model(model, tokenizer);
+}
+
+/* ------------------------------------------------------------ answering */
+
+static void emit_text(void *ctx, const char *text, size_t len) {
+    int *column = ctx;
+    console_write(text, len);
+    *column = text[len - 1] == '\n' ? 0 : 1;
+}
+
+static int ctrl_c_pressed(void *ctx) {
+    /* Keys typed while an answer streams are dropped, except Ctrl-C. */
+    for (int key; (key = console_poll_key()) != KEY_NONE;)
+        if (key == 3) return 1;
+    return 0;
+}
+
+static uint64_t now_ns(void *ctx) {
+    return timer_ns();
+}
+
+static double per_second(uint64_t count, uint64_t ns) {
+    return ns ? (double)count * 1e9 / (double)ns : 0.0;
+}
+
+void llm_session_answer(const char *prompt) {
+    if (!current.loaded) {
+        kprintf("no model loaded: /load a checkpoint from the ramdisk first (see /ls)\n");
+        return;
+    }
+    SamplerConfig sc = sampler_default_config();
+    sc.temperature = settings.temperature;
+    sc.topp = settings.topp;
+    sc.top_k = settings.top_k;
+    sc.min_p = settings.min_p;
+    sc.repeat_penalty = settings.repeat_penalty;
+    sc.seed = settings.seed ? settings.seed : (rdtsc() | 1);
+    Sampler sampler;
+    char err[200];
+    if (sampler_init(&sampler, current.transformer.config.vocab_size, &sc, err, sizeof err) != 0) {
+        kprintf("error: %s\n", err);
+        return;
+    }
+    int column = 0;
+    GenerateIO io = {emit_text, ctrl_c_pressed, now_ns, NULL, &column};
+    GenerateStats st;
+    int rc = generate(&current.transformer, &current.tokenizer, &sampler, prompt, settings.steps, &io, &st, err,
+                      sizeof err);
+    sampler_free(&sampler);
+    if (column) console_write("\n", 1);
+    if (rc != 0) {
+        kprintf("error: %s\n", err);
+        return;
+    }
+    if (st.reason == STOP_USER) kprintf("^C\n");
+    console_flush_input();
+    int decoded = st.positions - st.prompt_tokens;
+    uint64_t ms_per_token_x100 = decoded > 0 ? st.decode_ns / 10000 / (uint64_t)decoded : 0;
+    kprintf("[%d tokens, prefill %.1f tok/s, decode %.1f tok/s, %llu.%02llu ms/token, stop: %s]\n",
+            st.generated_tokens, per_second((uint64_t)st.prompt_tokens, st.prefill_ns),
+            per_second((uint64_t)(decoded > 0 ? decoded : 0), st.decode_ns),
+            (unsigned long long)(ms_per_token_x100 / 100), (unsigned long long)(ms_per_token_x100 % 100),
+            stop_reason_name(st.reason));
+    history.answers++;
+    history.last = st;
+    history.total_tokens += (uint64_t)(decoded > 0 ? decoded : 0);
+    history.total_decode_ns += st.decode_ns;
+}

@@ -1,0 +1,97 @@
+/* main.c - kernel_main: check the loader's hand-over, bring up the core
+ * (serial, CPU, GDT/IDT, memory, paging, heap, symbols, ACPI, timer), start
+ * the drivers and run the shell. */
+#include "kernel/kernel.h"
+#include "kernel/acpi.h"
+#include "kernel/console.h"
+#include "kernel/cpu.h"
+#include "kernel/idt.h"
+#include "kernel/memory.h"
+#include "kernel/paging.h"
+#include "kernel/panic.h"
+#include "kernel/timer.h"
+#include "kernel/uart.h"
+#include "lib/string.h"
+
+static struct boot_info boot_info_copy;
+const struct boot_info *boot_info;
+
+static __attribute__((noreturn)) void halt_with(const char *message) {
+    uart_write(message, strlen(message));
+    uart_write("\nKERNEL PANIC: system halted\n", 29);
+    cpu_halt_forever();
+}
+
+/* Drops memory-map entries that cannot be real (unaligned, empty, past
+ * 64 TiB or wrapping) so later code can trust the map. */
+static void sanitize_memory_map(struct boot_info *info) {
+    const uint64_t limit = 1ull << 46;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < info->mem_region_count; i++) {
+        struct boot_mem_region r = info->mem[i];
+        if ((r.base & (PAGE_SIZE - 1)) || r.pages == 0 || r.base >= limit || r.pages > (limit - r.base) / PAGE_SIZE) {
+            kprintf("kernel: ignoring bad memory map entry base 0x%lx pages %lu\n", (unsigned long)r.base,
+                    (unsigned long)r.pages);
+            continue;
+        }
+        info->mem[kept++] = r;
+    }
+    info->mem_region_count = kept;
+}
+
+static void print_cpu(void) {
+    kprintf("cpu: %s, %s, family %u model %u\n", cpu.vendor, cpu.brand, cpu.family, cpu.model);
+    kprintf("cpu: sse2%s%s%s%s%s%s%s%s%s%s\n", cpu.sse3 ? " sse3" : "", cpu.ssse3 ? " ssse3" : "",
+            cpu.sse41 ? " sse4.1" : "", cpu.sse42 ? " sse4.2" : "", cpu.avx ? " avx" : "", cpu.avx2 ? " avx2" : "",
+            cpu.fma ? " fma" : "", cpu.f16c ? " f16c" : "", cpu.avx512f ? " avx512f" : "",
+            cpu.avx512vnni ? " avx512vnni" : "");
+}
+
+void kernel_main(uint64_t boot_info_phys) {
+    uart_init();
+    const struct boot_info *handed = phys_to_virt(boot_info_phys);
+    if (!boot_info_phys || handed->magic != BOOT_INFO_MAGIC)
+        halt_with("kernel: bad boot_info (wrong magic): not started by our loader");
+    if (handed->version != BOOT_INFO_VERSION || handed->size != sizeof(struct boot_info))
+        halt_with("kernel: boot_info version/size mismatch between loader and kernel");
+    if (handed->mem_region_count == 0 || handed->mem_region_count > BOOT_MAX_MEM_REGIONS)
+        halt_with("kernel: boot_info memory map is empty or too large");
+    memcpy(&boot_info_copy, handed, sizeof boot_info_copy);
+    boot_info_copy.cmdline[BOOT_CMDLINE_MAX - 1] = 0;
+    boot_info = &boot_info_copy;
+
+    kprintf("\nkernel: started\n");
+    sanitize_memory_map(&boot_info_copy);
+    cpu_init();
+    gdt_init();
+    idt_init();
+    page_alloc_init(boot_info, boot_info_phys);
+    paging_init(boot_info);
+    /* From here on: our page tables and our stack, so boot-services memory is free. */
+    page_alloc_reclaim_boot_services(boot_info);
+
+    if (boot_info->kernel_file)
+        symbols_init(phys_to_virt(boot_info->kernel_file), boot_info->kernel_file_size);
+    acpi_init(boot_info->acpi_rsdp);
+    cpu.logical_cores = acpi_cpu_count();
+    timer_init();
+
+    print_cpu();
+    kprintf("cpu: %d logical cores, TSC %lu MHz (%s)\n", cpu.logical_cores, (unsigned long)(tsc_hz() / 1000000),
+            timer_source());
+    struct memory_stats m;
+    memory_get_stats(&m);
+    kprintf("memory: %lu MiB usable, %lu MiB free, RAM up to 0x%lx\n", (unsigned long)(m.total_bytes >> 20),
+            (unsigned long)(m.free_bytes >> 20), (unsigned long)m.highest_phys);
+
+    fbcon_init(&boot_info->fb);
+    ps2_init();
+    if (boot_info->ramdisk && boot_info->ramdisk_size) {
+        int files = ramdisk_init(phys_to_virt(boot_info->ramdisk), boot_info->ramdisk_size);
+        kprintf("ramdisk: %d files, %lu KiB\n", files, (unsigned long)(boot_info->ramdisk_size >> 10));
+    } else {
+        ramdisk_init(NULL, 0);
+        kprintf("ramdisk: none\n");
+    }
+    shell_run();
+}

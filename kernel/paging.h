@@ -1,0 +1,26 @@
+/* paging.h - the kernel's own 4-level page tables: a direct map of all RAM
+ * at DIRECT_MAP_BASE, the kernel image with per-section permissions, no
+ * identity map (virtual page 0 faults). */
+#ifndef KERNEL_PAGING_H
+#define KERNEL_PAGING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "boot/boot_info.h"
+
+/* Builds the tables from page_alloc'd pages and switches CR3. */
+void paging_init(const struct boot_info *info);
+/* Maps a device range uncached in the direct map; returns its virtual address. */
+void *paging_map_mmio(uint64_t phys, uint64_t size);
+/* Maps physical memory (e.g. ACPI tables in reserved memory) cached in the
+ * direct map if it is not mapped yet; returns its virtual address. */
+void *paging_map_phys(uint64_t phys, uint64_t size);
+/* True when [virt, virt+size) is mapped (present) in the active tables. */
+int paging_is_mapped(uint64_t virt, uint64_t size);
+/* Physical address of a kernel-image virtual address, from the loader's
+ * tables before paging_init and ours after. */
+uint64_t paging_kernel_virt_to_phys(uint64_t virt);
+/* Page-table pages used by the kernel's own tables. */
+uint64_t paging_table_pages(void);
+
+#endif

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""harness.py - the QEMU test harness: boots disk images of our kernel under
+OVMF and checks what a user would see on the serial console and the screen.
+
+    python3 tests/qemu/harness.py [--shared ../shared] [-k SUBSTRING] [--list]
+
+Each case prints `ok - NAME (secs)` or `FAIL - NAME: reason`; the last line
+is `qemu tests: N passed, N failed`. Exit status 1 if any case failed.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vm import VM  # noqa: E402
+import cases_boot  # noqa: E402
+import cases_llm  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, "build")
+
+
+class Context:
+    """What every case gets: paths, and images built on demand."""
+
+    def __init__(self, shared, ovmf):
+        self.shared = os.path.abspath(shared)
+        self.models = os.path.join(self.shared, "models")
+        self.ovmf = ovmf
+        # Per run, so that two harness runs never rewrite each other's images.
+        self.image_dir = os.path.join(BUILD, "test-images", str(os.getpid()))
+        os.makedirs(self.image_dir, exist_ok=True)
+        self.images = {}
+
+    def model(self, name):
+        path = os.path.join(self.models, name)
+        if not os.path.exists(path):
+            raise Skip(f"test data missing: {path}")
+        return path
+
+    def image(self, name, files=(), cfg=None, ramdisk_name="ramdisk.tar", kernel=None):
+        """Builds build/test-images/NAME.img: the loader, the kernel, a ramdisk
+        of `files` (host paths) and boot.cfg text `cfg` (None: no boot.cfg)."""
+        if name in self.images:
+            return self.images[name]
+        work = os.path.join(self.image_dir, name)
+        os.makedirs(work, exist_ok=True)
+        ramdisk = os.path.join(work, ramdisk_name)
+        if files:
+            run(["sh", os.path.join(ROOT, "tools/mkramdisk.sh"), ramdisk] + list(files))
+        else:
+            open(ramdisk, "wb").close()
+        cfg_path = os.path.join(work, "boot.cfg")
+        with open(cfg_path, "w") as f:
+            f.write(cfg or "")
+        img = os.path.join(self.image_dir, name + ".img")
+        run(["sh", os.path.join(ROOT, "tools/mkimage.sh"), img,
+             os.path.join(BUILD, "BOOTX64.EFI"), kernel or os.path.join(BUILD, "kernel.elf"),
+             ramdisk, cfg_path])
+        if cfg is None:  # an image without boot.cfg
+            run(["mdel", "-i", img + "@@1M", "::/boot.cfg"])
+        self.images[name] = img
+        return img
+
+    def default_image(self):
+        return self.image("default", [self.model("stories260K.bin"), self.model("tok512.bin")],
+                          "ramdisk=ramdisk.tar\nmodel=stories260K.bin\ntokenizer=tok512.bin\n")
+
+    def boot(self, image=None, **kw):
+        vm = VM(image or self.default_image(), self.ovmf, **kw)
+        return vm
+
+
+class Skip(Exception):
+    pass
+
+
+def run(cmd):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stdout.decode(errors='replace')}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"))
+    ap.add_argument("--ovmf", default="/usr/share/ovmf/OVMF.fd")
+    ap.add_argument("-k", dest="filter", default="")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+
+    cases = cases_boot.CASES + cases_llm.CASES
+    cases = [c for c in cases if args.filter in c.__name__]
+    if args.list:
+        for c in cases:
+            print(c.__name__)
+        return 0
+    for need in ("BOOTX64.EFI", "kernel.elf"):
+        if not os.path.exists(os.path.join(BUILD, need)):
+            print(f"FAIL - build/{need} is missing: run make first")
+            print("qemu tests: 0 passed, 1 failed")
+            return 1
+    if not os.path.isdir(os.path.join(args.shared, "models")):
+        print("#" * 70)
+        print(f"SKIP: {args.shared}/models is absent: QEMU tests need the shared test models")
+        print("#" * 70)
+        print("qemu tests: 0 passed, 0 failed, 1 skipped")
+        return 0
+
+    ctx = Context(args.shared, args.ovmf)
+    passed = failed = skipped = 0
+    t_all = time.monotonic()
+    for case in cases:
+        t0 = time.monotonic()
+        try:
+            case(ctx)
+        except Skip as e:
+            skipped += 1
+            print(f"skip - {case.__name__}: {e}", flush=True)
+            continue
+        except Exception as e:  # noqa: BLE001 - every failure is reported the same way
+            failed += 1
+            detail = str(e) if isinstance(e, AssertionError) or e.__class__.__name__ == "VMError" \
+                else traceback.format_exc()
+            print(f"FAIL - {case.__name__}: {detail}", flush=True)
+            continue
+        passed += 1
+        print(f"ok - {case.__name__} ({time.monotonic() - t0:.1f}s)", flush=True)
+    print(f"qemu harness took {time.monotonic() - t_all:.0f}s")
+    if not failed:
+        shutil.rmtree(ctx.image_dir, ignore_errors=True)
+    tail = f", {skipped} skipped" if skipped else ""
+    print(f"qemu tests: {passed} passed, {failed} failed{tail}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""bench_qemu.py - figures measured in QEMU (TCG): launch-to-prompt time,
+kernel entry-to-prompt time, kernel memory at the prompt, and in-kernel
+decode speed for the models given.
+
+    python3 tools/bench_qemu.py [--boots 3] [--model M.bin --tokenizer T.bin] [--smp N]
+
+Prints a table; these are measurements, not pass/fail checks.
+"""
+import argparse
+import os
+import re
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "qemu"))
+from harness import Context  # noqa: E402
+from cases_boot import READY  # noqa: E402
+
+STATS = re.compile(r"\[([^\]\n]*tok/s[^\]\n]*)\]")
+
+
+def boot_figures(ctx, boots, smp):
+    launch, entry, used = [], [], []
+    for _ in range(boots):
+        with ctx.boot(smp=smp) as vm:
+            out = vm.expect(READY, timeout=60)
+            entry.append(float(READY.search(out.encode()).group(1)))
+            vm.wait_prompt()
+            launch.append(vm.time_of(vm.cursor - 1) - vm.start_time)
+            mem = vm.command("/mem")
+            m = re.search(r"used\D*([0-9.]+)", mem)
+            r = re.search(r"ramdisk\D*([0-9.]+)", mem)
+            if m:
+                used.append(float(m.group(1)) - (float(r.group(1)) if r else 0.0))
+    print(f"launch to prompt (QEMU start -> '> '): median {statistics.median(launch):.2f} s "
+          f"(min {min(launch):.2f}, max {max(launch):.2f}, {boots} boots)")
+    print(f"kernel entry to prompt:               median {statistics.median(entry):.1f} ms")
+    if used:
+        print(f"RAM used at the prompt beyond the ramdisk: {statistics.median(used):.1f} MiB")
+
+
+def decode_figures(ctx, model, tokenizer, smp, steps, prompt):
+    name = "bench-" + os.path.basename(model)
+    img = ctx.image(name, [model, tokenizer],
+                    f"model={os.path.basename(model)}\ntokenizer={os.path.basename(tokenizer)}\n")
+    with ctx.boot(image=img, smp=smp, memory="2G") as vm:
+        vm.expect(READY, timeout=120)
+        vm.wait_prompt(timeout=60)
+        vm.command("/set temp 0")
+        vm.command(f"/set steps {steps}")
+        t0 = time.monotonic()
+        out = vm.command(prompt, timeout=3600)
+        wall = time.monotonic() - t0
+        m = STATS.search(out)
+        print(f"{os.path.basename(model)} smp={smp}: {m.group(1) if m else 'no stats line'} "
+              f"(wall {wall:.1f} s)")
+        mem = vm.command("/mem")
+        print("  " + " | ".join(line.strip() for line in mem.splitlines()[1:] if line.strip()))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"))
+    ap.add_argument("--ovmf", default="/usr/share/ovmf/OVMF.fd")
+    ap.add_argument("--boots", type=int, default=3)
+    ap.add_argument("--smp", type=int, default=1)
+    ap.add_argument("--model", action="append", default=[])
+    ap.add_argument("--tokenizer", action="append", default=[])
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--prompt", default="Once upon a time")
+    args = ap.parse_args()
+    ctx = Context(args.shared, args.ovmf)
+    if args.boots:
+        boot_figures(ctx, args.boots, args.smp)
+    for i, model in enumerate(args.model):
+        tok = args.tokenizer[min(i, len(args.tokenizer) - 1)]
+        decode_figures(ctx, os.path.abspath(model), os.path.abspath(tok), args.smp, args.steps, args.prompt)
+
+
+if __name__ == "__main__":
+    main()
