@@ -1,5 +1,6 @@
 /* tokenizer.c - llama2.c's BPE tokenizer: loading, encoding, decoding. */
 #include "llm/tokenizer.h"
+#include "llm/tokenizer_internal.h"
 
 #include "lib/ctype.h"
 #include "lib/format.h"
@@ -10,23 +11,25 @@
  * below it are never merged. */
 #define MERGE_SCORE_FLOOR (-1e10f)
 
-static void set_error(char *err, size_t err_size, const char *message) {
+void tokenizer_set_error(char *err, size_t err_size, const char *message) {
     if (err && err_size) strlcpy(err, message, err_size);
 }
+#define set_error tokenizer_set_error
 
 static uint32_t read_u32(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* FNV-1a over two byte ranges, so a pair can be looked up without joining it. */
-static uint32_t hash_bytes(uint32_t h, const char *s, size_t len) {
+uint32_t tokenizer_hash_bytes(uint32_t h, const char *s, size_t len) {
     for (size_t i = 0; i < len; i++) {
         h ^= (unsigned char)s[i];
         h *= 16777619u;
     }
     return h;
 }
-#define HASH_SEED 2166136261u
+#define hash_bytes tokenizer_hash_bytes
+#define HASH_SEED TOKENIZER_HASH_SEED
 
 static int hex_digit(char c) {
     if (c >= '0' && c <= '9') return c - '0';
@@ -44,7 +47,8 @@ static int parse_byte_piece(const char *piece) {
     return low < 0 ? high : high * 16 + low;
 }
 
-static int lookup_pair(const Tokenizer *t, const char *a, size_t alen, const char *b, size_t blen) {
+int tokenizer_lookup_pair(const Tokenizer *t, const char *a, size_t alen, const char *b, size_t blen) {
+    if (!t->hash_slots) return -1;
     uint32_t slot = hash_bytes(hash_bytes(HASH_SEED, a, alen), b, blen) & t->hash_mask;
     for (;; slot = (slot + 1) & t->hash_mask) {
         int id = t->hash_slots[slot];
@@ -54,6 +58,8 @@ static int lookup_pair(const Tokenizer *t, const char *a, size_t alen, const cha
             return id;
     }
 }
+
+#define lookup_pair tokenizer_lookup_pair
 
 int tokenizer_lookup(const Tokenizer *t, const char *piece, size_t len) {
     return lookup_pair(t, piece, len, "", 0);
@@ -146,6 +152,11 @@ int tokenizer_load(Tokenizer *t, const void *data, size_t size, int vocab_size, 
     t->vocab_size = count;
     t->max_token_length = max_token_length;
     t->hash_mask = slots - 1;
+    t->kind = TOKENIZER_LLAMA2C;
+    t->bos_id = TOKEN_BOS;
+    t->eos_id = TOKEN_EOS;
+    t->unk_id = 0;
+    t->pad_id = -1;
     memset(t->hash_slots, 0xff, slots * sizeof(int32_t));
     for (int b = 0; b < 256; b++) t->byte_chars[b] = (unsigned char)b;
 
@@ -174,11 +185,13 @@ int tokenizer_load(Tokenizer *t, const void *data, size_t size, int vocab_size, 
 }
 
 void tokenizer_free(Tokenizer *t) {
+    if (t->kind != TOKENIZER_LLAMA2C) gguf_tokenizer_free(t);
     free(t->arena);
     memset(t, 0, sizeof *t);
 }
 
 const char *tokenizer_decode(const Tokenizer *t, int prev_token, int token, size_t *len) {
+    if (t->kind != TOKENIZER_LLAMA2C) return gguf_tokenizer_decode(t, prev_token, token, len);
     *len = 0;
     if (token < 0 || token >= t->vocab_size) return "";
     const char *piece = t->pieces[token];
@@ -304,6 +317,11 @@ int tokenizer_encode(const Tokenizer *t, const char *text, int bos, int eos, int
         return -1;
     }
     size_t text_len = strlen(text);
+    if (t->kind != TOKENIZER_LLAMA2C) {
+        unsigned flags =
+            (bos && t->add_bos ? TOKENIZE_ADD_BOS : 0) | (eos || (bos && t->add_eos) ? TOKENIZE_ADD_EOS : 0);
+        return gguf_tokenizer_encode(t, text, text_len, flags, tokens, max_tokens, err, err_size);
+    }
     if (max_tokens < tokenizer_max_tokens(text_len)) {
         set_error(err, err_size, "tokenizer: token buffer too small");
         return -1;
@@ -348,4 +366,30 @@ int tokenizer_encode(const Tokenizer *t, const char *text, int bos, int eos, int
     }
     if (eos) tokens[count++] = TOKEN_EOS;
     return count;
+}
+
+int tokenizer_encode_ex(const Tokenizer *t, const char *text, size_t text_len, unsigned flags, int *tokens,
+                        size_t max_tokens, char *err, size_t err_size) {
+    if (!text) {
+        set_error(err, err_size, "tokenizer: cannot encode a NULL text");
+        return -1;
+    }
+    if (t->kind != TOKENIZER_LLAMA2C)
+        return gguf_tokenizer_encode(t, text, text_len, flags, tokens, max_tokens, err, err_size);
+    if (memchr(text, 0, text_len)) {
+        set_error(err, err_size, "tokenizer: tokenizer.bin vocabularies cannot encode NUL bytes");
+        return -1;
+    }
+    /* llama2.c's encoder reads a C string; text_len bytes end at a NUL or need a copy. */
+    char *copy = malloc(text_len + 1);
+    if (!copy) {
+        set_error(err, err_size, "tokenizer: out of memory");
+        return -1;
+    }
+    memcpy(copy, text, text_len);
+    copy[text_len] = '\0';
+    int n = tokenizer_encode(t, copy, (flags & TOKENIZE_ADD_BOS) != 0, (flags & TOKENIZE_ADD_EOS) != 0,
+                             tokens, max_tokens, err, err_size);
+    free(copy);
+    return n;
 }

@@ -1,0 +1,504 @@
+/* tokenizer_gguf.c - GGUF vocabularies: loading the tokenizer.* metadata,
+ * special-token splitting, encode/decode dispatch (llama.cpp semantics). */
+#include <stdarg.h>
+
+#include "lib/format.h"
+#include "lib/stdlib.h"
+#include "lib/string.h"
+#include "llm/gguf.h"
+#include "llm/pretokenize.h"
+#include "llm/tokenizer_internal.h"
+#include "llm/unicode.h"
+
+#define MAX_VOCAB (1 << 24)
+#define MAX_PIECE_BYTES 65536
+#define MAX_TEXT_BYTES 0x3fffffff
+
+static int fail(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t err_size, const char *fmt, ...) {
+    if (err && err_size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, err_size, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* Bump allocation out of the single arena. */
+typedef struct {
+    char *next;
+} Carver;
+
+static void *carve(Carver *c, size_t bytes) {
+    void *p = c->next;
+    c->next += (bytes + 7) & ~(size_t)7;
+    return p;
+}
+
+static size_t rounded(size_t bytes) {
+    return (bytes + 7) & ~(size_t)7;
+}
+
+/* Optional id key: absent keeps the default; present must name a token. */
+static int read_id(const GgufFile *f, const char *key, int vocab, int *id, char *err, size_t err_size) {
+    if (!gguf_find_key(f, key)) return 0;
+    int64_t v;
+    if (gguf_kv_i64(gguf_find_key(f, key), &v) != 0)
+        return fail(err, err_size, "tokenizer: %s is not an integer", key);
+    if (v < 0 || v >= vocab)
+        return fail(err, err_size, "tokenizer: %s = %lld is outside the vocabulary (%d tokens)", key,
+                    (long long)v, vocab);
+    *id = (int)v;
+    return 0;
+}
+
+static int read_flag(const GgufFile *f, const char *key, int *flag, char *err, size_t err_size) {
+    if (!gguf_find_key(f, key)) return 0;
+    if (gguf_get_bool(f, key, flag) != 0) return fail(err, err_size, "tokenizer: %s is not a bool", key);
+    return 0;
+}
+
+/* A per-token array must exist with the vocabulary's length (or be absent when optional). */
+static int token_array(const GgufFile *f, const char *key, uint64_t vocab, GgufArray *a, int *present,
+                       char *err, size_t err_size) {
+    *present = gguf_find_key(f, key) != NULL;
+    if (!*present) return 0;
+    if (gguf_get_array(f, key, a) != 0) return fail(err, err_size, "tokenizer: %s is not an array", key);
+    if (a->count != vocab)
+        return fail(err, err_size, "tokenizer: %s has %llu entries for %llu tokens", key,
+                    (unsigned long long)a->count, (unsigned long long)vocab);
+    return 0;
+}
+
+static int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+/* "<0xNN>" -> NN, else -1. */
+static int byte_piece_value(const char *p, size_t len) {
+    if (len != 6 || memcmp(p, "<0x", 3) != 0 || p[5] != '>') return -1;
+    int hi = hex_value(p[3]), lo = hex_value(p[4]);
+    return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+/* What a token prints as (see tokenizer.h); writes at most len bytes to out. */
+static size_t decode_piece(const Tokenizer *t, int id, const int *unicode_to_byte, char *out) {
+    const char *p = t->pieces[id];
+    size_t len = (size_t)t->piece_lengths[id], n = 0;
+    int type = t->token_types[id];
+    if (type == TOKEN_TYPE_USER_DEFINED) {
+        memcpy(out, p, len);
+        return len;
+    }
+    if (t->kind == TOKENIZER_SPM && type == TOKEN_TYPE_BYTE) {
+        int b = byte_piece_value(p, len);
+        if (b < 0) return 0;
+        out[0] = (char)b;
+        return 1;
+    }
+    if (type != TOKEN_TYPE_NORMAL) return 0; /* control, unknown, unused: not printed */
+    for (size_t i = 0; i < len;) {
+        if (t->kind == TOKENIZER_SPM) {
+            if (len - i >= 3 && memcmp(p + i, "\xE2\x96\x81", 3) == 0) {
+                out[n++] = ' ';
+                i += 3;
+            } else {
+                out[n++] = p[i++];
+            }
+            continue;
+        }
+        uint32_t cp;
+        size_t used = unicode_decode_utf8((const unsigned char *)p + i, len - i, &cp);
+        if (cp < 0x144 && unicode_to_byte[cp] >= 0 && used > 0) {
+            out[n++] = (char)unicode_to_byte[cp];
+        } else {
+            memcpy(out + n, p + i, used); /* not a byte character: keep it */
+            n += used;
+        }
+        i += used;
+    }
+    return n;
+}
+
+static int compare_special(const void *a, const void *b) {
+    const int *x = a, *y = b; /* {length, id} */
+    if (x[0] != y[0]) return x[0] > y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static int build_specials(Tokenizer *t) {
+    int *pairs = malloc((size_t)t->vocab_size * 2 * sizeof(int) + 1);
+    if (!pairs) return -1;
+    int n = 0;
+    for (int id = 0; id < t->vocab_size; id++) {
+        int type = t->token_types[id];
+        if ((type == TOKEN_TYPE_CONTROL || type == TOKEN_TYPE_USER_DEFINED || type == TOKEN_TYPE_UNKNOWN) &&
+            t->piece_lengths[id] > 0) {
+            pairs[2 * n] = t->piece_lengths[id];
+            pairs[2 * n + 1] = id;
+            n++;
+        }
+    }
+    qsort(pairs, (size_t)n, 2 * sizeof(int), compare_special);
+    for (int i = 0; i < n; i++) t->special_ids[i] = pairs[2 * i + 1];
+    t->special_count = n;
+    free(pairs);
+    return 0;
+}
+
+/* Parses "A B" merges into (from, to, result) with a hash on (from, to). */
+static int load_merges(Tokenizer *t, const GgufArray *merges, char *err, size_t err_size) {
+    GgufArrayIter it;
+    gguf_array_iter_init(&it, merges);
+    GgufString s;
+    memset(t->merge_slots, 0xff, ((size_t)t->merge_mask + 1) * sizeof(int32_t));
+    int kept = 0;
+    for (uint64_t i = 0; gguf_array_iter_next_string(&it, &s); i++) {
+        const char *space = s.len > 1 ? memchr(s.ptr + 1, ' ', s.len - 1) : NULL;
+        if (!space)
+            return fail(err, err_size, "tokenizer: merge %llu is not two tokens separated by a space",
+                        (unsigned long long)i);
+        size_t a_len = (size_t)(space - s.ptr), b_len = s.len - a_len - 1;
+        int from = tokenizer_lookup(t, s.ptr, a_len), to = tokenizer_lookup(t, space + 1, b_len);
+        if (from < 0 || to < 0)
+            return fail(err, err_size, "tokenizer: merge %llu names a token that is not in the vocabulary",
+                        (unsigned long long)i);
+        int result = tokenizer_lookup_pair(t, s.ptr, a_len, space + 1, b_len);
+        /* A merge whose result is no token can never produce one: skipped. A
+         * repeated pair keeps its first rank, as in llama.cpp. */
+        if (result < 0 || bpe_merge_rank(t, from, to) >= 0) continue;
+        t->merges[kept] = (TokenizerMerge){from, to, result};
+        uint32_t h = (uint32_t)from * 2654435761u ^ (uint32_t)to * 40503u;
+        uint32_t slot = h & t->merge_mask;
+        while (t->merge_slots[slot] >= 0) slot = (slot + 1) & t->merge_mask;
+        t->merge_slots[slot] = kept++;
+        t->merge_count = kept;
+    }
+    return 0;
+}
+
+static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size) {
+    GgufString model;
+    if (gguf_get_string(f, "tokenizer.ggml.model", &model) != 0)
+        return fail(err, err_size, "tokenizer: the GGUF file has no tokenizer.ggml.model");
+    if (gguf_string_eq(model, "llama"))
+        t->kind = TOKENIZER_SPM;
+    else if (gguf_string_eq(model, "gpt2"))
+        t->kind = TOKENIZER_BPE;
+    else
+        return fail(err, err_size, "tokenizer: tokenizer.ggml.model '%.*s' is not supported (llama or gpt2)",
+                    (int)(model.len > 40 ? 40 : model.len), model.ptr);
+
+    GgufArray tokens, scores, types, merges = {0};
+    if (gguf_get_array(f, "tokenizer.ggml.tokens", &tokens) != 0 || tokens.type != GGUF_TYPE_STRING)
+        return fail(err, err_size, "tokenizer: tokenizer.ggml.tokens is missing or not a string array");
+    if (tokens.count == 0 || tokens.count > MAX_VOCAB)
+        return fail(err, err_size, "tokenizer: %llu tokens (need 1..%d)", (unsigned long long)tokens.count,
+                    MAX_VOCAB);
+    int n = (int)tokens.count, has_scores, has_types;
+    if (token_array(f, "tokenizer.ggml.scores", tokens.count, &scores, &has_scores, err, err_size) ||
+        token_array(f, "tokenizer.ggml.token_type", tokens.count, &types, &has_types, err, err_size))
+        return -1;
+    if (has_scores && scores.type != GGUF_TYPE_FLOAT32)
+        return fail(err, err_size, "tokenizer: tokenizer.ggml.scores is not an f32 array");
+    if (has_types && types.type != GGUF_TYPE_INT32 && types.type != GGUF_TYPE_UINT32)
+        return fail(err, err_size, "tokenizer: tokenizer.ggml.token_type is not an i32 array");
+    if (t->kind == TOKENIZER_BPE &&
+        (gguf_get_array(f, "tokenizer.ggml.merges", &merges) != 0 || merges.type != GGUF_TYPE_STRING))
+        return fail(err, err_size,
+                    "tokenizer: a gpt2 vocabulary needs tokenizer.ggml.merges (a string array)");
+    if (merges.count > MAX_VOCAB) return fail(err, err_size, "tokenizer: too many merges");
+
+    /* Sizes: every string is checked before anything is allocated. */
+    size_t string_bytes = 0;
+    GgufArrayIter it;
+    GgufString s;
+    gguf_array_iter_init(&it, &tokens);
+    for (int id = 0; gguf_array_iter_next_string(&it, &s); id++) {
+        if (s.len > MAX_PIECE_BYTES)
+            return fail(err, err_size, "tokenizer: token %d is %llu bytes long (limit %d)", id,
+                        (unsigned long long)s.len, MAX_PIECE_BYTES);
+        string_bytes += s.len + 1;
+    }
+    GgufString pre = {"", 0}, chat = {NULL, 0};
+    if (gguf_find_key(f, "tokenizer.ggml.pre") && gguf_get_string(f, "tokenizer.ggml.pre", &pre) != 0)
+        return fail(err, err_size, "tokenizer: tokenizer.ggml.pre is not a string");
+    if (pre.len > 256) return fail(err, err_size, "tokenizer: tokenizer.ggml.pre is too long");
+    if (gguf_find_key(f, "tokenizer.chat_template") &&
+        gguf_get_string(f, "tokenizer.chat_template", &chat) != 0)
+        return fail(err, err_size, "tokenizer: tokenizer.chat_template is not a string");
+    if (chat.len > (1u << 24)) return fail(err, err_size, "tokenizer: tokenizer.chat_template is too long");
+    if (t->kind == TOKENIZER_BPE) {
+        PretokenizerKind kind = PRETOKENIZER_DEFAULT;
+        if (pre.len && pretokenizer_from_name(pre.ptr, pre.len, &kind) != 0)
+            return fail(err, err_size, "tokenizer: pre-tokenizer '%.*s' is not supported", (int)pre.len,
+                        pre.ptr);
+        t->pretokenizer = kind;
+    }
+
+    uint32_t slots = 1, merge_slots = 1;
+    while (slots < (uint32_t)n * 2) slots <<= 1;
+    while (merge_slots < (uint32_t)merges.count * 2 + 2) merge_slots <<= 1;
+    size_t un = (size_t)n;
+    size_t total = rounded(un * sizeof(char *)) * 2 + rounded(un * sizeof(int)) * 3 +
+                   rounded(un * sizeof(float)) + rounded(slots * sizeof(int32_t)) + rounded(un) +
+                   rounded(merges.count * sizeof(TokenizerMerge)) + rounded(merge_slots * sizeof(int32_t)) +
+                   rounded(2 * string_bytes) + rounded(pre.len + 1) + rounded(chat.len + 1);
+    char *arena = malloc(total);
+    if (!arena) return fail(err, err_size, "tokenizer: out of memory (%zu bytes)", total);
+    t->arena = arena;
+    Carver c = {arena};
+    t->pieces = carve(&c, un * sizeof(char *));
+    t->decoded = carve(&c, un * sizeof(char *));
+    t->piece_lengths = carve(&c, un * sizeof(int));
+    t->decoded_lengths = carve(&c, un * sizeof(int));
+    t->special_ids = carve(&c, un * sizeof(int));
+    t->scores = carve(&c, un * sizeof(float));
+    t->hash_slots = carve(&c, slots * sizeof(int32_t));
+    t->token_types = carve(&c, un);
+    t->merges = carve(&c, merges.count * sizeof(TokenizerMerge));
+    t->merge_slots = carve(&c, merge_slots * sizeof(int32_t));
+    char *strings = carve(&c, 2 * string_bytes);
+    char *pre_copy = carve(&c, pre.len + 1);
+    memcpy(pre_copy, pre.ptr, pre.len);
+    pre_copy[pre.len] = '\0';
+    t->pre_name = pre_copy;
+    if (chat.ptr) {
+        char *chat_copy = carve(&c, chat.len + 1);
+        memcpy(chat_copy, chat.ptr, chat.len);
+        chat_copy[chat.len] = '\0';
+        t->chat_template = chat_copy;
+    }
+    t->vocab_size = n;
+    t->hash_mask = slots - 1;
+    t->merge_mask = merge_slots - 1;
+    memset(t->hash_slots, 0xff, slots * sizeof(int32_t));
+
+    gguf_array_iter_init(&it, &tokens);
+    for (int id = 0; gguf_array_iter_next_string(&it, &s); id++) {
+        memcpy(strings, s.ptr, s.len);
+        strings[s.len] = '\0';
+        t->pieces[id] = strings;
+        t->piece_lengths[id] = (int)s.len;
+        if ((int)s.len > t->longest_piece) t->longest_piece = (int)s.len;
+        strings += s.len + 1;
+        float score = 0.0f;
+        if (has_scores) gguf_array_f32(&scores, (uint64_t)id, &score);
+        t->scores[id] = score;
+        int32_t type = TOKEN_TYPE_NORMAL;
+        if (has_types &&
+            (gguf_array_i32(&types, (uint64_t)id, &type) != 0 || type < 0 || type > TOKEN_TYPE_BYTE))
+            return fail(err, err_size, "tokenizer: token %d has an unknown token type", id);
+        t->token_types[id] = (uint8_t)type;
+    }
+    /* Inserted from the last id down: a repeated piece resolves to its highest
+     * id, as llama.cpp's text-to-token map does. */
+    for (int id = n - 1; id >= 0; id--) {
+        uint32_t slot =
+            tokenizer_hash_bytes(TOKENIZER_HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]) &
+            t->hash_mask;
+        while (t->hash_slots[slot] >= 0) slot = (slot + 1) & t->hash_mask;
+        t->hash_slots[slot] = id;
+    }
+
+    for (int b = 0; b < 256; b++) {
+        char piece[8];
+        size_t len = t->kind == TOKENIZER_SPM ? (size_t)snprintf(piece, sizeof piece, "<0x%02X>", b)
+                                              : bpe_byte_encoding((unsigned)b, piece);
+        t->byte_tokens[b] = tokenizer_lookup(t, piece, len);
+    }
+    int unicode_to_byte[0x144];
+    for (int i = 0; i < 0x144; i++) unicode_to_byte[i] = -1;
+    for (int b = 0; b < 256; b++) {
+        char piece[4];
+        size_t len = bpe_byte_encoding((unsigned)b, piece);
+        uint32_t cp;
+        unicode_decode_utf8((const unsigned char *)piece, len, &cp);
+        unicode_to_byte[cp] = b;
+    }
+    for (int id = 0; id < n; id++) {
+        size_t len = decode_piece(t, id, unicode_to_byte, strings);
+        strings[len] = '\0';
+        t->decoded[id] = strings;
+        t->decoded_lengths[id] = (int)len;
+        strings += len + 1;
+    }
+
+    /* Specials and flags, with llama.cpp's defaults per model. */
+    int spm = t->kind == TOKENIZER_SPM;
+    t->bos_id = spm ? 1 : 11;
+    t->eos_id = spm ? 2 : 11;
+    t->unk_id = spm ? 0 : -1;
+    t->pad_id = -1;
+    if (t->bos_id >= n) t->bos_id = -1;
+    if (t->eos_id >= n) t->eos_id = -1;
+    t->add_bos = spm;
+    t->add_eos = 0;
+    t->add_space_prefix = spm;
+    if (read_id(f, "tokenizer.ggml.bos_token_id", n, &t->bos_id, err, err_size) ||
+        read_id(f, "tokenizer.ggml.eos_token_id", n, &t->eos_id, err, err_size) ||
+        read_id(f, "tokenizer.ggml.unknown_token_id", n, &t->unk_id, err, err_size) ||
+        read_id(f, "tokenizer.ggml.padding_token_id", n, &t->pad_id, err, err_size) ||
+        read_flag(f, "tokenizer.ggml.add_bos_token", &t->add_bos, err, err_size) ||
+        read_flag(f, "tokenizer.ggml.add_eos_token", &t->add_eos, err, err_size) ||
+        read_flag(f, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, err, err_size))
+        return -1;
+
+    if (build_specials(t) != 0) return fail(err, err_size, "tokenizer: out of memory");
+    if (t->kind == TOKENIZER_BPE && load_merges(t, &merges, err, err_size) != 0) return -1;
+    return 0;
+}
+
+int tokenizer_load_gguf(Tokenizer *t, const void *gguf_data, size_t size, char *err, size_t err_size) {
+    memset(t, 0, sizeof *t);
+    GgufFile f;
+    if (gguf_open(&f, gguf_data, size, err, err_size) != 0) return -1;
+    int rc = load_from(t, &f, err, err_size);
+    gguf_close(&f);
+    if (rc != 0) {
+        free(t->arena);
+        memset(t, 0, sizeof *t);
+    }
+    return rc;
+}
+
+void gguf_tokenizer_free(Tokenizer *t) {
+    (void)t; /* everything lives in t->arena */
+}
+
+const char *gguf_tokenizer_decode(const Tokenizer *t, int prev_token, int token, size_t *len) {
+    *len = 0;
+    if (token < 0 || token >= t->vocab_size) return "";
+    const char *piece = t->decoded[token];
+    size_t n = (size_t)t->decoded_lengths[token];
+    /* The dummy prefix comes back off the first piece of a text. */
+    if (t->kind == TOKENIZER_SPM && t->add_space_prefix && (prev_token < 0 || prev_token == t->bos_id) && n &&
+        piece[0] == ' ' && t->token_types[token] == TOKEN_TYPE_NORMAL) {
+        piece++;
+        n--;
+    }
+    *len = n;
+    return piece;
+}
+
+/* ------------------------------------------------------------ encoding */
+
+typedef struct {
+    int id; /* -1: raw text */
+    size_t start, len;
+} Fragment;
+
+/* First occurrence of piece in base[0..len), or -1. */
+static long find_piece(const char *base, size_t len, const char *piece, size_t plen) {
+    for (size_t at = 0; at + plen <= len;) {
+        const char *hit = memchr(base + at, piece[0], len - plen - at + 1);
+        if (!hit) return -1;
+        if (memcmp(hit, piece, plen) == 0) return hit - base;
+        at = (size_t)(hit - base) + 1;
+    }
+    return -1;
+}
+
+/* Splits the raw fragments at every occurrence of the special tokens,
+ * longest token first (llama.cpp's tokenizer_st_partition). User-defined
+ * tokens always match; control and unknown ones only with parse_special. */
+static size_t partition(const Tokenizer *t, const char *text, size_t text_len, int parse_special,
+                        Fragment *frags) {
+    size_t count = 0;
+    frags[count++] = (Fragment){-1, 0, text_len};
+    for (int k = 0; k < t->special_count; k++) {
+        int id = t->special_ids[k];
+        int type = t->token_types[id];
+        if (!parse_special && type != TOKEN_TYPE_USER_DEFINED) continue;
+        const char *piece = t->pieces[id];
+        size_t plen = (size_t)t->piece_lengths[id];
+        for (size_t i = 0; i < count; i++) {
+            Fragment f = frags[i];
+            if (f.id >= 0 || f.len < plen) continue;
+            long found = find_piece(text + f.start, f.len, piece, plen);
+            if (found < 0) continue;
+            size_t pos = (size_t)found;
+            /* [left raw] [token] [right raw]: the right part is scanned next. */
+            Fragment parts[3];
+            size_t n = 0;
+            if (pos > 0) parts[n++] = (Fragment){-1, f.start, pos};
+            parts[n++] = (Fragment){id, f.start + pos, plen};
+            if (pos + plen < f.len) parts[n++] = (Fragment){-1, f.start + pos + plen, f.len - pos - plen};
+            memmove(&frags[i + n], &frags[i + 1], (count - i - 1) * sizeof(Fragment));
+            memcpy(&frags[i], parts, n * sizeof(Fragment));
+            count += n - 1;
+            i += pos > 0; /* now at the token; the loop moves to the right part */
+        }
+    }
+    return count;
+}
+
+/* SentencePiece on one raw fragment: optional dummy prefix, spaces as U+2581. */
+static int spm_fragment(const Tokenizer *t, const char *text, size_t len, int prefix, TokenOutput *out) {
+    char *escaped = malloc(3 * (len + 1));
+    if (!escaped) return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < len + (size_t)prefix; i++) {
+        char ch = i < (size_t)prefix ? ' ' : text[i - (size_t)prefix];
+        if (ch == ' ') {
+            memcpy(escaped + n, "\xE2\x96\x81", 3);
+            n += 3;
+        } else {
+            escaped[n++] = ch;
+        }
+    }
+    int rc = spm_encode_fragment(t, escaped, n, out);
+    free(escaped);
+    return rc;
+}
+
+int gguf_tokenizer_encode(const Tokenizer *t, const char *text, size_t text_len, unsigned flags, int *tokens,
+                          size_t max_tokens, char *err, size_t err_size) {
+    if (text_len > MAX_TEXT_BYTES) return fail(err, err_size, "tokenizer: text too long");
+    TokenOutput out = {tokens, 0, max_tokens, 0};
+    if ((flags & TOKENIZE_ADD_BOS) && t->bos_id >= 0) token_output_push(&out, t->bos_id);
+    Fragment *frags = text_len ? malloc((2 * text_len + 1) * sizeof(Fragment)) : NULL;
+    if (text_len && !frags) return fail(err, err_size, "tokenizer: out of memory");
+    size_t count = text_len ? partition(t, text, text_len, (flags & TOKENIZE_PARSE_SPECIAL) != 0, frags) : 0;
+    int rc = 0, prev_special = 1;
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        const Fragment *f = &frags[i];
+        if (f->id >= 0) {
+            token_output_push(&out, f->id);
+            prev_special = 1;
+        } else if (t->kind == TOKENIZER_SPM) {
+            rc = spm_fragment(t, text + f->start, f->len, t->add_space_prefix && prev_special, &out);
+            prev_special = 0;
+        } else {
+            rc = bpe_encode_fragment(t, text + f->start, f->len, &out);
+        }
+    }
+    free(frags);
+    if (rc != 0) return fail(err, err_size, "tokenizer: out of memory");
+    if ((flags & TOKENIZE_ADD_EOS) && t->eos_id >= 0) token_output_push(&out, t->eos_id);
+    if (out.overflow) return fail(err, err_size, "tokenizer: token buffer too small");
+    return (int)out.count;
+}
+
+int tokenizer_format_ids(const Tokenizer *t, const char *text, size_t text_len, char *out, size_t out_size,
+                         char *err, size_t err_size) {
+    size_t cap = 3 * text_len + 8;
+    int *ids = malloc(cap * sizeof(int));
+    if (!ids) return fail(err, err_size, "tokenizer: out of memory");
+    int n = tokenizer_encode_ex(t, text, text_len, 0, ids, cap, err, err_size);
+    size_t used = 0;
+    for (int i = 0; i < n; i++) {
+        int w = snprintf(out + used, out_size > used ? out_size - used : 0, " %d", ids[i]);
+        used += (size_t)w;
+    }
+    free(ids);
+    if (n < 0) return -1;
+    if (used + 2 > out_size) return fail(err, err_size, "tokenizer: output buffer too small for %d ids", n);
+    out[used++] = '\n';
+    out[used] = '\0';
+    return n;
+}
