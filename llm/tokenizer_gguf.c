@@ -40,12 +40,17 @@ static size_t rounded(size_t bytes) {
     return (bytes + 7) & ~(size_t)7;
 }
 
-/* Optional id key: absent keeps the default; present must name a token. */
+/* Optional id key: absent keeps the default; -1 (stored as u32 0xFFFFFFFF
+ * by llama.cpp's converters) means "no such token"; otherwise it must name a token. */
 static int read_id(const GgufFile *f, const char *key, int vocab, int *id, char *err, size_t err_size) {
     if (!gguf_find_key(f, key)) return 0;
     int64_t v;
     if (gguf_kv_i64(gguf_find_key(f, key), &v) != 0)
         return fail(err, err_size, "tokenizer: %s is not an integer", key);
+    if (v == -1 || v == 0xFFFFFFFFLL) {
+        *id = -1;
+        return 0;
+    }
     if (v < 0 || v >= vocab)
         return fail(err, err_size, "tokenizer: %s = %lld is outside the vocabulary (%d tokens)", key,
                     (long long)v, vocab);

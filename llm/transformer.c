@@ -11,6 +11,8 @@
 #include "llm/checkpoint.h"
 #include "llm/kernels.h"
 #include "llm/quant.h"
+#include "llm/transformer_gguf.h"
+#include "llm/gguf.h"
 
 /* Adds an array of count floats to the run-state block (64-byte aligned). */
 static size_t state_reserve(size_t *offset, uint64_t count, int *overflow) {
@@ -96,6 +98,7 @@ static void rope_table_init(Transformer *t) {
 
 int transformer_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size) {
     memset(t, 0, sizeof(*t));
+    if (gguf_is_gguf(data, size)) return gguf_model_load(t, data, size, err, err_size);
     if (checkpoint_parse(&t->config, &t->weights, data, size, err, err_size) != 0) {
         memset(t, 0, sizeof(*t));
         return -1;
@@ -105,6 +108,8 @@ int transformer_load(Transformer *t, const void *data, size_t size, char *err, s
         return -1;
     }
     rope_table_init(t);
+    t->config.rope_theta = 10000.0f;
+    t->config.norm_eps = 1e-5f;
     t->matmul_path = MATMUL_FP32;
     if (t->config.version == 2) {
         /* Integer dot products need groups that line up with every row. */
@@ -118,6 +123,7 @@ int transformer_load(Transformer *t, const void *data, size_t size, char *err, s
 
 void transformer_free(Transformer *t) {
     if (!t) return;
+    if (t->gguf) gguf_model_free(t);
     free(t->state.block);
     free(t->quant_block);
     memset(t, 0, sizeof(*t));
@@ -276,6 +282,7 @@ static void forward_chunk(Transformer *t, const int *tokens, int batch, int pos0
 
 float *transformer_forward(Transformer *t, int token, int pos) {
     const TransformerConfig *c = &t->config;
+    if (t->gguf) return gguf_model_forward(t, token, pos, 1);
     if (!t->state.block || token < 0 || token >= c->vocab_size || pos < 0 || pos >= c->seq_len) return NULL;
     forward_chunk(t, &token, 1, pos);
     return t->state.logits;
@@ -283,9 +290,15 @@ float *transformer_forward(Transformer *t, int token, int pos) {
 
 int transformer_prefill(Transformer *t, const int *tokens, int n, int start_pos) {
     const TransformerConfig *c = &t->config;
-    if (!t->state.block || !tokens || n < 1 || start_pos < 0 || start_pos > c->seq_len - n) return -1;
+    if ((!t->state.block && !t->gguf) || !tokens || n < 1 || start_pos < 0 || start_pos > c->seq_len - n)
+        return -1;
     for (int i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= c->vocab_size) return -1;
+    if (t->gguf) {
+        /* One position at a time; only the last one needs logits. */
+        for (int i = 0; i < n; i++) gguf_model_forward(t, tokens[i], start_pos + i, i == n - 1);
+        return 0;
+    }
     for (int done = 0; done < n; done += TRANSFORMER_MAX_BATCH) {
         int batch = n - done < TRANSFORMER_MAX_BATCH ? n - done : TRANSFORMER_MAX_BATCH;
         forward_chunk(t, tokens + done, batch, start_pos + done);

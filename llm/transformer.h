@@ -14,8 +14,12 @@ typedef struct {
     int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
     int head_size, kv_dim; /* derived */
     int shared_classifier;
-    int version;    /* 0 legacy, 1 ak42 fp32, 2 ak42 int8 */
+    int version;    /* 0 legacy, 1 ak42 fp32, 2 ak42 int8, 3 GGUF */
     int group_size; /* version 2 */
+    /* GGUF models (version 3); llama2.c files get 0 / 10000 / 1e-5. */
+    int arch;         /* GgufArch (transformer_gguf.h), 0 for llama2.c files */
+    float rope_theta; /* RoPE base */
+    float norm_eps;   /* RMSNorm epsilon */
 } TransformerConfig;
 
 /* An int8 tensor with one fp32 scale per group_size values of the flattened
@@ -80,9 +84,10 @@ typedef struct Transformer {
     int quant_group_size; /* group size of the int8 weights (MATMUL_Q8_*) */
     void *quant_block;    /* int8 copies made by transformer_quantize (NULL otherwise) */
     size_t quant_bytes;
+    struct GgufModel *gguf; /* GGUF model (version 3): its own weights and run state */
 } Transformer;
 
-/* Parses a llama2.c checkpoint held in memory (used in place, never copied; the
+/* Parses a llama2.c checkpoint or a GGUF file (recognised by its magic) held in memory (used in place, never copied; the
  * buffer must outlive the Transformer) and allocates the run state. Returns 0,
  * or -1 with a one-line reason in err. On failure nothing stays allocated. */
 int transformer_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size);

@@ -7,6 +7,7 @@
 #include "lib/string.h"
 #include "llm/quant.h"
 #include "llm/transformer.h"
+#include "llm/transformer_gguf.h"
 
 /* Bytes of one layer's int8 values plus scales; 0 on overflow. */
 static uint64_t quant_stride(uint64_t numel, int group_size) {
@@ -35,6 +36,10 @@ int transformer_quantize(Transformer *t, int group_size, char *err, size_t err_s
     const TransformerConfig *c = &t->config;
     if (!t->state.block) {
         snprintf(err, err_size, "quantize: no model loaded");
+        return -1;
+    }
+    if (t->gguf) {
+        snprintf(err, err_size, "quantize: GGUF models keep their own tensor types");
         return -1;
     }
     if (t->matmul_path != MATMUL_FP32 || c->version == 2) {
@@ -93,10 +98,12 @@ int transformer_quantize(Transformer *t, int group_size, char *err, size_t err_s
 }
 
 int transformer_is_quantized(const Transformer *t) {
+    if (t->gguf) return strcmp(gguf_model_weight_type(t), "F32") != 0;
     return t->matmul_path != MATMUL_FP32;
 }
 
 const char *transformer_matmul_name(const Transformer *t) {
+    if (t->gguf) return gguf_model_weight_type(t);
     switch (t->matmul_path) {
     case MATMUL_FP32:
         return "fp32";

@@ -1,4 +1,4 @@
-/* bench_forward - times the forward pass on a checkpoint file.
+/* bench_forward - times the forward pass on a checkpoint file (llama2.c .bin or GGUF).
  * Usage: bench_forward MODEL.bin [-n POSITIONS] [--kernels auto|scalar|sse2|avx2]
  *                      [--q8 [GS]] [--prefill N]
  * Decode: feeds its own greedy argmax back in (from BOS), prints ms/token and
@@ -15,7 +15,7 @@
 #include "llm/kernels.h"
 #include "llm/transformer.h"
 
-static const char *usage = "usage: bench_forward MODEL.bin [-n POSITIONS] [--kernels auto|scalar|sse2|avx2] "
+static const char *usage = "usage: bench_forward MODEL.bin|MODEL.gguf [-n POSITIONS] [--kernels auto|scalar|sse2|avx2] "
                            "[--q8 [GS]] [--prefill N]\n";
 
 static double now_seconds(void) {
@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
            path, c->version, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
            c->seq_len, transformer_param_count(&t) / 1e6, transformer_state_bytes(&t) / 1e6,
            transformer_matmul_name(&t));
-    if (transformer_is_quantized(&t)) printf(" (group %d)", t.quant_group_size);
+    if (transformer_is_quantized(&t) && !t.gguf) printf(" (group %d)", t.quant_group_size);
     printf("\n");
 
     int token = 1;

@@ -18,6 +18,7 @@
 #include "llm/sampler.h"
 #include "llm/tokenizer.h"
 #include "llm/transformer.h"
+#include "llm/transformer_gguf.h"
 
 static void usage(void) {
     fprintf(stderr, "Usage:   llmrun <checkpoint> [options]\n"
@@ -37,6 +38,7 @@ static void usage(void) {
                     "  --threads <int>           accepted; runs on 1 thread for now\n"
                     "  --avx2                    use the AVX2+FMA kernels (if the CPU has them)\n"
                     "  --tokenize                print the ids of stdin's text (no BOS) and exit\n"
+                    "  --f32-matmul         GGUF: dequantise weights to fp32 for every matmul (reference path)\n"
                     "  --logits-out <file> --tokens \"<id> <id> ...\"  write the logits of every position\n");
     exit(EXIT_FAILURE);
 }
@@ -189,7 +191,7 @@ int main(int argc, char **argv) {
     const char *logits_out = NULL, *token_list = NULL;
     float temperature = 1.0f, topp = 0.9f;
     unsigned long long seed = 0;
-    int steps = 256, tokenize = 0, use_avx2 = 0;
+    int steps = 256, tokenize = 0, use_avx2 = 0, f32_matmul = 0, tokenizer_given = 0;
     SamplerConfig config = sampler_default_config();
 
     int i = 1;
@@ -203,6 +205,10 @@ int main(int argc, char **argv) {
         }
         if (strcmp(flag, "--avx2") == 0) {
             use_avx2 = 1;
+            continue;
+        }
+        if (strcmp(flag, "--f32-matmul") == 0) {
+            f32_matmul = 1;
             continue;
         }
         if (strcmp(flag, "-h") == 0 || strcmp(flag, "--help") == 0) usage();
@@ -230,7 +236,7 @@ int main(int argc, char **argv) {
         } else if (strcmp(flag, "-i") == 0)
             prompt = value;
         else if (strcmp(flag, "-z") == 0)
-            tokenizer_path = value;
+            tokenizer_path = value, tokenizer_given = 1;
         else if (strcmp(flag, "-m") == 0)
             mode = value;
         else if (strcmp(flag, "-k") == 0) {
@@ -280,12 +286,13 @@ int main(int argc, char **argv) {
     Transformer transformer;
     char *model_data = NULL;
     int vocab_size = 0;
+    size_t model_size = 0;
     if (checkpoint) {
-        size_t model_size;
         model_data = read_whole_file(checkpoint, &model_size);
         if (transformer_load(&transformer, model_data, model_size, err, sizeof err) != 0)
             die(checkpoint, err);
         vocab_size = transformer.config.vocab_size;
+        if (f32_matmul) gguf_model_set_reference(&transformer, 1);
     }
     if (logits_out) {
         int rc = run_logits(&transformer, logits_out, token_list);
@@ -294,16 +301,21 @@ int main(int argc, char **argv) {
         return rc;
     }
 
-    size_t tok_size;
-    char *tok_data = read_whole_file(tokenizer_path, &tok_size);
     Tokenizer tokenizer;
-    if (tokenizer_load(&tokenizer, tok_data, tok_size, vocab_size, err, sizeof err) != 0)
-        die(tokenizer_path, err);
-    if (tokenizer.bytes_read < tok_size)
-        fprintf(stderr,
-                "llmrun: warning: %s has more tokens than the model's %d; is it the right tokenizer?\n",
-                tokenizer_path, vocab_size);
-    free(tok_data);
+    if (checkpoint && !tokenizer_given && transformer.gguf) {
+        /* A GGUF model carries its own vocabulary. */
+        if (tokenizer_load_gguf(&tokenizer, model_data, model_size, err, sizeof err) != 0) die(checkpoint, err);
+    } else {
+        size_t tok_size;
+        char *tok_data = read_whole_file(tokenizer_path, &tok_size);
+        if (tokenizer_load(&tokenizer, tok_data, tok_size, vocab_size, err, sizeof err) != 0)
+            die(tokenizer_path, err);
+        if (tokenizer.bytes_read < tok_size)
+            fprintf(stderr,
+                    "llmrun: warning: %s has more tokens than the model's %d; is it the right tokenizer?\n",
+                    tokenizer_path, vocab_size);
+        free(tok_data);
+    }
     if (tokenize) {
         int rc = run_tokenize(&tokenizer);
         tokenizer_free(&tokenizer);

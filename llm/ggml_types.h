@@ -1,0 +1,156 @@
+/* ggml_types.h - the ggml tensor types GGUF files use: type numbers, block
+ * layouts (with size asserts), scalar dequantisation of rows and dot
+ * products of a weight row with int8-quantised activations (Q8_0 blocks of
+ * 32 for the 32-element types, Q8_K blocks of 256 for the k-quants). */
+#ifndef LLM_GGML_TYPES_H
+#define LLM_GGML_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    GGML_TYPE_F32 = 0,
+    GGML_TYPE_F16 = 1,
+    GGML_TYPE_Q4_0 = 2,
+    GGML_TYPE_Q4_1 = 3,
+    GGML_TYPE_Q5_0 = 6,
+    GGML_TYPE_Q5_1 = 7,
+    GGML_TYPE_Q8_0 = 8,
+    GGML_TYPE_Q8_1 = 9,
+    GGML_TYPE_Q2_K = 10,
+    GGML_TYPE_Q3_K = 11,
+    GGML_TYPE_Q4_K = 12,
+    GGML_TYPE_Q5_K = 13,
+    GGML_TYPE_Q6_K = 14,
+    GGML_TYPE_Q8_K = 15,
+    GGML_TYPE_I8 = 24,
+    GGML_TYPE_I16 = 25,
+    GGML_TYPE_I32 = 26,
+    GGML_TYPE_I64 = 27,
+    GGML_TYPE_F64 = 28,
+    GGML_TYPE_BF16 = 30,
+    GGML_TYPE_LIMIT = 40
+};
+
+#define QK32 32
+#define QK_K 256
+#define K_SCALE_SIZE 12
+
+typedef uint16_t ggml_half;
+
+typedef struct {
+    ggml_half d;
+    uint8_t qs[QK32 / 2];
+} BlockQ4_0;
+typedef struct {
+    ggml_half d, m;
+    uint8_t qs[QK32 / 2];
+} BlockQ4_1;
+typedef struct {
+    ggml_half d;
+    uint8_t qh[4];
+    uint8_t qs[QK32 / 2];
+} BlockQ5_0;
+typedef struct {
+    ggml_half d, m;
+    uint8_t qh[4];
+    uint8_t qs[QK32 / 2];
+} BlockQ5_1;
+typedef struct {
+    ggml_half d;
+    int8_t qs[QK32];
+} BlockQ8_0;
+typedef struct {
+    uint8_t scales[QK_K / 16];
+    uint8_t qs[QK_K / 4];
+    ggml_half d, dmin;
+} BlockQ2_K;
+typedef struct {
+    uint8_t hmask[QK_K / 8];
+    uint8_t qs[QK_K / 4];
+    uint8_t scales[12];
+    ggml_half d;
+} BlockQ3_K;
+typedef struct {
+    ggml_half d, dmin;
+    uint8_t scales[K_SCALE_SIZE];
+    uint8_t qs[QK_K / 2];
+} BlockQ4_K;
+typedef struct {
+    ggml_half d, dmin;
+    uint8_t scales[K_SCALE_SIZE];
+    uint8_t qh[QK_K / 8];
+    uint8_t qs[QK_K / 2];
+} BlockQ5_K;
+typedef struct {
+    uint8_t ql[QK_K / 2];
+    uint8_t qh[QK_K / 4];
+    int8_t scales[QK_K / 16];
+    ggml_half d;
+} BlockQ6_K;
+
+/* Activations quantised for the integer dot products. Q8A: 32 values with
+ * an fp32 scale and their sum (for the types with a min). Q8K: 256 values,
+ * an fp32 scale and sums of each 16. */
+typedef struct {
+    float d;
+    float s;
+    int8_t qs[QK32];
+} BlockQ8A;
+typedef struct {
+    float d;
+    int8_t qs[QK_K];
+    int16_t bsums[QK_K / 16];
+} BlockQ8K;
+
+_Static_assert(sizeof(BlockQ4_0) == 18, "Q4_0 block");
+_Static_assert(sizeof(BlockQ4_1) == 20, "Q4_1 block");
+_Static_assert(sizeof(BlockQ5_0) == 22, "Q5_0 block");
+_Static_assert(sizeof(BlockQ5_1) == 24, "Q5_1 block");
+_Static_assert(sizeof(BlockQ8_0) == 34, "Q8_0 block");
+_Static_assert(sizeof(BlockQ2_K) == 84, "Q2_K block");
+_Static_assert(sizeof(BlockQ3_K) == 110, "Q3_K block");
+_Static_assert(sizeof(BlockQ4_K) == 144, "Q4_K block");
+_Static_assert(sizeof(BlockQ5_K) == 176, "Q5_K block");
+_Static_assert(sizeof(BlockQ6_K) == 210, "Q6_K block");
+
+/* Which activation blocks a weight type's dot product takes. */
+typedef enum { ACT_F32, ACT_Q8A, ACT_Q8K } ActFormat;
+
+typedef struct {
+    const char *name;
+    uint32_t block_elems; /* values per block (1 for plain types) */
+    uint32_t block_bytes;
+    int supported; /* usable as a model weight */
+    ActFormat act; /* activation format of the fast dot product */
+} GgmlTypeInfo;
+
+/* NULL for unknown type numbers. */
+const GgmlTypeInfo *ggml_type_info(uint32_t type);
+const char *ggml_type_name(uint32_t type); /* "Q4_K", or "unknown" */
+/* Bytes of a row of n values, 0 when n is not a multiple of the block or
+ * the type is unknown. */
+uint64_t ggml_row_bytes(uint32_t type, uint64_t n);
+
+float ggml_fp16_to_fp32(uint16_t h);
+uint16_t ggml_fp32_to_fp16(float f);
+float ggml_bf16_to_fp32(uint16_t h);
+
+/* Dequantises one row of n values (n a multiple of the block size). */
+void ggml_dequantize_row(uint32_t type, const void *row, float *out, int n);
+
+/* Activations: x (n values) into Q8A blocks (n % 32 == 0) / Q8K blocks (n % 256 == 0). */
+void ggml_quantize_act_q8a(BlockQ8A *out, const float *x, int n);
+void ggml_quantize_act_q8k(BlockQ8K *out, const float *x, int n);
+
+/* Dot product of one weight row (n values) with activations in the format
+ * ggml_type_info(type)->act names: fp32 x for F32/F16/BF16, else blocks. */
+typedef float (*ggml_vec_dot_fn)(const void *row, const void *act, int n);
+ggml_vec_dot_fn ggml_vec_dot_scalar(uint32_t type);
+/* The fastest variant for the active kernel set (ggml_simd.c): SSE2 or
+ * AVX2 where written, the scalar one otherwise. */
+ggml_vec_dot_fn ggml_vec_dot_best(uint32_t type);
+/* The SSE2 (avx2 0) or AVX2 (avx2 1) variant; NULL when there is none. */
+ggml_vec_dot_fn ggml_vec_dot_simd(uint32_t type, int avx2);
+
+#endif

@@ -1,0 +1,54 @@
+/* gguf_model.h - internal: the GGUF model's typed tensors and run state,
+ * shared by transformer_gguf.c (loading) and transformer_gguf_forward.c. */
+#ifndef LLM_GGUF_MODEL_H
+#define LLM_GGUF_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llm/ggml_types.h"
+#include "llm/gguf.h"
+#include "llm/transformer.h"
+
+/* A matrix (rows x cols, row-major, rows of row_bytes) or vector of any ggml
+ * type, used in place. data NULL: absent optional tensor. */
+typedef struct {
+    uint32_t type;
+    const void *data;
+    int rows, cols;
+    size_t row_bytes;
+} GTensor;
+
+typedef struct {
+    GTensor attn_norm, ffn_norm; /* F32 (dim) */
+    GTensor wq, wk, wv, wo, w1, w2, w3;
+    GTensor bq, bk, bv;     /* qwen2 biases (F32) */
+    GTensor q_norm, k_norm; /* qwen3 per-head RMSNorm weights (F32, head_dim) */
+} GLayer;
+
+typedef struct GgufModel {
+    GgufFile file;
+    TransformerConfig config;
+    int arch;
+    int n_rot, q_dim;
+    int rope_neox;           /* 1: rotate (i, i + n_rot/2); 0: (2i, 2i+1) */
+    float rope_pos_scale;    /* linear rope scaling */
+    const float *rope_freqs; /* optional divisors of each frequency (n_rot/2) */
+    int reference;           /* dequantise + fp32 matmuls */
+    float *ref_weights;      /* reference path: every matrix dequantised once (NULL: per row) */
+    GLayer *saved_layers;    /* the typed tensors while ref_weights is in use */
+    GTensor saved_output;
+    GTensor tok_embd, output, output_norm;
+    GLayer *layers;
+    /* run state */
+    float *x, *xb, *xb2, *hb, *hb2, *q, *k, *v, *att, *logits;
+    float *key_cache, *value_cache; /* (layers, seq_len, kv_dim) */
+    float *rope_cs;                 /* cos/sin pairs for the current position */
+    float *row;                     /* one dequantised weight row */
+    BlockQ8A *act_a;
+    BlockQ8K *act_k;
+    void *state_block;
+    size_t state_bytes;
+} GgufModel;
+
+#endif

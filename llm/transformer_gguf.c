@@ -1,0 +1,340 @@
+/* transformer_gguf.c - building a model from a GGUF file's tensors and
+ * metadata (llama, qwen2, qwen3) and allocating its run state. The forward
+ * pass is in transformer_gguf_forward.c. */
+#include "llm/transformer_gguf.h"
+
+#include "lib/format.h"
+#include "lib/stdlib.h"
+#include "lib/string.h"
+#include "llm/gguf_model.h"
+
+/* Longest context the run state is sized for (the KV cache grows with it). */
+#define GGUF_MAX_SEQ_LEN 8192
+
+static void reference_weights(GgufModel *m, int on);
+
+static int get_dim(const GgufFile *f, const char *arch, const char *key, int required, int fallback, int *out,
+                   char *err, size_t n) {
+    char name[96];
+    uint32_t v;
+    snprintf(name, sizeof name, "%s.%s", arch, key);
+    if (gguf_get_u32(f, name, &v) != 0) {
+        if (gguf_find_key(f, name)) {
+            snprintf(err, n, "gguf: %s has a bad type or value", name);
+            return -1;
+        }
+        if (required) {
+            snprintf(err, n, "gguf: missing %s", name);
+            return -1;
+        }
+        *out = fallback;
+        return 0;
+    }
+    if (v < 1 || v > (1u << 24)) {
+        snprintf(err, n, "gguf: %s = %u is out of range", name, v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* Finds a tensor and checks its type and shape (ne0 = row length, ne1 = rows;
+ * ne1 0 for a vector). Missing optional tensors leave *out zeroed. */
+static int bind(GgufModel *m, GTensor *out, const char *name, int ne0, int ne1, int optional, int f32_only,
+                char *err, size_t n) {
+    memset(out, 0, sizeof(*out));
+    const GgufTensorInfo *ti = gguf_find_tensor(&m->file, name);
+    if (!ti) {
+        if (optional) return 0;
+        snprintf(err, n, "gguf: tensor %s is missing", name);
+        return -1;
+    }
+    const GgmlTypeInfo *type = ggml_type_info(ti->type);
+    if (!type || !type->supported || (f32_only && ti->type != GGML_TYPE_F32)) {
+        snprintf(err, n, "tensor %s has unsupported type %s (%u)", name, ggml_type_name(ti->type), ti->type);
+        return -1;
+    }
+    uint64_t rows = ne1 ? (uint64_t)ne1 : 1;
+    if (ti->ne[0] != (uint64_t)ne0 || ti->ne[1] != rows || ti->ne[2] != 1 || ti->ne[3] != 1) {
+        snprintf(err, n, "tensor %s has shape [%llu, %llu], expected [%d, %llu]", name,
+                 (unsigned long long)ti->ne[0], (unsigned long long)ti->ne[1], ne0, (unsigned long long)rows);
+        return -1;
+    }
+    if (ne0 % (int)type->block_elems) {
+        snprintf(err, n, "tensor %s: row length %d is not a multiple of the %s block (%u)", name, ne0,
+                 type->name, type->block_elems);
+        return -1;
+    }
+    out->type = ti->type;
+    out->data = ti->data;
+    out->cols = ne0;
+    out->rows = (int)rows;
+    out->row_bytes = (size_t)ggml_row_bytes(ti->type, (uint64_t)ne0);
+    return 0;
+}
+
+static int bind_layer(GgufModel *m, int l, char *err, size_t n) {
+    const TransformerConfig *c = &m->config;
+    GLayer *L = &m->layers[l];
+    int q_dim = c->n_heads * c->head_size, kv_dim = c->kv_dim;
+    char name[64];
+#define T(FIELD, SUFFIX, NE0, NE1, OPT, F32)                                                                 \
+    snprintf(name, sizeof name, "blk.%d." SUFFIX, l);                                                        \
+    if (bind(m, &L->FIELD, name, NE0, NE1, OPT, F32, err, n)) return -1;
+    T(attn_norm, "attn_norm.weight", c->dim, 0, 0, 1)
+    T(ffn_norm, "ffn_norm.weight", c->dim, 0, 0, 1)
+    T(wq, "attn_q.weight", c->dim, q_dim, 0, 0)
+    T(wk, "attn_k.weight", c->dim, kv_dim, 0, 0)
+    T(wv, "attn_v.weight", c->dim, kv_dim, 0, 0)
+    T(wo, "attn_output.weight", q_dim, c->dim, 0, 0)
+    T(w1, "ffn_gate.weight", c->dim, c->hidden_dim, 0, 0)
+    T(w3, "ffn_up.weight", c->dim, c->hidden_dim, 0, 0)
+    T(w2, "ffn_down.weight", c->hidden_dim, c->dim, 0, 0)
+    int qwen2 = m->arch == GGUF_ARCH_QWEN2, qwen3 = m->arch == GGUF_ARCH_QWEN3;
+    /* Biases: required by qwen2, accepted when present otherwise. */
+    T(bq, "attn_q.bias", q_dim, 0, !qwen2, 1)
+    T(bk, "attn_k.bias", kv_dim, 0, !qwen2, 1)
+    T(bv, "attn_v.bias", kv_dim, 0, !qwen2, 1)
+    T(q_norm, "attn_q_norm.weight", c->head_size, 0, !qwen3, 1)
+    T(k_norm, "attn_k_norm.weight", c->head_size, 0, !qwen3, 1)
+#undef T
+    return 0;
+}
+
+static int read_hparams(GgufModel *m, char *err, size_t n) {
+    TransformerConfig *c = &m->config;
+    GgufString arch;
+    if (gguf_get_string(&m->file, "general.architecture", &arch) != 0) {
+        snprintf(err, n, "gguf: general.architecture is missing");
+        return -1;
+    }
+    const char *a;
+    if (gguf_string_eq(arch, "llama"))
+        m->arch = GGUF_ARCH_LLAMA, a = "llama";
+    else if (gguf_string_eq(arch, "qwen2"))
+        m->arch = GGUF_ARCH_QWEN2, a = "qwen2";
+    else if (gguf_string_eq(arch, "qwen3"))
+        m->arch = GGUF_ARCH_QWEN3, a = "qwen3";
+    else {
+        snprintf(err, n, "gguf: architecture '%.*s' is not supported (llama, qwen2, qwen3)",
+                 (int)(arch.len > 40 ? 40 : arch.len), arch.ptr);
+        return -1;
+    }
+    int ctx, kv_heads, key_len, value_len, rot;
+    if (get_dim(&m->file, a, "embedding_length", 1, 0, &c->dim, err, n) ||
+        get_dim(&m->file, a, "feed_forward_length", 1, 0, &c->hidden_dim, err, n) ||
+        get_dim(&m->file, a, "block_count", 1, 0, &c->n_layers, err, n) ||
+        get_dim(&m->file, a, "attention.head_count", 1, 0, &c->n_heads, err, n) ||
+        get_dim(&m->file, a, "context_length", 0, 2048, &ctx, err, n))
+        return -1;
+    if (get_dim(&m->file, a, "attention.head_count_kv", 0, c->n_heads, &kv_heads, err, n) ||
+        get_dim(&m->file, a, "attention.key_length", 0, c->dim / c->n_heads, &key_len, err, n) ||
+        get_dim(&m->file, a, "attention.value_length", 0, key_len, &value_len, err, n) ||
+        get_dim(&m->file, a, "rope.dimension_count", 0, key_len, &rot, err, n))
+        return -1;
+    if (c->n_layers > 1024 || c->n_heads > 4096 || kv_heads > c->n_heads || c->n_heads % kv_heads) {
+        snprintf(err, n, "gguf: %d heads cannot share %d kv heads", c->n_heads, kv_heads);
+        return -1;
+    }
+    if (key_len != value_len || key_len < 2 || key_len % 2 || key_len > 1024 || rot > key_len || rot % 2) {
+        snprintf(err, n, "gguf: head sizes key %d / value %d / rope %d are not supported", key_len, value_len,
+                 rot);
+        return -1;
+    }
+    c->n_kv_heads = kv_heads;
+    c->head_size = key_len;
+    c->kv_dim = kv_heads * key_len;
+    c->seq_len = ctx > GGUF_MAX_SEQ_LEN ? GGUF_MAX_SEQ_LEN : ctx;
+    m->n_rot = rot;
+    m->q_dim = c->n_heads * key_len;
+    char key[96];
+    float v;
+    c->norm_eps = 1e-5f;
+    snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", a);
+    if (gguf_get_f32(&m->file, key, &v) == 0) c->norm_eps = v;
+    c->rope_theta = 10000.0f;
+    snprintf(key, sizeof key, "%s.rope.freq_base", a);
+    if (gguf_get_f32(&m->file, key, &v) == 0) c->rope_theta = v;
+    if (!(c->norm_eps > 0.0f && c->norm_eps < 1.0f) || !(c->rope_theta > 1.0f && c->rope_theta < 1e12f)) {
+        snprintf(err, n, "gguf: rms epsilon or rope base out of range");
+        return -1;
+    }
+    /* Linear rope scaling (positions divided by the factor). */
+    m->rope_pos_scale = 1.0f;
+    GgufString stype;
+    snprintf(key, sizeof key, "%s.rope.scaling.type", a);
+    if (gguf_get_string(&m->file, key, &stype) == 0 && gguf_string_eq(stype, "linear")) {
+        snprintf(key, sizeof key, "%s.rope.scaling.factor", a);
+        if (gguf_get_f32(&m->file, key, &v) == 0 && v > 0.0f) m->rope_pos_scale = 1.0f / v;
+    }
+    m->rope_neox = m->arch != GGUF_ARCH_LLAMA;
+    c->arch = m->arch;
+    c->version = 3;
+    return 0;
+}
+
+static int alloc_state(Transformer *t, GgufModel *m, char *err, size_t n) {
+    const TransformerConfig *c = &m->config;
+    int widest = c->dim;
+    if (c->hidden_dim > widest) widest = c->hidden_dim;
+    if (m->q_dim > widest) widest = m->q_dim;
+    uint64_t cache = (uint64_t)c->n_layers * c->seq_len * c->kv_dim;
+    uint64_t floats = 3ull * widest + 2ull * c->hidden_dim + m->q_dim + 2ull * c->kv_dim +
+                      (uint64_t)c->n_heads * c->seq_len + c->vocab_size + 2 * cache + m->n_rot + widest;
+    uint64_t act_bytes =
+        (uint64_t)(widest / 32 + 1) * sizeof(BlockQ8A) + (uint64_t)(widest / 256 + 1) * sizeof(BlockQ8K);
+    uint64_t bytes = floats * 4 + act_bytes + 64 * 20;
+    if (cache > ((uint64_t)1 << 40) || bytes > (uint64_t)SIZE_MAX / 2) {
+        snprintf(err, n, "gguf: run state too large");
+        return -1;
+    }
+    uint8_t *block = malloc((size_t)bytes);
+    if (!block) {
+        snprintf(err, n, "out of memory: the run state needs %llu bytes", (unsigned long long)bytes);
+        return -1;
+    }
+    memset(block, 0, (size_t)bytes);
+    m->state_block = block;
+    m->state_bytes = (size_t)bytes;
+    uint8_t *p = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+#define TAKE(PTR, COUNT, TYPE)                                                                               \
+    PTR = (TYPE *)p;                                                                                         \
+    p += (((uint64_t)(COUNT) * sizeof(TYPE)) + 63) & ~(uint64_t)63;
+    TAKE(m->x, widest, float)
+    TAKE(m->xb, widest, float)
+    TAKE(m->xb2, widest, float)
+    TAKE(m->hb, c->hidden_dim, float)
+    TAKE(m->hb2, c->hidden_dim, float)
+    TAKE(m->q, m->q_dim, float)
+    TAKE(m->k, c->kv_dim, float)
+    TAKE(m->v, c->kv_dim, float)
+    TAKE(m->att, (uint64_t)c->n_heads * c->seq_len, float)
+    TAKE(m->logits, c->vocab_size, float)
+    TAKE(m->key_cache, cache, float)
+    TAKE(m->value_cache, cache, float)
+    TAKE(m->rope_cs, m->n_rot, float)
+    TAKE(m->row, widest, float)
+    TAKE(m->act_a, widest / 32 + 1, BlockQ8A)
+    TAKE(m->act_k, widest / 256 + 1, BlockQ8K)
+#undef TAKE
+    t->state.logits = m->logits;
+    t->state.bytes = m->state_bytes;
+    return 0;
+}
+
+static int build(Transformer *t, GgufModel *m, char *err, size_t n) {
+    if (read_hparams(m, err, n)) return -1;
+    TransformerConfig *c = &m->config;
+    const GgufTensorInfo *emb = gguf_find_tensor(&m->file, "token_embd.weight");
+    if (!emb || emb->n_dims != 2 || emb->ne[1] > (1u << 24)) {
+        snprintf(err, n, "gguf: tensor token_embd.weight is missing or not 2-D");
+        return -1;
+    }
+    c->vocab_size = (int)emb->ne[1];
+    if (bind(m, &m->tok_embd, "token_embd.weight", c->dim, c->vocab_size, 0, 0, err, n) ||
+        bind(m, &m->output_norm, "output_norm.weight", c->dim, 0, 0, 1, err, n) ||
+        bind(m, &m->output, "output.weight", c->dim, c->vocab_size, 1, 0, err, n))
+        return -1;
+    c->shared_classifier = m->output.data == NULL;
+    if (c->shared_classifier) m->output = m->tok_embd;
+    /* Llama 3 style per-frequency divisors. */
+    GTensor freqs;
+    if (bind(m, &freqs, "rope_freqs.weight", m->n_rot / 2, 0, 1, 1, err, n)) return -1;
+    m->rope_freqs = freqs.data;
+    m->layers = calloc((size_t)c->n_layers, sizeof(GLayer));
+    if (!m->layers) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    for (int l = 0; l < c->n_layers; l++)
+        if (bind_layer(m, l, err, n)) return -1;
+    return alloc_state(t, m, err, n);
+}
+
+int gguf_model_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size) {
+    memset(t, 0, sizeof(*t));
+    GgufModel *m = calloc(1, sizeof(GgufModel));
+    if (!m) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    t->gguf = m;
+    if (gguf_open(&m->file, data, size, err, err_size) != 0 || build(t, m, err, err_size) != 0) {
+        gguf_model_free(t);
+        memset(t, 0, sizeof(*t));
+        return -1;
+    }
+    t->config = m->config;
+    return 0;
+}
+
+void gguf_model_free(Transformer *t) {
+    GgufModel *m = t->gguf;
+    if (!m) return;
+    if (m->layers) reference_weights(m, 0);
+    gguf_close(&m->file);
+    free(m->layers);
+    free(m->state_block);
+    free(m);
+    t->gguf = NULL;
+    t->state.logits = NULL;
+}
+
+/* Switches every non-F32 matrix to a dequantised F32 copy (or back). */
+static void reference_weights(GgufModel *m, int on) {
+    int L = m->config.n_layers;
+    if (!on) {
+        if (!m->ref_weights) return;
+        memcpy(m->layers, m->saved_layers, (size_t)L * sizeof(GLayer));
+        m->output = m->saved_output;
+        free(m->ref_weights), free(m->saved_layers);
+        m->ref_weights = NULL, m->saved_layers = NULL;
+        return;
+    }
+    if (m->ref_weights) return;
+    uint64_t total = 0;
+    for (int l = 0; l < L; l++) {
+        GTensor *ts = &m->layers[l].wq;
+        for (int i = 0; i < 7; i++) total += (uint64_t)ts[i].rows * ts[i].cols;
+    }
+    total += (uint64_t)m->output.rows * m->output.cols;
+    if (total > SIZE_MAX / 8) return;
+    float *block = malloc((size_t)total * sizeof(float));
+    GLayer *saved = malloc((size_t)L * sizeof(GLayer));
+    if (!block || !saved) {
+        free(block), free(saved);
+        return; /* the per-row path still works */
+    }
+    memcpy(saved, m->layers, (size_t)L * sizeof(GLayer));
+    m->saved_output = m->output;
+    float *p = block;
+    for (int l = 0; l <= L; l++) {
+        GTensor *ts = l < L ? &m->layers[l].wq : &m->output;
+        int count = l < L ? 7 : 1;
+        for (int i = 0; i < count; i++) {
+            GTensor *w = &ts[i];
+            for (int r = 0; r < w->rows; r++)
+                ggml_dequantize_row(w->type, (const uint8_t *)w->data + (size_t)r * w->row_bytes,
+                                    p + (size_t)r * w->cols, w->cols);
+            w->type = GGML_TYPE_F32, w->data = p, w->row_bytes = (size_t)w->cols * sizeof(float);
+            p += (size_t)w->rows * w->cols;
+        }
+    }
+    m->ref_weights = block;
+    m->saved_layers = saved;
+}
+
+void gguf_model_set_reference(Transformer *t, int on) {
+    if (!t->gguf) return;
+    t->gguf->reference = on != 0;
+    reference_weights(t->gguf, on != 0);
+}
+
+const char *gguf_model_arch_name(const Transformer *t) {
+    static const char *const names[] = {"?", "llama", "qwen2", "qwen3"};
+    return t->gguf ? names[t->gguf->arch] : "llama2.c";
+}
+
+const char *gguf_model_weight_type(const Transformer *t) {
+    return t->gguf && t->gguf->layers ? ggml_type_name(t->gguf->layers[0].wq.type) : "F32";
+}

@@ -1,0 +1,30 @@
+/* transformer_gguf.h - llama / qwen2 / qwen3 models from GGUF files: typed
+ * tensors used in place (any type of ggml_types.h), hyper-parameters from
+ * the {arch}.* metadata, and the forward pass. transformer_load calls in
+ * here when the buffer starts with the GGUF magic; the rest of the program
+ * keeps using transformer_forward / transformer_prefill. */
+#ifndef LLM_TRANSFORMER_GGUF_H
+#define LLM_TRANSFORMER_GGUF_H
+
+#include <stddef.h>
+
+#include "llm/transformer.h"
+
+typedef enum { GGUF_ARCH_LLAMA = 1, GGUF_ARCH_QWEN2 = 2, GGUF_ARCH_QWEN3 = 3 } GgufArch;
+
+/* Fills t (config, t->gguf, t->state.logits). Returns 0, or -1 with a
+ * one-line reason (nothing stays allocated then). */
+int gguf_model_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size);
+void gguf_model_free(Transformer *t);
+/* One position; NULL when out of range. compute_logits 0 skips the classifier. */
+float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits);
+/* 1: every matmul dequantises its weight rows to fp32 and multiplies by fp32
+ * activations (the reference path, matches a dequantised-F32 model). 0
+ * (default): activations quantised to int8 blocks, integer dot products. */
+void gguf_model_set_reference(Transformer *t, int on);
+/* "llama" / "qwen2" / "qwen3". */
+const char *gguf_model_arch_name(const Transformer *t);
+/* Type of most matrices ("Q4_K"), for reports. */
+const char *gguf_model_weight_type(const Transformer *t);
+
+#endif

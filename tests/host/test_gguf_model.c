@@ -1,0 +1,291 @@
+/* test_gguf_model.c - GGUF models end to end: logits of every position of
+ * tokens.txt against llama.cpp's for synthA (every tensor type) and the
+ * qwen2/qwen3 models, both the reference path (weights dequantised to fp32,
+ * within 1e-4 of llama.cpp's dequantised-F32 run) and the fast path
+ * (activations quantised to int8 blocks, within the activation-quantisation
+ * gap of llama.cpp's own run); stories260K.gguf greedy decoding against the
+ * golden ids; clear errors for unsupported files. */
+#include <string.h>
+
+#include "llm/ggml_types.h"
+#include "llm/gguf.h"
+#include "llm/kernels.h"
+#include "llm/transformer.h"
+#include "llm/transformer_gguf.h"
+#include "tests/host/llm_test_util.h"
+
+static const char *models_dir;
+static int tokens[64];
+
+/* dir/tokens.txt into tokens; 0 when it holds 64 ids. */
+static int read_tokens(const char *dir) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/tokens.txt", models_dir, dir);
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    while (f && n < 64 && fscanf(f, "%d", &tokens[n]) == 1) n++;
+    if (f) fclose(f);
+    return n == 64 ? 0 : -1;
+}
+
+static void *load_data(const char *rel, size_t *size) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", models_dir, rel);
+    return read_file(path, size);
+}
+
+static int argmax(const float *v, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (v[i] > v[best]) best = i;
+    return best;
+}
+
+/* Runs the 64 tokens and compares with the reference logits file. */
+static void compare(Transformer *t, const char *name, const char *ref_rel, double max_tol, double mean_tol,
+                    int min_top1) {
+    size_t size;
+    float *ref = load_data(ref_rel, &size);
+    int vocab = t->config.vocab_size;
+    if (!ref || size != (size_t)64 * vocab * sizeof(float)) {
+        check(0, name, "reference %s missing or wrong size", ref_rel);
+        free(ref);
+        return;
+    }
+    double max_diff = 0, sum = 0;
+    int top1 = 0;
+    for (int pos = 0; pos < 64; pos++) {
+        const float *logits = transformer_forward(t, tokens[pos], pos);
+        const float *r = ref + (size_t)pos * vocab;
+        for (int i = 0; i < vocab; i++) {
+            double d = logits[i] > r[i] ? logits[i] - r[i] : r[i] - logits[i];
+            if (!(d <= max_diff)) max_diff = d; /* NaN sticks */
+            sum += d;
+        }
+        top1 += argmax(logits, vocab) == argmax(r, vocab);
+    }
+    double mean = sum / (64.0 * vocab);
+    check(max_diff <= max_tol && mean <= mean_tol && top1 >= min_top1, name,
+          "max %.3g (tol %.3g) mean %.3g (tol %.3g) top1 %d/64 (need %d)", max_diff, max_tol, mean, mean_tol,
+          top1, min_top1);
+    free(ref);
+}
+
+/* dir/stem-TYPE.gguf: fast path vs llama.cpp, reference path vs the
+ * dequantised-F32 logits (F32: both against .logits.f32). */
+static void check_model(const char *dir, const char *stem, const char *type) {
+    char rel[256], ref[256], name[256], err[256];
+    snprintf(rel, sizeof rel, "%s/%s-%s.gguf", dir, stem, type);
+    size_t size;
+    void *data = load_data(rel, &size);
+    Transformer t;
+    snprintf(name, sizeof name, "%s-%s loads", stem, type);
+    int rc = data ? transformer_load(&t, data, size, err, sizeof err) : -1;
+    check(rc == 0, name, "%s", data ? err : "file missing");
+    if (rc != 0) {
+        free(data);
+        return;
+    }
+    int f32 = strcmp(type, "F32") == 0;
+    snprintf(ref, sizeof ref, "%s/%s-%s.logits.f32", dir, stem, type);
+    snprintf(name, sizeof name, "%s-%s fast path vs llama.cpp logits", stem, type);
+    if (f32)
+        compare(&t, name, ref, 1e-4, 1e-4, 64);
+    else
+        compare(&t, name, ref, 0.7, 0.11, 55);
+    if (!f32) {
+        gguf_model_set_reference(&t, 1);
+        snprintf(ref, sizeof ref, "%s/%s-%s.deqf32.logits.f32", dir, stem, type);
+        snprintf(name, sizeof name, "%s-%s dequantised path vs llama.cpp dequantised-F32 logits", stem, type);
+        compare(&t, name, ref, 1e-4, 1e-4, 64);
+    }
+    transformer_free(&t);
+    free(data);
+}
+
+static void test_stories260k_greedy(void) {
+    size_t size;
+    void *data = load_data("stories260K.gguf", &size);
+    char path[1024], err[256];
+    snprintf(path, sizeof path, "%s/golden/stories260K__once_upon_a_time.ids", models_dir);
+    FILE *f = fopen(path, "r");
+    int ids[256], n = 0;
+    while (f && n < 256 && fscanf(f, "%d", &ids[n]) == 1) n++;
+    if (f) fclose(f);
+    Transformer t;
+    int rc = data ? transformer_load(&t, data, size, err, sizeof err) : -1;
+    check(rc == 0 && n == 201, "stories260K.gguf loads, golden ids present", "%s", data ? err : "missing");
+    if (rc == 0) {
+        const TransformerConfig *c = &t.config;
+        check(c->dim == 64 && c->n_layers == 5 && c->n_heads == 8 && c->n_kv_heads == 4 &&
+                  c->vocab_size == 512,
+              "stories260K.gguf config", "dim %d layers %d heads %d/%d vocab %d", c->dim, c->n_layers,
+              c->n_heads, c->n_kv_heads, c->vocab_size);
+        int token = ids[0], pos;
+        for (pos = 0; pos + 1 < n; pos++) {
+            int next = argmax(transformer_forward(&t, token, pos), c->vocab_size);
+            if (next != ids[pos + 1]) break;
+            token = next;
+        }
+        check(pos == n - 1, "stories260K.gguf greedy 200 tokens equal the golden ids", "first mismatch at %d",
+              pos);
+        /* Prefill must leave the same state as single steps. */
+        float last[512];
+        memcpy(last, transformer_forward(&t, ids[20], 20), sizeof last);
+        check(transformer_prefill(&t, ids, 21, 0) == 0 && memcmp(last, t.state.logits, sizeof last) == 0,
+              "stories260K.gguf prefill equals forward", "logits differ");
+        transformer_free(&t);
+    }
+    free(data);
+}
+
+static void test_other_files(void) {
+    size_t size;
+    char err[256] = "";
+    Transformer t;
+    void *data = load_data("llama-2-tiny-random.gguf", &size);
+    int rc = data ? transformer_load(&t, data, size, err, sizeof err) : -1;
+    check(rc == 0, "llama-2-tiny-random.gguf (F16) loads", "%s", err);
+    if (rc == 0) {
+        int finite = 1;
+        for (int pos = 0; pos < 4; pos++) {
+            const float *l = transformer_forward(&t, 1 + pos, pos);
+            for (int i = 0; i < t.config.vocab_size; i++)
+                finite &= l[i] == l[i] && l[i] < 1e30f && l[i] > -1e30f;
+        }
+        check(finite, "llama-2-tiny-random.gguf runs with finite logits", "non-finite logits");
+        transformer_free(&t);
+    }
+    free(data);
+
+    data = load_data("tinyllamas-stories-260k-q8_0.gguf", &size);
+    rc = data ? transformer_load(&t, data, size, err, sizeof err) : 0;
+    check(rc == -1 && strstr(err, "not a multiple of the Q8_0 block"),
+          "flattened 172-wide Q8_0 rows rejected", "rc %d err '%s'", rc, err);
+    free(data);
+
+    /* blk.0.attn_q.weight retyped to 16 (IQ2_XXS, not supported). */
+    data = load_data("gguf-tests/synthA-Q4_0.gguf", &size);
+    GgufFile f;
+    if (data && gguf_open(&f, data, size, err, sizeof err) == 0) {
+        const GgufTensorInfo *ti = gguf_find_tensor(&f, "blk.0.attn_q.weight");
+        uint8_t *type_field = (uint8_t *)ti->name.ptr + ti->name.len + 4 + 8 * ti->n_dims;
+        gguf_close(&f);
+        type_field[0] = 16;
+        rc = transformer_load(&t, data, size, err, sizeof err);
+        check(rc == -1 && strstr(err, "tensor blk.0.attn_q.weight has unsupported type"),
+              "unsupported tensor type named in the error", "rc %d err '%s'", rc, err);
+    } else {
+        check(0, "unsupported tensor type named in the error", "synthA-Q4_0.gguf: %s", err);
+    }
+    free(data);
+}
+
+/* SIMD dot products against the scalar ones on random blocks. */
+static void test_simd_dots(void) {
+    static const uint32_t types[] = {GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K,
+                                     GGML_TYPE_Q6_K};
+    static const char *const names[] = {"F16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"};
+    enum { N = 512 };
+    static uint8_t row[N * 4];
+    static float x[N];
+    static BlockQ8A xa[N / 32];
+    static BlockQ8K xk[N / 256];
+    uint64_t state = 88172645463325252ull;
+    int has_avx2 =
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    for (int t = 0; t < 5; t++) {
+        for (int variant = 0; variant < 2; variant++) {
+            if (variant == 1 && !has_avx2) continue;
+            double worst = 0;
+            for (int trial = 0; trial < 20; trial++) {
+                const GgmlTypeInfo *ti = ggml_type_info(types[t]);
+                size_t bytes = (size_t)ggml_row_bytes(types[t], N);
+                for (size_t i = 0; i < bytes; i++) {
+                    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+                    row[i] = (uint8_t)state;
+                }
+                /* Sane half-precision scales (or weights) where the block holds them. */
+                for (size_t b = 0; b < bytes / ti->block_bytes; b++) {
+                    uint8_t *blk = row + b * ti->block_bytes;
+                    uint16_t h = ggml_fp32_to_fp16(0.01f + 0.001f * (float)(b % 7));
+                    if (types[t] == GGML_TYPE_F16) {
+                        uint16_t v = ggml_fp32_to_fp16((float)((int)(blk[0] ^ blk[1]) - 128) / 64.0f);
+                        memcpy(blk, &v, 2);
+                    } else if (types[t] == GGML_TYPE_Q6_K) {
+                        memcpy(blk + 208, &h, 2);
+                    } else {
+                        memcpy(blk, &h, 2);
+                        if (types[t] == GGML_TYPE_Q4_K) memcpy(blk + 2, &h, 2);
+                    }
+                }
+                for (int i = 0; i < N; i++) {
+                    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+                    x[i] = (float)((int)(state % 2001) - 1000) / 500.0f;
+                }
+                const void *act = x;
+                if (ti->act == ACT_Q8A) ggml_quantize_act_q8a(xa, x, N), act = xa;
+                if (ti->act == ACT_Q8K) ggml_quantize_act_q8k(xk, x, N), act = xk;
+                float ref = ggml_vec_dot_scalar(types[t])(row, act, N);
+                float got = ggml_vec_dot_simd(types[t], variant)(row, act, N);
+                double rel = (got - ref) / (1.0 + (ref > 0 ? ref : -ref));
+                if (rel < 0) rel = -rel;
+                if (!(rel <= worst)) worst = rel;
+            }
+            char name[64];
+            snprintf(name, sizeof name, "%s %s dot equals scalar", variant ? "AVX2" : "SSE2", names[t]);
+            check(worst < 1e-5, name, "relative difference %.3g", worst);
+        }
+    }
+}
+
+int main(int argc, char **argv) {
+    models_dir = models_dir_from_env();
+    if (read_tokens("gguf-tests") != 0 || read_tokens("gguf-arch") != 0) {
+        printf("SKIP: GGUF test data missing (%s/gguf-tests, %s/gguf-arch)\n", models_dir, models_dir);
+        return 77;
+    }
+    read_tokens("gguf-tests");
+    /* A single model or type from the command line (for quick runs). */
+    if (argc == 3) {
+        check_model("gguf-tests", argv[1], argv[2]);
+        return failures ? 1 : 0;
+    }
+    static const char *const synth_types[] = {"F32",  "F16",  "BF16", "Q8_0",   "Q4_0",
+                                              "Q4_1", "Q5_0", "Q5_1", "Q2_K",   "Q3_K",
+                                              "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "Q5_K_M"};
+    for (size_t i = 0; i < sizeof synth_types / sizeof *synth_types; i++)
+        check_model("gguf-tests", "synthA", synth_types[i]);
+    /* The fast path again with the AVX2 kernel set for the SIMD types. */
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        static const char *const simd_types[] = {"F16", "Q8_0", "Q4_0", "Q4_K", "Q6_K", "Q4_K_M"};
+        kernels_select(1);
+        for (size_t i = 0; i < sizeof simd_types / sizeof *simd_types; i++) {
+            char rel[256], ref[256], name[256], err[256];
+            snprintf(rel, sizeof rel, "gguf-tests/synthA-%s.gguf", simd_types[i]);
+            snprintf(ref, sizeof ref, "gguf-tests/synthA-%s.logits.f32", simd_types[i]);
+            size_t size;
+            void *data = load_data(rel, &size);
+            Transformer t;
+            snprintf(name, sizeof name, "synthA-%s fast path (AVX2 kernels) vs llama.cpp logits",
+                     simd_types[i]);
+            if (data && transformer_load(&t, data, size, err, sizeof err) == 0) {
+                compare(&t, name, ref, 0.7, 0.11, 55);
+                transformer_free(&t);
+            } else {
+                check(0, name, "cannot load %s", rel);
+            }
+            free(data);
+        }
+        kernels_select(0);
+    }
+    read_tokens("gguf-arch");
+    static const char *const qwen[] = {"qwen2", "qwen3-tied", "qwen3-untied"};
+    static const char *const qwen_types[] = {"F32", "Q8_0", "Q4_K"};
+    for (int m = 0; m < 3; m++)
+        for (int i = 0; i < 3; i++) check_model("gguf-arch", qwen[m], qwen_types[i]);
+    test_simd_dots();
+    test_stories260k_greedy();
+    test_other_files();
+    return failures ? 1 : 0;
+}
