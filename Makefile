@@ -6,6 +6,7 @@
 #   make host       build/host/llmrun and the host unit tests
 #   make test       host unit tests + the QEMU harness
 #   make deps       install the Debian packages everything needs
+#   make fuzz       run every libFuzzer harness (tests/fuzz) for FUZZ_SECONDS
 
 SHARED    ?= ../shared
 MODELS    ?= $(SHARED)/models
@@ -36,7 +37,7 @@ MATH_FLAGS := -msse2 -mfpmath=sse -ffp-contract=off -fno-math-errno
 KERNEL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
     -ffreestanding -nostdinc -isystem $(GCC_INCLUDE) -Ilib/include -I. \
     -fno-stack-protector -fno-pic -fno-pie -mcmodel=kernel -mno-red-zone \
-    -fno-omit-frame-pointer -fno-tree-loop-distribute-patterns \
+    -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-tree-loop-distribute-patterns \
     -fno-asynchronous-unwind-tables $(MATH_FLAGS) -DKERNEL=1
 KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c lib/*.c llm/*.c)
 KERNEL_ASMS := $(wildcard kernel/*.asm)
@@ -145,12 +146,14 @@ host-test: $(HOST_TESTS) $(TOOLS)
 qemu-test: all $(TOOLS)
 	python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF)
 
-test: host-test qemu-test
+test: host-test fuzz-replay qemu-test
 
 deps:
 	sh tools/install-deps.sh
 
 clean:
 	rm -rf $(BUILD)
+
+include tests/fuzz/fuzz.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

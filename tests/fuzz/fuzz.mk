@@ -1,0 +1,52 @@
+# fuzz.mk - libFuzzer harnesses (tests/fuzz/fuzz_*.c). Included from the root
+# Makefile (`include tests/fuzz/fuzz.mk`); works stand-alone as well:
+#   make -f Makefile -f tests/fuzz/fuzz.mk fuzz-replay
+#
+#   make fuzz          seed corpora from ../shared/models, then every harness
+#                      for FUZZ_SECONDS (default 60), FUZZ_JOBS at a time
+#   make fuzz-replay   every harness over its saved corpus and regression
+#                      inputs only (seconds; part of `make test`)
+#   make fuzz-build    just the harness binaries (build/fuzz/fuzz_*)
+
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 2
+FUZZ_SHARED  ?= $(if $(SHARED),$(SHARED),../shared)
+FUZZ_DIR     := build/fuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# Same code-generation choices as the host build; instrumented for coverage.
+FUZZ_CFLAGS  := -std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -I. -fno-builtin \
+    -msse2 -mfpmath=sse -ffp-contract=off -fno-math-errno $(FUZZ_SAN)
+
+FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
+FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_NAMES))
+FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(wildcard lib/*.c llm/*.c))
+
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+# An archive, so each harness links only the objects it uses.
+$(FUZZ_DIR)/libfuzzed.a: $(FUZZ_LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_%.o $(FUZZ_DIR)/libfuzzed.a
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -o $@ -lm
+
+.PHONY: fuzz fuzz-replay fuzz-build fuzz-corpus
+fuzz-build: $(FUZZ_BINS)
+
+# Seed corpora (not committed): cut-down copies of the shared models, tiny
+# generated checkpoints, tars made with tar(1), boot.cfg samples.
+fuzz-corpus: $(BUILD)/host/gen_model
+	sh tests/fuzz/make_corpus.sh $(FUZZ_SHARED)/models build/fuzz-corpus $(BUILD)/host/gen_model
+
+fuzz: $(FUZZ_BINS) fuzz-corpus
+	sh tests/fuzz/run_fuzz.sh fuzz $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_NAMES)
+
+fuzz-replay: $(FUZZ_BINS)
+	sh tests/fuzz/run_fuzz.sh replay $(FUZZ_NAMES)
+
+-include $(shell find $(FUZZ_DIR)/obj -name '*.d' 2>/dev/null)

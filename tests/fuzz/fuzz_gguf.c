@@ -1,0 +1,116 @@
+/* fuzz_gguf.c - the GGUF reader (llm/gguf.c): header, metadata, tensor infos,
+ * then every accessor on every key, and the first row of each supported
+ * tensor dequantised. */
+#include <stdint.h>
+
+#include "llm/ggml_types.h"
+#include "llm/gguf.h"
+#include "tests/fuzz/fuzz_common.h"
+
+static const uint8_t *buf_start, *buf_end;
+
+static void check_span(const void *p, uint64_t len, const char *what) {
+    const uint8_t *b = p;
+    FUZZ_ASSERT(b >= buf_start && b <= buf_end && len <= (uint64_t)(buf_end - b), what);
+    volatile uint8_t sink = len ? b[0] ^ b[len - 1] : 0;
+    (void)sink;
+}
+
+static void walk_array(const GgufArray *a, int depth) {
+    FUZZ_ASSERT(depth < 64, "arrays nested too deep");
+    check_span(a->data, (uint64_t)(a->end - a->data), "array outside the file");
+    uint64_t probes[] = {0, 1, a->count ? a->count - 1 : 0, a->count, UINT64_MAX};
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        uint32_t u32;
+        int32_t i32;
+        int64_t i64;
+        float f;
+        GgufString s;
+        GgufArray inner;
+        gguf_array_u32(a, probes[i], &u32);
+        gguf_array_i32(a, probes[i], &i32);
+        gguf_array_i64(a, probes[i], &i64);
+        gguf_array_f32(a, probes[i], &f);
+        if (gguf_array_string(a, probes[i], &s) == 0)
+            check_span(s.ptr, s.len, "array string outside the file");
+        if (gguf_array_array(a, probes[i], &inner) == 0)
+            check_span(inner.data, 0, "inner array outside the file");
+    }
+    GgufArrayIter it;
+    GgufString s;
+    uint64_t n = 0;
+    gguf_array_iter_init(&it, a);
+    while (gguf_array_iter_next_string(&it, &s)) {
+        check_span(s.ptr, s.len, "iterated string outside the file");
+        FUZZ_ASSERT(++n <= a->count, "iterator ran past count");
+    }
+    GgufArray inner;
+    n = 0;
+    gguf_array_iter_init(&it, a);
+    while (gguf_array_iter_next_array(&it, &inner)) {
+        FUZZ_ASSERT(++n <= a->count, "iterator ran past count");
+        walk_array(&inner, depth + 1);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    uint8_t *buf = malloc(size ? size : 1);
+    memcpy(buf, data, size);
+    buf_start = buf;
+    buf_end = buf + size;
+    GgufFile f;
+    char err[256];
+    memset(err, 0x55, sizeof err);
+    gguf_is_gguf(buf, size);
+    if (gguf_open(&f, buf, size, err, sizeof err) != 0) {
+        fuzz_check_reason(err, sizeof err);
+        free(buf);
+        return 0;
+    }
+    for (uint64_t i = 0; i < f.n_kv; i++) {
+        const GgufKeyValue *kv = &f.kv[i];
+        check_span(kv->key.ptr, kv->key.len, "key outside the file");
+        gguf_value_type_name(kv->type);
+        uint64_t u;
+        int64_t s64;
+        double d;
+        GgufString s;
+        GgufArray a;
+        gguf_kv_u64(kv, &u);
+        gguf_kv_i64(kv, &s64);
+        gguf_kv_f64(kv, &d);
+        if (gguf_kv_string(kv, &s) == 0) check_span(s.ptr, s.len, "string value outside the file");
+        if (gguf_kv_array(kv, &a) == 0) walk_array(&a, 0);
+        /* Lookups by the key's own name (when it has no NUL inside). */
+        if (kv->key.len < 256 && !memchr(kv->key.ptr, '\0', kv->key.len)) {
+            char name[256];
+            memcpy(name, kv->key.ptr, kv->key.len);
+            name[kv->key.len] = '\0';
+            FUZZ_ASSERT(gguf_find_key(&f, name) != NULL, "key not found by its own name");
+            uint32_t u32;
+            float f32;
+            int b;
+            gguf_get_u32(&f, name, &u32);
+            gguf_get_f32(&f, name, &f32);
+            gguf_get_bool(&f, name, &b);
+            gguf_get_string(&f, name, &s);
+            gguf_get_array(&f, name, &a);
+        }
+    }
+    static float row[4096];
+    for (uint64_t i = 0; i < f.n_tensors; i++) {
+        const GgufTensorInfo *t = &f.tensors[i];
+        check_span(t->name.ptr, t->name.len, "tensor name outside the file");
+        FUZZ_ASSERT(t->n_dims <= GGUF_MAX_DIMS, "too many dims");
+        check_span(t->data, t->n_bytes, "tensor data outside the file");
+        const GgmlTypeInfo *info = ggml_type_info(t->type);
+        uint64_t row_bytes = ggml_row_bytes(t->type, t->ne[0]);
+        if (info && info->supported && row_bytes && t->ne[0] <= 4096 && row_bytes <= t->n_bytes)
+            ggml_dequantize_row(t->type, t->data, row, (int)t->ne[0]);
+    }
+    gguf_find_tensor(&f, "token_embd.weight");
+    gguf_find_key(&f, "general.architecture");
+    gguf_close(&f);
+    free(buf);
+    return 0;
+}

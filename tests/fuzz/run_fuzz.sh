@@ -1,0 +1,75 @@
+#!/bin/sh
+# run_fuzz.sh - runs the libFuzzer harnesses built into build/fuzz.
+#
+#   run_fuzz.sh fuzz SECONDS JOBS NAME...   fuzz each NAME for SECONDS, JOBS at
+#       a time; new inputs go to build/fuzz/work/NAME, crashes to
+#       build/fuzz/artifacts/NAME, logs to build/fuzz/logs/NAME.log
+#   run_fuzz.sh replay NAME...              each NAME over tests/fuzz/corpus/NAME
+#       and tests/fuzz/regressions/NAME once (no mutation); fails on any crash
+set -u
+FUZZ_DIR=build/fuzz
+mode=${1:?mode: fuzz or replay}
+shift
+
+# Directories that exist, for libFuzzer's corpus arguments.
+existing() {
+    for d in "$@"; do [ -d "$d" ] && printf '%s ' "$d"; done
+}
+
+if [ "$mode" = replay ]; then
+    failed=0
+    for name in "$@"; do
+        dirs=$(existing tests/fuzz/corpus/$name tests/fuzz/regressions/$name)
+        if [ -z "$dirs" ]; then
+            echo "fuzz-replay: $name: no saved inputs"
+            continue
+        fi
+        count=$(find $dirs -type f | wc -l)
+        log=$FUZZ_DIR/logs/replay-$name.log
+        mkdir -p $FUZZ_DIR/logs
+        # -runs=0: execute the given corpora once, no mutation.
+        if $FUZZ_DIR/fuzz_$name -runs=0 -rss_limit_mb=2048 $dirs >"$log" 2>&1; then
+            echo "ok - fuzz-replay $name ($count inputs)"
+        else
+            echo "FAIL - fuzz-replay $name: crash or leak, see $log"
+            grep -m3 -E 'ERROR|invariant|runtime error' "$log"
+            failed=1
+        fi
+    done
+    exit $failed
+fi
+
+[ "$mode" = fuzz ] || { echo "run_fuzz.sh: unknown mode '$mode'" >&2; exit 2; }
+seconds=${1:?seconds}
+jobs=${2:?jobs}
+shift 2
+mkdir -p $FUZZ_DIR/logs
+status=0
+run_one() {
+    name=$1
+    mkdir -p $FUZZ_DIR/work/$name $FUZZ_DIR/artifacts/$name
+    dirs=$(existing tests/fuzz/corpus/$name tests/fuzz/regressions/$name build/fuzz-corpus/$name)
+    $FUZZ_DIR/fuzz_$name -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=8192 -timeout=10 \
+        -print_final_stats=1 -artifact_prefix=$FUZZ_DIR/artifacts/$name/ \
+        $FUZZ_DIR/work/$name $dirs >$FUZZ_DIR/logs/$name.log 2>&1
+    rc=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' $FUZZ_DIR/logs/$name.log)
+    crashes=$(ls $FUZZ_DIR/artifacts/$name | wc -l)
+    echo "fuzz $name: exit $rc, ${execs:-?} executions, $crashes artifacts in $FUZZ_DIR/artifacts/$name"
+    return $rc
+}
+# Simple job pool: JOBS harnesses at a time.
+running=0
+pids=""
+for name in "$@"; do
+    run_one "$name" &
+    pids="$pids $!"
+    running=$((running + 1))
+    if [ $running -ge "$jobs" ]; then
+        for p in $pids; do wait $p || status=1; done
+        pids=""
+        running=0
+    fi
+done
+for p in $pids; do wait $p || status=1; done
+exit $status
