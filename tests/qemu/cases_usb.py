@@ -1,0 +1,99 @@
+"""cases_usb.py - QEMU cases for PCI enumeration, the xHCI driver and the USB
+HID boot keyboard: keys typed with the monitor's sendkey reach the shell
+through a keyboard on the root port, behind a hub, and next to the USB stick
+the image boots from. i8042=off removes the PS/2 controller so a key can
+only arrive over USB."""
+import re
+
+READY = re.compile(rb"kernel: ready in ([0-9.]+) ms")
+KEYBOARD_READY = re.compile(rb"usb: keyboard ready")
+NO_PS2 = ["-machine", "q35,i8042=off"]
+KBD_ROOT = ["-device", "qemu-xhci,id=xhci", "-device", "usb-kbd,bus=xhci.0"]
+KBD_HUB = ["-device", "qemu-xhci,id=xhci", "-device", "usb-hub,bus=xhci.0,port=1",
+           "-device", "usb-kbd,bus=xhci.0,port=1.1"]
+
+
+def boot_with_keyboard(ctx, extra, **kw):
+    vm = ctx.boot(extra_args=NO_PS2 + extra, **kw)
+    out = vm.expect(READY, timeout=60)
+    ms = float(READY.search(out.encode()).group(1))
+    vm.wait_prompt(timeout=20)
+    vm.expect(KEYBOARD_READY, timeout=30)
+    return vm, ms
+
+
+def type_keys(vm, text):
+    names = {" ": "spc", "/": "slash", "\n": "ret", "-": "minus", ".": "dot"}
+    for ch in text:
+        if ch.isupper():
+            vm.monitor_command(f"sendkey shift-{ch.lower()}")
+        else:
+            vm.monitor_command(f"sendkey {names.get(ch, ch)}")
+
+
+def typed_echo_answers(vm, word):
+    type_keys(vm, f"/echo {word}\n")
+    vm.expect(f"\n{word}", timeout=20)
+    vm.wait_prompt(timeout=20)
+
+
+def test_pci_lists_devices(ctx):
+    with ctx.boot(extra_args=["-device", "qemu-xhci,id=xhci"]) as vm:
+        vm.expect(READY, timeout=60)
+        vm.wait_prompt(timeout=20)
+        out = vm.command("/pci")
+        assert re.search(r"8086:29c0 class 06\.00\.00", out), f"/pci misses the q35 host bridge: {out!r}"
+        assert re.search(r"1b36:000d class 0c\.03\.30", out), f"/pci misses qemu-xhci: {out!r}"
+        assert "ECAM" in out, f"/pci does not use ECAM on q35: {out!r}"
+
+
+def test_usb_keyboard_root_port(ctx):
+    vm, ms = boot_with_keyboard(ctx, KBD_ROOT)
+    with vm:
+        print(f"  kernel entry to prompt {ms:.1f} ms with xHCI + keyboard")
+        typed_echo_answers(vm, "usb")
+        # Shift, Ctrl-U (kills the line) and Backspace through the HID decoder.
+        type_keys(vm, "/echo junk")
+        vm.monitor_command("sendkey ctrl-u")
+        type_keys(vm, "/echo Abx")
+        vm.monitor_command("sendkey backspace")
+        type_keys(vm, "c\n")
+        out = vm.expect(re.compile(rb"\nAbc\r?\n"), timeout=20)
+        assert "\nAbc" in out.replace("\r", ""), f"shift/Ctrl-U/backspace over USB: {out!r}"
+
+
+def test_usb_keyboard_repeat(ctx):
+    vm, _ = boot_with_keyboard(ctx, KBD_ROOT)
+    with vm:
+        type_keys(vm, "/echo ")
+        vm.monitor_command("sendkey x 1000")    # held for 1 s: repeats after 500 ms
+        type_keys(vm, "\n")
+        out = vm.expect(re.compile(rb"\nx+\r?\n"), timeout=20)
+        count = out.strip().split("\n")[-1].count("x")
+        assert 3 <= count <= 40, f"{count} x from a 1 s key hold: {out!r}"
+        print(f"  1 s hold gave {count} characters")
+
+
+def test_usb_keyboard_behind_hub(ctx):
+    vm, _ = boot_with_keyboard(ctx, KBD_HUB)
+    with vm:
+        out = vm.text()
+        assert "usb: hub with" in out, f"no hub found: {out[-1500:]!r}"
+        typed_echo_answers(vm, "hub")
+
+
+def test_usb_keyboard_with_usb_stick_boot(ctx):
+    vm, _ = boot_with_keyboard(ctx, ["-device", "usb-kbd,bus=xhci.0"], usb_stick=True)
+    with vm:
+        typed_echo_answers(vm, "stick")
+        out = vm.command("/ls")
+        assert "stories260K.bin" in out, f"/ls after USB boot: {out!r}"
+
+
+CASES = [
+    test_pci_lists_devices,
+    test_usb_keyboard_root_port,
+    test_usb_keyboard_repeat,
+    test_usb_keyboard_behind_hub,
+    test_usb_keyboard_with_usb_stick_boot,
+]
