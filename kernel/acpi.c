@@ -42,6 +42,8 @@ enum { SPACE_MEMORY = 0, SPACE_IO = 1 };
 static const struct sdt_header *tables[MAX_TABLES];
 static int table_count;
 static int cpu_count = 1;
+static uint32_t cpu_apic_ids[ACPI_MAX_CPUS];
+static int cpu_apic_id_count;
 
 static uint16_t pm1a_cnt, pm1b_cnt, pm_timer;
 static int pm_timer_bits = 24;
@@ -83,7 +85,19 @@ const void *acpi_find_table(const char signature[4]) {
     return NULL;
 }
 
-int acpi_cpu_count(void) { return cpu_count; }
+int acpi_cpu_count(void) {
+    return cpu_count;
+}
+
+int acpi_cpu_apic_ids(uint32_t *ids, int max) {
+    int n = cpu_apic_id_count < max ? cpu_apic_id_count : max;
+    for (int i = 0; i < n; i++) ids[i] = cpu_apic_ids[i];
+    return n;
+}
+
+static void record_apic_id(uint32_t id) {
+    if (cpu_apic_id_count < ACPI_MAX_CPUS) cpu_apic_ids[cpu_apic_id_count++] = id;
+}
 
 uint16_t acpi_pm_timer_port(int *bits) {
     if (bits) *bits = pm_timer_bits;
@@ -91,17 +105,19 @@ uint16_t acpi_pm_timer_port(int *bits) {
 }
 
 static void parse_madt(const struct sdt_header *madt) {
-    const uint8_t *p = (const uint8_t *)madt + sizeof *madt + 8;   /* skip LAPIC address, flags */
+    const uint8_t *p = (const uint8_t *)madt + sizeof *madt + 8; /* skip LAPIC address, flags */
     const uint8_t *end = (const uint8_t *)madt + madt->length;
     int count = 0;
     while (p + 2 <= end && p[1] >= 2 && p + p[1] <= end) {
         uint32_t flags;
-        if (p[0] == 0 && p[1] >= 8) {          /* processor local APIC */
+        if (p[0] == 0 && p[1] >= 8) { /* processor local APIC */
             memcpy(&flags, p + 4, 4);
-            if (flags & 1) count++;
-        } else if (p[0] == 9 && p[1] >= 16) {  /* processor local x2APIC */
+            if (flags & 1) count++, record_apic_id(p[3]);
+        } else if (p[0] == 9 && p[1] >= 16) { /* processor local x2APIC */
             memcpy(&flags, p + 8, 4);
-            if (flags & 1) count++;
+            uint32_t x2apic_id;
+            memcpy(&x2apic_id, p + 4, 4);
+            if (flags & 1) count++, record_apic_id(x2apic_id);
         }
         p += p[1];
     }
@@ -113,16 +129,31 @@ static int aml_integer(const uint8_t **pp, const uint8_t *end, uint32_t *out) {
     const uint8_t *p = *pp;
     if (p >= end) return 0;
     switch (*p) {
-    case 0x00: *out = 0; *pp = p + 1; return 1;
-    case 0x01: *out = 1; *pp = p + 1; return 1;
-    case 0x0A: if (p + 2 > end) return 0; *out = p[1]; *pp = p + 2; return 1;
-    case 0x0B: if (p + 3 > end) return 0; *out = p[1] | (p[2] << 8); *pp = p + 3; return 1;
+    case 0x00:
+        *out = 0;
+        *pp = p + 1;
+        return 1;
+    case 0x01:
+        *out = 1;
+        *pp = p + 1;
+        return 1;
+    case 0x0A:
+        if (p + 2 > end) return 0;
+        *out = p[1];
+        *pp = p + 2;
+        return 1;
+    case 0x0B:
+        if (p + 3 > end) return 0;
+        *out = p[1] | (p[2] << 8);
+        *pp = p + 3;
+        return 1;
     case 0x0C:
         if (p + 5 > end) return 0;
         *out = p[1] | (p[2] << 8) | ((uint32_t)p[3] << 16) | ((uint32_t)p[4] << 24);
         *pp = p + 5;
         return 1;
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -133,11 +164,11 @@ static void find_s5(const struct sdt_header *dsdt) {
     for (const uint8_t *p = aml; p + 4 < end; p++) {
         if (memcmp(p, "_S5_", 4)) continue;
         const uint8_t *q = p + 4;
-        if (*q != 0x12) continue;                 /* PackageOp */
+        if (*q != 0x12) continue; /* PackageOp */
         q++;
         if (q >= end) return;
-        q += 1 + (*q >> 6);                       /* PkgLength: 1-4 bytes */
-        q++;                                      /* NumElements */
+        q += 1 + (*q >> 6); /* PkgLength: 1-4 bytes */
+        q++;                /* NumElements */
         uint32_t a, b;
         if (!aml_integer(&q, end, &a) || !aml_integer(&q, end, &b)) continue;
         slp_typ_a = (uint16_t)(a & 7);
@@ -169,7 +200,8 @@ static int fadt_gas(const struct sdt_header *f, uint32_t offset, struct generic_
 /* An I/O port from the 32-bit FADT field or its extended GAS twin. */
 static uint16_t fadt_port(const struct sdt_header *f, uint32_t legacy_offset, uint32_t gas_offset) {
     struct generic_address gas;
-    if (fadt_gas(f, gas_offset, &gas) && gas.space == SPACE_IO && gas.address <= 0xffff) return (uint16_t)gas.address;
+    if (fadt_gas(f, gas_offset, &gas) && gas.space == SPACE_IO && gas.address <= 0xffff)
+        return (uint16_t)gas.address;
     uint32_t port = fadt_u32(f, legacy_offset);
     return port <= 0xffff ? (uint16_t)port : 0;
 }
@@ -226,8 +258,11 @@ void acpi_init(uint64_t rsdp_phys) {
 }
 
 static void wait_ms(uint64_t ms) {
-    if (tsc_hz()) timer_sleep_us(ms * 1000);
-    else for (volatile uint64_t i = 0; i < ms * 100000; i++) {}
+    if (tsc_hz())
+        timer_sleep_us(ms * 1000);
+    else
+        for (volatile uint64_t i = 0; i < ms * 100000; i++) {
+        }
 }
 
 void acpi_poweroff(void) {
@@ -243,7 +278,7 @@ void acpi_poweroff(void) {
         wait_ms(500);
         kprintf("acpi: S5 power off did not take effect\n");
     }
-    outl(0xf4, 0);   /* QEMU isa-debug-exit: exits with status 1 */
+    outl(0xf4, 0); /* QEMU isa-debug-exit: exits with status 1 */
     wait_ms(100);
 }
 
@@ -256,13 +291,16 @@ __attribute__((noreturn)) void acpi_reboot(void) {
         }
         wait_ms(100);
     }
-    outb(0xCF9, 0x06);   /* PCI reset control: full reset */
+    outb(0xCF9, 0x06); /* PCI reset control: full reset */
     wait_ms(100);
     for (int i = 0; i < 100000 && (inb(0x64) & 2); i++) cpu_relax();
-    outb(0x64, 0xFE);    /* keyboard controller: pulse reset line */
+    outb(0x64, 0xFE); /* keyboard controller: pulse reset line */
     wait_ms(100);
     /* Last resort: an empty IDT turns the breakpoint into a triple fault. */
-    struct __attribute__((packed)) { uint16_t limit; uint64_t base; } empty = {0, 0};
+    struct __attribute__((packed)) {
+        uint16_t limit;
+        uint64_t base;
+    } empty = {0, 0};
     __asm__ volatile("lidt %0; int3" ::"m"(empty));
     cpu_halt_forever();
 }

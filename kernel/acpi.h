@@ -9,6 +9,10 @@ void acpi_init(uint64_t rsdp_phys);
 /* Virtual address of the first table with this signature ("FACP", "APIC", "MCFG"...), or 0. */
 const void *acpi_find_table(const char signature[4]);
 int acpi_cpu_count(void);
+/* Local APIC IDs of the enabled processors in the MADT (BSP included), in
+ * table order; returns how many were stored (at most max). */
+#define ACPI_MAX_CPUS 64
+int acpi_cpu_apic_ids(uint32_t *ids, int max);
 /* The ACPI PM timer (3.579545 MHz) I/O port from the FADT, 0 if none;
  * *bits gets 24 or 32. */
 uint16_t acpi_pm_timer_port(int *bits);

@@ -9,10 +9,10 @@
 #include "lib/format.h"
 #include "lib/string.h"
 
-#define MAX_SINKS   4
+#define MAX_SINKS 4
 #define MAX_SOURCES 4
 #define WRITE_CHUNK 256
-#define ESC_TIMEOUT_US 30000   /* a lone ESC (or a cut-off sequence) is dropped after this */
+#define ESC_TIMEOUT_US 30000 /* a lone ESC (or a cut-off sequence) is dropped after this */
 
 static void (*sinks[MAX_SINKS])(const char *s, size_t len);
 static int sink_count;
@@ -39,7 +39,9 @@ void console_write(const char *s, size_t len) {
     }
 }
 
-void console_puts(const char *s) { console_write(s, strlen(s)); }
+void console_puts(const char *s) {
+    console_write(s, strlen(s));
+}
 
 int kvprintf(const char *fmt, va_list ap) {
     char buf[512];
@@ -88,18 +90,24 @@ static int last_was_cr;
 
 static uint64_t esc_timeout_ticks(void) {
     uint64_t hz = tsc_hz();
-    if (hz == 0) hz = 1000000000ull;   /* before calibration: assume 1 GHz */
+    if (hz == 0) hz = 1000000000ull; /* before calibration: assume 1 GHz */
     return hz / 1000000 * ESC_TIMEOUT_US;
 }
 
 static int csi_final_key(char final) {
     switch (final) {
-    case 'A': return KEY_UP;
-    case 'B': return KEY_DOWN;
-    case 'C': return KEY_RIGHT;
-    case 'D': return KEY_LEFT;
-    case 'H': return KEY_HOME;
-    case 'F': return KEY_END;
+    case 'A':
+        return KEY_UP;
+    case 'B':
+        return KEY_DOWN;
+    case 'C':
+        return KEY_RIGHT;
+    case 'D':
+        return KEY_LEFT;
+    case 'H':
+        return KEY_HOME;
+    case 'F':
+        return KEY_END;
     case '~':
         if (csi_overflow || csi_len == 0) return KEY_NONE;
         csi_params[csi_len] = 0;
@@ -110,7 +118,7 @@ static int csi_final_key(char final) {
         if (!strcmp(csi_params, "6")) return KEY_PAGE_DOWN;
         return KEY_NONE;
     default:
-        return KEY_NONE;   /* unknown sequence: swallowed */
+        return KEY_NONE; /* unknown sequence: swallowed */
     }
 }
 
@@ -124,7 +132,7 @@ static void start_escape(void) {
 /* Feeds one byte; returns a key code or KEY_NONE when the byte was consumed
  * as part of a sequence (or dropped). */
 static int decode_byte(int c) {
-    if (state != DECODE_NORMAL && c == 0x1b) {   /* a new ESC aborts the old sequence */
+    if (state != DECODE_NORMAL && c == 0x1b) { /* a new ESC aborts the old sequence */
         start_escape();
         return KEY_NONE;
     }
@@ -135,7 +143,7 @@ static int decode_byte(int c) {
             last_was_cr = 0;
             return KEY_NONE;
         }
-        if (c == '\n' && last_was_cr) {   /* CRLF counts once */
+        if (c == '\n' && last_was_cr) { /* CRLF counts once */
             last_was_cr = 0;
             return KEY_NONE;
         }
@@ -144,34 +152,49 @@ static int decode_byte(int c) {
         if (c == 0x7f) return 8;
         return c;
     case DECODE_ESC:
-        if (c == '[') { state = DECODE_CSI; return KEY_NONE; }
-        if (c == 'O') { state = DECODE_SS3; return KEY_NONE; }
-        state = DECODE_NORMAL;   /* ESC + other byte (Alt-key): swallowed */
+        if (c == '[') {
+            state = DECODE_CSI;
+            return KEY_NONE;
+        }
+        if (c == 'O') {
+            state = DECODE_SS3;
+            return KEY_NONE;
+        }
+        state = DECODE_NORMAL; /* ESC + other byte (Alt-key): swallowed */
         return KEY_NONE;
     case DECODE_SS3:
         state = DECODE_NORMAL;
         switch (c) {
-        case 'A': return KEY_UP;
-        case 'B': return KEY_DOWN;
-        case 'C': return KEY_RIGHT;
-        case 'D': return KEY_LEFT;
-        case 'H': return KEY_HOME;
-        case 'F': return KEY_END;
-        default: return KEY_NONE;
-        }
-    case DECODE_CSI:
-        if (c >= 0x30 && c <= 0x3f) {            /* parameter bytes */
-            if (csi_len < (int)sizeof csi_params - 1) csi_params[csi_len++] = (char)c;
-            else csi_overflow = 1;
+        case 'A':
+            return KEY_UP;
+        case 'B':
+            return KEY_DOWN;
+        case 'C':
+            return KEY_RIGHT;
+        case 'D':
+            return KEY_LEFT;
+        case 'H':
+            return KEY_HOME;
+        case 'F':
+            return KEY_END;
+        default:
             return KEY_NONE;
         }
-        if (c >= 0x20 && c <= 0x2f) {            /* intermediate bytes */
+    case DECODE_CSI:
+        if (c >= 0x30 && c <= 0x3f) { /* parameter bytes */
+            if (csi_len < (int)sizeof csi_params - 1)
+                csi_params[csi_len++] = (char)c;
+            else
+                csi_overflow = 1;
+            return KEY_NONE;
+        }
+        if (c >= 0x20 && c <= 0x2f) { /* intermediate bytes */
             csi_overflow = 1;
             return KEY_NONE;
         }
         state = DECODE_NORMAL;
         if (c >= 0x40 && c <= 0x7e) return csi_final_key((char)c);
-        return KEY_NONE;                         /* malformed: swallowed */
+        return KEY_NONE; /* malformed: swallowed */
     }
     return KEY_NONE;
 }
@@ -181,7 +204,7 @@ static int serial_poll_key(void) {
         int c = uart_read_byte();
         if (c < 0) {
             if (state != DECODE_NORMAL && rdtsc() - esc_start_tsc > esc_timeout_ticks())
-                state = DECODE_NORMAL;   /* lone ESC or truncated sequence: dropped */
+                state = DECODE_NORMAL; /* lone ESC or truncated sequence: dropped */
             return KEY_NONE;
         }
         int key = decode_byte(c);
@@ -206,9 +229,11 @@ int console_wait_key(void) {
 }
 
 void console_flush_input(void) {
-    while (uart_read_byte() >= 0) {}
+    while (uart_read_byte() >= 0) {
+    }
     for (int i = 0; i < source_count; i++) {
-        for (int guard = 0; guard < 4096 && sources[i]() != KEY_NONE; guard++) {}
+        for (int guard = 0; guard < 4096 && sources[i]() != KEY_NONE; guard++) {
+        }
     }
     state = DECODE_NORMAL;
     last_was_cr = 0;

@@ -18,8 +18,16 @@ extern struct cpu_info cpu;
  * Feature flags that need OS-enabled state (avx, avx2, fma, f16c, avx512*)
  * are cleared when that state could not be enabled, so they are safe to test. */
 void cpu_init(void);
+/* On an application processor: the same CR0/CR4/XCR0/EFER setup as the BSP. */
+void cpu_init_ap(void);
+/* TSC when cpu_park_other_processors sent INIT (0 if it did not). */
+extern uint64_t cpu_park_tsc;
 int cpu_has_nx(void);         /* EFER.NXE enabled: NX bit usable in page tables */
 int cpu_has_gib_pages(void);  /* 1 GiB pages */
+/* Stops the other processors (INIT IPI): they stay halted in wait-for-SIPI.
+ * map_mmio maps the local APIC registers (paging_map_mmio); when it returns
+ * NULL nothing is done and the result is 0, else 1. */
+int cpu_park_other_processors(void *(*map_mmio)(uint64_t phys, uint64_t size));
 uint64_t cpu_read_msr(uint32_t msr);
 void cpu_write_msr(uint32_t msr, uint64_t v);
 

@@ -12,27 +12,60 @@
 extern char __boot_stack_guard[], __boot_stack_bottom[];
 
 static const char *const exception_names[32] = {
-    "Divide Error", "Debug", "Non-Maskable Interrupt", "Breakpoint", "Overflow",
-    "Bound Range Exceeded", "Invalid Opcode", "Device Not Available", "Double Fault",
-    "Coprocessor Segment Overrun", "Invalid TSS", "Segment Not Present", "Stack-Segment Fault",
-    "General Protection Fault", "Page Fault", "Reserved 15", "x87 Floating-Point Exception",
-    "Alignment Check", "Machine Check", "SIMD Floating-Point Exception", "Virtualization Exception",
-    "Control Protection Exception", "Reserved 22", "Reserved 23", "Reserved 24", "Reserved 25",
-    "Reserved 26", "Reserved 27", "Hypervisor Injection Exception", "VMM Communication Exception",
-    "Security Exception", "Reserved 31",
+    "Divide Error",
+    "Debug",
+    "Non-Maskable Interrupt",
+    "Breakpoint",
+    "Overflow",
+    "Bound Range Exceeded",
+    "Invalid Opcode",
+    "Device Not Available",
+    "Double Fault",
+    "Coprocessor Segment Overrun",
+    "Invalid TSS",
+    "Segment Not Present",
+    "Stack-Segment Fault",
+    "General Protection Fault",
+    "Page Fault",
+    "Reserved 15",
+    "x87 Floating-Point Exception",
+    "Alignment Check",
+    "Machine Check",
+    "SIMD Floating-Point Exception",
+    "Virtualization Exception",
+    "Control Protection Exception",
+    "Reserved 22",
+    "Reserved 23",
+    "Reserved 24",
+    "Reserved 25",
+    "Reserved 26",
+    "Reserved 27",
+    "Hypervisor Injection Exception",
+    "VMM Communication Exception",
+    "Security Exception",
+    "Reserved 31",
 };
 static const char *const exception_mnemonics[32] = {
-    "#DE", "#DB", "NMI", "#BP", "#OF", "#BR", "#UD", "#NM", "#DF", "-",  "#TS", "#NP", "#SS", "#GP", "#PF", "-",
-    "#MF", "#AC", "#MC", "#XM", "#VE", "#CP", "-",   "-",   "-",   "-",  "-",   "-",   "#HV", "#VC", "#SX", "-",
+    "#DE", "#DB", "NMI", "#BP", "#OF", "#BR", "#UD", "#NM", "#DF", "-",   "#TS",
+    "#NP", "#SS", "#GP", "#PF", "-",   "#MF", "#AC", "#MC", "#XM", "#VE", "#CP",
+    "-",   "-",   "-",   "-",   "-",   "-",   "#HV", "#VC", "#SX", "-",
 };
 
 static uint64_t read_cr(int which) {
     uint64_t v = 0;
     switch (which) {
-    case 0: __asm__ volatile("mov %%cr0, %0" : "=r"(v)); break;
-    case 2: __asm__ volatile("mov %%cr2, %0" : "=r"(v)); break;
-    case 3: __asm__ volatile("mov %%cr3, %0" : "=r"(v)); break;
-    case 4: __asm__ volatile("mov %%cr4, %0" : "=r"(v)); break;
+    case 0:
+        __asm__ volatile("mov %%cr0, %0" : "=r"(v));
+        break;
+    case 2:
+        __asm__ volatile("mov %%cr2, %0" : "=r"(v));
+        break;
+    case 3:
+        __asm__ volatile("mov %%cr3, %0" : "=r"(v));
+        break;
+    case 4:
+        __asm__ volatile("mov %%cr4, %0" : "=r"(v));
+        break;
     }
     return v;
 }
@@ -40,7 +73,9 @@ static uint64_t read_cr(int which) {
 static void print_page_fault_reason(uint64_t cr2, uint64_t error) {
     kprintf("  CR2 0x%016lx: %s, %s, %s mode%s%s\n", (unsigned long)cr2,
             (error & 1) ? "protection violation" : "page not present",
-            (error & 16) ? "instruction fetch" : (error & 2) ? "write" : "read",
+            (error & 16)  ? "instruction fetch"
+            : (error & 2) ? "write"
+                          : "read",
             (error & 4) ? "user" : "kernel", (error & 8) ? ", reserved bit set" : "",
             cr2 < 4096 ? " (NULL pointer)" : "");
     if (cr2 >= (uint64_t)__boot_stack_guard && cr2 < (uint64_t)__boot_stack_bottom)
@@ -48,7 +83,7 @@ static void print_page_fault_reason(uint64_t cr2, uint64_t error) {
 }
 
 __attribute__((noreturn)) void exception_fatal(struct interrupt_frame *f) {
-    uint64_t cr2 = read_cr(2);   /* first, before anything else can fault */
+    uint64_t cr2 = read_cr(2); /* first, before anything else can fault */
     panic_enter("exception", f->vector, f->rip);
 
     unsigned v = (unsigned)(f->vector & 31);
@@ -82,7 +117,7 @@ static volatile uintptr_t null_address = 0;
 static volatile uint64_t non_canonical_address = 0x8000000000000000ull;
 
 static const char read_only_text[] = "rodata";
-static volatile uint8_t data_code[16] = {0xc3};   /* "ret", but in a non-executable page */
+static volatile uint8_t data_code[16] = {0xc3}; /* "ret", but in a non-executable page */
 
 static int recurse_forever(int depth);
 static int (*volatile recurse_through)(int) = recurse_forever;
@@ -105,16 +140,17 @@ void debug_fault(const char *kind) {
         __asm__ volatile("xorl %%edx, %%edx\n\t"
                          "movl $1, %%eax\n\t"
                          "xorl %%ecx, %%ecx\n\t"
-                         "divl %%ecx" ::: "rax", "rcx", "rdx");
+                         "divl %%ecx" ::
+                             : "rax", "rcx", "rdx");
     } else if (!strcmp(kind, "gp")) {
         (void)*(volatile uint64_t *)non_canonical_address;
     } else if (!strcmp(kind, "stack")) {
         recurse_through(0);
-    } else if (!strcmp(kind, "ro")) {      /* write to .rodata: protection fault */
+    } else if (!strcmp(kind, "ro")) { /* write to .rodata: protection fault */
         *(volatile char *)(uintptr_t)read_only_text = 'X';
-    } else if (!strcmp(kind, "nx")) {      /* jump into .data: NX fault */
+    } else if (!strcmp(kind, "nx")) { /* jump into .data: NX fault */
         ((void (*)(void))(uintptr_t)data_code)();
-    } else if (!strcmp(kind, "int")) {     /* unexpected vector: reported, execution continues */
+    } else if (!strcmp(kind, "int")) { /* unexpected vector: reported, execution continues */
         __asm__ volatile("int $0xf0");
         kprintf("fault: returned from vector 0xf0\n");
         return;

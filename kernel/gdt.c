@@ -1,10 +1,14 @@
-/* gdt.c - the kernel's own GDT (null, 64-bit code, data, TSS) and a TSS
- * whose IST stacks let #DF, NMI, #MC and #PF run on known-good stacks, so a
- * kernel stack overflow still produces a dump. */
+/* gdt.c - the GDTs (null, 64-bit code, data, TSS) and TSSs, one set per
+ * processor: a TSS is marked busy once loaded, and each CPU needs its own IST
+ * stacks so #DF, NMI, #MC and #PF run on known-good stacks (a kernel stack
+ * overflow still produces a dump). The BSP's set is static; the APs' sets
+ * are allocated by the BSP before they start (the heap is not SMP-safe). */
 #include "kernel/idt.h"
+#include "kernel/memory.h"
 #include <stdint.h>
 
 #define IST_STACK_SIZE 16384
+#define IST_COUNT 4
 
 struct __attribute__((packed)) tss64 {
     uint32_t reserved0;
@@ -21,24 +25,31 @@ struct __attribute__((packed)) descriptor_pointer {
     uint64_t base;
 };
 
-static struct tss64 tss;
-static uint64_t gdt[5] __attribute__((aligned(16)));
-static uint8_t ist_stacks[4][IST_STACK_SIZE] __attribute__((aligned(16)));
+struct cpu_tables {
+    uint64_t gdt[5] __attribute__((aligned(16)));
+    struct tss64 tss;
+};
 
-void gdt_init(void) {
-    gdt[0] = 0;
-    gdt[1] = 0x00209A0000000000ull;   /* code: present, DPL 0, executable, long mode */
-    gdt[2] = 0x0000920000000000ull;   /* data: present, writable */
+static struct cpu_tables bsp_tables;
+static uint8_t bsp_ist_stacks[IST_COUNT][IST_STACK_SIZE] __attribute__((aligned(16)));
 
-    for (int i = 0; i < 4; i++) tss.ist[i] = (uint64_t)(ist_stacks[i] + IST_STACK_SIZE);
-    tss.iomap_base = sizeof tss;      /* no I/O permission bitmap */
+static void fill_tables(struct cpu_tables *t, uint8_t *ist_stacks) {
+    t->gdt[0] = 0;
+    t->gdt[1] = 0x00209A0000000000ull; /* code: present, DPL 0, executable, long mode */
+    t->gdt[2] = 0x0000920000000000ull; /* data: present, writable */
 
-    uint64_t base = (uint64_t)&tss, limit = sizeof tss - 1;
-    gdt[3] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ull << 40) /* available 64-bit TSS */
-             | (((limit >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56);
-    gdt[4] = base >> 32;
+    for (int i = 0; i < IST_COUNT; i++) t->tss.ist[i] = (uint64_t)(ist_stacks + (i + 1) * IST_STACK_SIZE);
+    t->tss.iomap_base = sizeof t->tss; /* no I/O permission bitmap */
 
-    struct descriptor_pointer ptr = {sizeof gdt - 1, (uint64_t)gdt};
+    uint64_t base = (uint64_t)&t->tss, limit = sizeof t->tss - 1;
+    t->gdt[3] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ull << 40) /* available 64-bit TSS */
+                | (((limit >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56);
+    t->gdt[4] = base >> 32;
+}
+
+void gdt_load_cpu(void *tables) {
+    struct cpu_tables *t = tables;
+    struct descriptor_pointer ptr = {sizeof t->gdt - 1, (uint64_t)t->gdt};
     __asm__ volatile("lgdt %0\n\t"
                      "pushq %1\n\t"
                      "leaq 1f(%%rip), %%rax\n\t"
@@ -57,4 +68,21 @@ void gdt_init(void) {
                      :
                      : "m"(ptr), "i"(GDT_KERNEL_CODE), "r"((uint32_t)GDT_KERNEL_DATA), "r"((uint32_t)GDT_TSS)
                      : "rax", "memory");
+}
+
+void gdt_init(void) {
+    fill_tables(&bsp_tables, &bsp_ist_stacks[0][0]);
+    gdt_load_cpu(&bsp_tables);
+}
+
+void *gdt_prepare_cpu(void) {
+    struct cpu_tables *t = kzalloc(sizeof *t);
+    uint8_t *stacks = kmalloc(IST_COUNT * IST_STACK_SIZE);
+    if (!t || !stacks) {
+        kfree(t);
+        kfree(stacks);
+        return 0;
+    }
+    fill_tables(t, stacks);
+    return t;
 }

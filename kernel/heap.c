@@ -11,17 +11,17 @@
 #include <stdint.h>
 
 #define HEADER_SIZE 16
-#define MAGIC_USED  0x4b4d414cu   /* block handed out */
-#define MAGIC_FREE  0x46524545u   /* block on a free list */
-#define CLASS_COUNT 8             /* 32, 64, ..., 4096 */
+#define MAGIC_USED 0x4b4d414cu /* block handed out */
+#define MAGIC_FREE 0x46524545u /* block on a free list */
+#define CLASS_COUNT 8          /* 32, 64, ..., 4096 */
 #define MIN_CLASS_SHIFT 5
 #define LARGE_CLASS 0xffu
-#define SLAB_PAGES 4              /* pages carved at once for the small classes */
+#define SLAB_PAGES 4 /* pages carved at once for the small classes */
 
 struct block_header {
     uint32_t magic;
-    uint32_t size_class;   /* 0..CLASS_COUNT-1 or LARGE_CLASS */
-    uint64_t size;         /* requested bytes (small) or data pages (large) */
+    uint32_t size_class; /* 0..CLASS_COUNT-1 or LARGE_CLASS */
+    uint64_t size;       /* requested bytes (small) or data pages (large) */
 };
 _Static_assert(sizeof(struct block_header) == HEADER_SIZE, "header keeps 16-byte alignment");
 
@@ -34,8 +34,12 @@ static struct free_block *free_lists[CLASS_COUNT];
 static uint64_t bytes_in_use;
 static uint64_t pages_held;
 
-uint64_t heap_bytes_in_use(void) { return bytes_in_use; }
-uint64_t heap_pages_held(void) { return pages_held; }
+uint64_t heap_bytes_in_use(void) {
+    return bytes_in_use;
+}
+uint64_t heap_pages_held(void) {
+    return pages_held;
+}
 
 static int class_for(size_t size) {
     size_t total = size + HEADER_SIZE;
@@ -74,7 +78,7 @@ void *kmalloc(size_t size) {
     }
     if (size > (1ull << 46)) return NULL;
     uint64_t pages = (size + PAGE_SIZE - 1) / PAGE_SIZE;
-    uint64_t phys = page_alloc(pages + 1);   /* +1: the header page */
+    uint64_t phys = page_alloc(pages + 1); /* +1: the header page */
     if (!phys) return NULL;
     pages_held += pages + 1;
     uint8_t *data = (uint8_t *)phys_to_virt(phys) + PAGE_SIZE;
@@ -144,11 +148,11 @@ void *krealloc(void *p, size_t size) {
     if (!h) return NULL;
     size_t old_usable = usable_size(h);
     if (size <= old_usable && h->size_class != LARGE_CLASS) {
-        bytes_in_use += size - h->size;   /* same block, new request size */
+        bytes_in_use += size - h->size; /* same block, new request size */
         h->size = size;
         return p;
     }
-    if (size <= old_usable) return p;   /* large block already big enough */
+    if (size <= old_usable) return p; /* large block already big enough */
     void *q = kmalloc(size);
     if (!q) return NULL;
     memcpy(q, p, old_usable < size ? old_usable : size);
@@ -156,9 +160,15 @@ void *krealloc(void *p, size_t size) {
     return q;
 }
 
-void *malloc(size_t size) { return kmalloc(size); }
-void free(void *p) { kfree(p); }
-void *realloc(void *p, size_t size) { return krealloc(p, size); }
+void *malloc(size_t size) {
+    return kmalloc(size);
+}
+void free(void *p) {
+    kfree(p);
+}
+void *realloc(void *p, size_t size) {
+    return krealloc(p, size);
+}
 void *calloc(size_t n, size_t size) {
     if (size && n > (size_t)-1 / size) return NULL;
     return kzalloc(n * size);

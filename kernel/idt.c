@@ -1,9 +1,10 @@
 /* idt.c - 256 interrupt gates pointing at the isr.asm stubs, and the
  * dispatcher: CPU exceptions are fatal (dump and halt) except NMI, which is
- * reported; any other vector is reported as spurious and returns. */
+ * reported unless it is an SMP wake-up or halt request; any other vector is reported as spurious and returns. */
 #include "kernel/idt.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
+#include "kernel/smp.h"
 #include <stdint.h>
 
 struct __attribute__((packed)) idt_gate {
@@ -29,7 +30,7 @@ static void set_gate(int vector, uint64_t handler, uint8_t ist) {
         .offset_low = handler & 0xffff,
         .selector = GDT_KERNEL_CODE,
         .ist = ist,
-        .type_attr = 0x8E,   /* present, DPL 0, 64-bit interrupt gate (IF cleared) */
+        .type_attr = 0x8E, /* present, DPL 0, 64-bit interrupt gate (IF cleared) */
         .offset_mid = (handler >> 16) & 0xffff,
         .offset_high = handler >> 32,
     };
@@ -47,16 +48,24 @@ void idt_init(void) {
     set_gate(8, isr_stub_table[8], IST_DOUBLE_FAULT);
     set_gate(14, isr_stub_table[14], IST_PAGE_FAULT);
     set_gate(18, isr_stub_table[18], IST_MACHINE_CHECK);
+    idt_load();
+    mask_legacy_pic();
+}
+
+void idt_load(void) {
     struct idt_pointer ptr = {sizeof idt - 1, (uint64_t)idt};
     __asm__ volatile("lidt %0" ::"m"(ptr) : "memory");
-    mask_legacy_pic();
 }
 
 void interrupt_dispatch(struct interrupt_frame *frame) {
     if (frame->vector == 2) {
+        if (smp_nmi_expected()) return; /* a worker woken up (or told to halt) */
         kprintf("interrupt: NMI at RIP 0x%016lx (ignored)\n", (unsigned long)frame->rip);
         return;
     }
-    if (frame->vector < 32) exception_fatal(frame);
+    if (frame->vector < 32) {
+        smp_stop_others(); /* no CPU keeps running (or printing) past a fatal fault */
+        exception_fatal(frame);
+    }
     kprintf("interrupt: spurious vector %lu ignored\n", (unsigned long)frame->vector);
 }

@@ -1,6 +1,6 @@
 /* main.c - kernel_main: check the loader's hand-over, bring up the core
- * (serial, CPU, GDT/IDT, memory, paging, heap, symbols, ACPI, timer), start
- * the drivers and run the shell. */
+ * (serial, CPU, GDT/IDT, memory, paging, heap, symbols, ACPI, timer, the
+ * other processors), start the drivers and run the shell. */
 #include "kernel/kernel.h"
 #include "kernel/acpi.h"
 #include "kernel/console.h"
@@ -8,9 +8,14 @@
 #include "kernel/idt.h"
 #include "kernel/memory.h"
 #include "kernel/paging.h"
+#include "kernel/pci.h"
 #include "kernel/panic.h"
 #include "kernel/timer.h"
 #include "kernel/uart.h"
+#include "kernel/usb.h"
+#include "kernel/smp.h"
+#include "kernel/workers.h"
+#include "lib/config.h"
 #include "lib/string.h"
 
 static struct boot_info boot_info_copy;
@@ -29,7 +34,8 @@ static void sanitize_memory_map(struct boot_info *info) {
     uint32_t kept = 0;
     for (uint32_t i = 0; i < info->mem_region_count; i++) {
         struct boot_mem_region r = info->mem[i];
-        if ((r.base & (PAGE_SIZE - 1)) || r.pages == 0 || r.base >= limit || r.pages > (limit - r.base) / PAGE_SIZE) {
+        if ((r.base & (PAGE_SIZE - 1)) || r.pages == 0 || r.base >= limit ||
+            r.pages > (limit - r.base) / PAGE_SIZE) {
             kprintf("kernel: ignoring bad memory map entry base 0x%lx pages %lu\n", (unsigned long)r.base,
                     (unsigned long)r.pages);
             continue;
@@ -39,12 +45,30 @@ static void sanitize_memory_map(struct boot_info *info) {
     info->mem_region_count = kept;
 }
 
+/* The loader's direct map, if it already covers the range (early boot). */
+static void *map_if_already_mapped(uint64_t phys, uint64_t size) {
+    return paging_is_mapped(DIRECT_MAP_BASE + phys, size) ? phys_to_virt(phys) : NULL;
+}
+
 static void print_cpu(void) {
     kprintf("cpu: %s, %s, family %u model %u\n", cpu.vendor, cpu.brand, cpu.family, cpu.model);
     kprintf("cpu: sse2%s%s%s%s%s%s%s%s%s%s\n", cpu.sse3 ? " sse3" : "", cpu.ssse3 ? " ssse3" : "",
-            cpu.sse41 ? " sse4.1" : "", cpu.sse42 ? " sse4.2" : "", cpu.avx ? " avx" : "", cpu.avx2 ? " avx2" : "",
-            cpu.fma ? " fma" : "", cpu.f16c ? " f16c" : "", cpu.avx512f ? " avx512f" : "",
-            cpu.avx512vnni ? " avx512vnni" : "");
+            cpu.sse41 ? " sse4.1" : "", cpu.sse42 ? " sse4.2" : "", cpu.avx ? " avx" : "",
+            cpu.avx2 ? " avx2" : "", cpu.fma ? " fma" : "", cpu.f16c ? " f16c" : "",
+            cpu.avx512f ? " avx512f" : "", cpu.avx512vnni ? " avx512vnni" : "");
+}
+
+/* boot.cfg test hooks: smp_test=1 runs the worker self-test, smp_fault=KIND
+ * faults on the last worker (an AP) to check the dump and the halt. */
+static void run_boot_smp_checks(void) {
+    size_t len = strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX);
+    char value[16];
+    if (config_get(boot_info->cmdline, len, "smp_test", value, sizeof value) > 0 && value[0] == '1') {
+        char report[160];
+        workers_selftest(report, sizeof report);
+        kprintf("%s\n", report);
+    }
+    if (config_get(boot_info->cmdline, len, "smp_fault", value, sizeof value) > 0) workers_fault_test(value);
 }
 
 void kernel_main(uint64_t boot_info_phys) {
@@ -63,12 +87,17 @@ void kernel_main(uint64_t boot_info_phys) {
     kprintf("\nkernel: started\n");
     sanitize_memory_map(&boot_info_copy);
     cpu_init();
+    /* The other processors spin in the firmware's loop and, under emulation,
+     * slow us down: stop them now if the local APIC is reachable, else once
+     * our page tables can map it. */
+    int others_parked = cpu_park_other_processors(map_if_already_mapped);
     gdt_init();
     idt_init();
     page_alloc_init(boot_info, boot_info_phys);
     paging_init(boot_info);
     /* From here on: our page tables and our stack, so boot-services memory is free. */
     page_alloc_reclaim_boot_services(boot_info);
+    if (!others_parked) cpu_park_other_processors(paging_map_mmio);
 
     if (boot_info->kernel_file)
         symbols_init(phys_to_virt(boot_info->kernel_file), boot_info->kernel_file_size);
@@ -76,9 +105,11 @@ void kernel_main(uint64_t boot_info_phys) {
     cpu.logical_cores = acpi_cpu_count();
     timer_init();
 
+    smp_init(boot_info);
+
     print_cpu();
-    kprintf("cpu: %d logical cores, TSC %lu MHz (%s)\n", cpu.logical_cores, (unsigned long)(tsc_hz() / 1000000),
-            timer_source());
+    kprintf("cpu: %d logical cores, TSC %lu MHz (%s)\n", cpu.logical_cores,
+            (unsigned long)(tsc_hz() / 1000000), timer_source());
     struct memory_stats m;
     memory_get_stats(&m);
     kprintf("memory: %lu MiB usable, %lu MiB free, RAM up to 0x%lx\n", (unsigned long)(m.total_bytes >> 20),
@@ -86,6 +117,8 @@ void kernel_main(uint64_t boot_info_phys) {
 
     fbcon_init(&boot_info->fb);
     ps2_init();
+    pci_init();
+    usb_init();
     if (boot_info->ramdisk && boot_info->ramdisk_size) {
         int files = ramdisk_init(phys_to_virt(boot_info->ramdisk), boot_info->ramdisk_size);
         kprintf("ramdisk: %d files, %lu KiB\n", files, (unsigned long)(boot_info->ramdisk_size >> 10));
@@ -93,5 +126,6 @@ void kernel_main(uint64_t boot_info_phys) {
         ramdisk_init(NULL, 0);
         kprintf("ramdisk: none\n");
     }
+    run_boot_smp_checks();
     shell_run();
 }

@@ -13,21 +13,29 @@
 #define FIRST_PAGE (LOW_MEMORY_END / PAGE_SIZE)
 
 static uint64_t *bitmap;
-static uint64_t bitmap_pages;      /* pages the bitmap covers */
-static uint64_t managed_pages;     /* usable + reclaimed + loader pages */
+static uint64_t bitmap_pages;  /* pages the bitmap covers */
+static uint64_t managed_pages; /* usable + reclaimed + loader pages */
 static uint64_t free_pages;
 static uint64_t rover = FIRST_PAGE;
 static uint64_t highest_ram;
 static uint64_t loader_ram_pages;
 
 /* Ranges that must never become free, whatever type the map gives them. */
-struct phys_range { uint64_t base, end; };
+struct phys_range {
+    uint64_t base, end;
+};
 static struct phys_range protected_ranges[5];
 static int protected_count;
 
-static inline int page_used(uint64_t page) { return (bitmap[page / 64] >> (page % 64)) & 1; }
-static inline void mark_used(uint64_t page) { bitmap[page / 64] |= 1ull << (page % 64); }
-static inline void mark_free(uint64_t page) { bitmap[page / 64] &= ~(1ull << (page % 64)); }
+static inline int page_used(uint64_t page) {
+    return (bitmap[page / 64] >> (page % 64)) & 1;
+}
+static inline void mark_used(uint64_t page) {
+    bitmap[page / 64] |= 1ull << (page % 64);
+}
+static inline void mark_free(uint64_t page) {
+    bitmap[page / 64] &= ~(1ull << (page % 64));
+}
 
 static int is_ram(uint32_t type) {
     return type == BOOT_MEM_USABLE || type == BOOT_MEM_RECLAIMABLE || type == BOOT_MEM_LOADER;
@@ -69,7 +77,7 @@ static void free_pages_except_protected(uint64_t first, uint64_t last, int from)
         uint64_t p_first = protected_ranges[i].base / PAGE_SIZE, p_last = protected_ranges[i].end / PAGE_SIZE;
         if (p_last <= first || p_first >= last) continue;
         if (p_first > first) free_pages_except_protected(first, p_first, i + 1);
-        first = p_last;   /* continue after the protected range */
+        first = p_last; /* continue after the protected range */
     }
     if (first < last) free_pages += set_bits(first, last, 0);
 }
@@ -114,13 +122,14 @@ void page_alloc_init(const struct boot_info *info, uint64_t boot_info_phys) {
         }
     }
     if (!bitmap_phys) {
-        kprintf("page_alloc: no usable region for a %lu KiB page bitmap\n", (unsigned long)(bitmap_bytes / 1024));
+        kprintf("page_alloc: no usable region for a %lu KiB page bitmap\n",
+                (unsigned long)(bitmap_bytes / 1024));
         return;
     }
     bitmap = phys_to_virt(bitmap_phys);
-    memset(bitmap, 0xff, bitmap_size_pages * PAGE_SIZE);   /* everything in use ... */
+    memset(bitmap, 0xff, bitmap_size_pages * PAGE_SIZE); /* everything in use ... */
 
-    for (uint32_t i = 0; i < info->mem_region_count; i++) {   /* ... except usable RAM */
+    for (uint32_t i = 0; i < info->mem_region_count; i++) { /* ... except usable RAM */
         const struct boot_mem_region *r = &info->mem[i];
         if (r->type == BOOT_MEM_USABLE) free_region(r->base, r->pages);
         if (is_ram(r->type)) managed_pages += r->pages;
@@ -193,7 +202,8 @@ void page_free(uint64_t phys, size_t count) {
     if (!bitmap || count == 0) return;
     uint64_t first = phys / PAGE_SIZE;
     if (phys % PAGE_SIZE || first < FIRST_PAGE || first + count > bitmap_pages || first + count < first) {
-        kprintf("page_free: bad range 0x%lx + %lu pages ignored\n", (unsigned long)phys, (unsigned long)count);
+        kprintf("page_free: bad range 0x%lx + %lu pages ignored\n", (unsigned long)phys,
+                (unsigned long)count);
         return;
     }
     for (uint64_t p = first; p < first + count; p++) {
@@ -224,7 +234,8 @@ int memory_selftest_high(size_t mib, char *report, size_t report_size) {
     if (mib == 0) mib = 1;
     size_t pages = mib * (1024 * 1024 / PAGE_SIZE);
     if (highest_ram <= four_gib) {
-        snprintf(report, report_size, "memtest: no RAM above 4 GiB (highest 0x%lx)", (unsigned long)highest_ram);
+        snprintf(report, report_size, "memtest: no RAM above 4 GiB (highest 0x%lx)",
+                 (unsigned long)highest_ram);
         return -1;
     }
     uint64_t phys = page_alloc_above(four_gib, pages);
@@ -247,12 +258,12 @@ int memory_selftest_high(size_t mib, char *report, size_t report_size) {
     page_free(phys, pages);
     uint64_t end = phys + pages * PAGE_SIZE - 1;
     if (bad) {
-        snprintf(report, report_size, "memtest: %lu MiB at 0x%lx-0x%lx: FAILED, %lu bad words, first at 0x%lx",
-                 (unsigned long)mib, (unsigned long)phys, (unsigned long)end, (unsigned long)bad,
-                 (unsigned long)first_bad);
+        snprintf(report, report_size,
+                 "memtest: %lu MiB at 0x%lx-0x%lx: FAILED, %lu bad words, first at 0x%lx", (unsigned long)mib,
+                 (unsigned long)phys, (unsigned long)end, (unsigned long)bad, (unsigned long)first_bad);
         return -1;
     }
-    snprintf(report, report_size, "memtest: %lu MiB at 0x%lx-0x%lx written and verified: ok", (unsigned long)mib,
-             (unsigned long)phys, (unsigned long)end);
+    snprintf(report, report_size, "memtest: %lu MiB at 0x%lx-0x%lx written and verified: ok",
+             (unsigned long)mib, (unsigned long)phys, (unsigned long)end);
     return 0;
 }

@@ -13,13 +13,13 @@
 #include "kernel/console.h"
 #include "lib/string.h"
 
-#define PTE_PRESENT  (1ull << 0)
-#define PTE_WRITE    (1ull << 1)
-#define PTE_PWT      (1ull << 3)
-#define PTE_PCD      (1ull << 4)
-#define PTE_LARGE    (1ull << 7)
-#define PTE_NX       (1ull << 63)
-#define PTE_ADDR     0x000ffffffffff000ull
+#define PTE_PRESENT (1ull << 0)
+#define PTE_WRITE (1ull << 1)
+#define PTE_PWT (1ull << 3)
+#define PTE_PCD (1ull << 4)
+#define PTE_LARGE (1ull << 7)
+#define PTE_NX (1ull << 63)
+#define PTE_ADDR 0x000ffffffffff000ull
 
 #define SIZE_2M (1ull << 21)
 #define SIZE_1G (1ull << 30)
@@ -39,14 +39,18 @@ static uint64_t pml4_phys;
 static uint64_t nx_bit;
 static uint64_t table_pages;
 
-uint64_t paging_table_pages(void) { return table_pages; }
+uint64_t paging_table_pages(void) {
+    return table_pages;
+}
 
 static uint64_t read_cr3(void) {
     uint64_t v;
     __asm__ volatile("mov %%cr3, %0" : "=r"(v));
     return v;
 }
-static void write_cr3(uint64_t v) { __asm__ volatile("mov %0, %%cr3" ::"r"(v) : "memory"); }
+static void write_cr3(uint64_t v) {
+    __asm__ volatile("mov %0, %%cr3" ::"r"(v) : "memory");
+}
 
 static uint64_t *new_table(void) {
     uint64_t phys = page_alloc(1);
@@ -73,7 +77,9 @@ static uint64_t *next_level(uint64_t *entry, int child_is_leaf_4k) {
     return t;
 }
 
-static inline unsigned index_at(uint64_t virt, int shift) { return (virt >> shift) & 511; }
+static inline unsigned index_at(uint64_t virt, int shift) {
+    return (virt >> shift) & 511;
+}
 
 /* Maps [virt, virt+size) to phys with leaf attributes `attrs`; large pages
  * only where alignment allows and nothing finer is mapped there yet. */
@@ -83,8 +89,8 @@ static void map_range(uint64_t virt, uint64_t phys, uint64_t size, uint64_t attr
         uint64_t *pdpt = next_level(pml4e, 0);
         uint64_t *pdpte = &pdpt[index_at(virt, 30)];
         int pdpte_is_table = (*pdpte & PTE_PRESENT) && !(*pdpte & PTE_LARGE);
-        if (allow_large && cpu_has_gib_pages() && !pdpte_is_table && virt % SIZE_1G == 0 && phys % SIZE_1G == 0 &&
-            size >= SIZE_1G) {
+        if (allow_large && cpu_has_gib_pages() && !pdpte_is_table && virt % SIZE_1G == 0 &&
+            phys % SIZE_1G == 0 && size >= SIZE_1G) {
             *pdpte = phys | attrs | PTE_LARGE;
             virt += SIZE_1G, phys += SIZE_1G, size -= SIZE_1G;
             continue;
@@ -119,7 +125,9 @@ static uint64_t walk(uint64_t cr3, uint64_t virt) {
     return ~0ull;
 }
 
-uint64_t paging_kernel_virt_to_phys(uint64_t virt) { return walk(read_cr3(), virt); }
+uint64_t paging_kernel_virt_to_phys(uint64_t virt) {
+    return walk(read_cr3(), virt);
+}
 
 int paging_is_mapped(uint64_t virt, uint64_t size) {
     /* Only canonical addresses can be walked. */
@@ -166,7 +174,7 @@ static void map_ram(const struct boot_info *info) {
 static void map_kernel_image(void) {
     uint64_t loader_cr3 = read_cr3();
     for (uint64_t v = (uint64_t)__kernel_start; v < (uint64_t)__kernel_end; v += PAGE_SIZE) {
-        if (v == (uint64_t)__boot_stack_guard) continue;   /* stack overflow must fault */
+        if (v == (uint64_t)__boot_stack_guard) continue; /* stack overflow must fault */
         uint64_t phys = walk(loader_cr3, v);
         if (phys == ~0ull) panic("paging: kernel page 0x%lx not mapped by the loader", (unsigned long)v);
         uint64_t attrs = PTE_PRESENT;
@@ -202,7 +210,7 @@ void *paging_map_mmio(uint64_t phys, uint64_t size) {
     uint64_t base = phys & ~(PAGE_SIZE - 1);
     uint64_t len = (phys + size - base + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
     map_range(DIRECT_MAP_BASE + base, base, len, PTE_PRESENT | PTE_WRITE | nx_bit | CACHE_UC, 0);
-    write_cr3(read_cr3());   /* flush stale translations */
+    write_cr3(read_cr3()); /* flush stale translations */
     return phys_to_virt(phys);
 }
 
@@ -214,4 +222,29 @@ void *paging_map_phys(uint64_t phys, uint64_t size) {
         write_cr3(read_cr3());
     }
     return phys_to_virt(phys);
+}
+
+uint64_t paging_kernel_cr3(void) {
+    return pml4_phys;
+}
+
+void paging_init_ap(void) {
+    cpu_write_msr(MSR_PAT, PAT_VALUE);
+}
+
+/* Stacks live in their own region, each above an unmapped guard page. */
+#define STACK_REGION_BASE 0xfffffe0000000000ull
+static uint64_t next_stack_virt = STACK_REGION_BASE;
+
+void *paging_map_stack(uint64_t phys, uint64_t size) {
+    size = (size + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+    uint64_t virt = next_stack_virt + PAGE_SIZE; /* the page below stays unmapped */
+    next_stack_virt = virt + size;
+    map_range(virt, phys, size, PTE_PRESENT | PTE_WRITE | nx_bit, 0);
+    return (void *)virt;
+}
+
+int paging_is_stack_guard(uint64_t virt) {
+    if (virt < STACK_REGION_BASE || virt >= next_stack_virt) return 0;
+    return !paging_is_mapped(virt & ~(PAGE_SIZE - 1), 1);
 }

@@ -20,6 +20,15 @@ int paging_is_mapped(uint64_t virt, uint64_t size);
 /* Physical address of a kernel-image virtual address, from the loader's
  * tables before paging_init and ours after. */
 uint64_t paging_kernel_virt_to_phys(uint64_t virt);
+/* Physical address of the kernel's PML4 (what CR3 holds). */
+uint64_t paging_kernel_cr3(void);
+/* On an application processor: the PAT the BSP uses. */
+void paging_init_ap(void);
+/* Maps a stack (physical pages) at a fresh kernel virtual address with an
+ * unmapped guard page below it; returns its lowest address. */
+void *paging_map_stack(uint64_t phys, uint64_t size);
+/* True for an address in an unmapped guard page of the stack region. */
+int paging_is_stack_guard(uint64_t virt);
 /* Page-table pages used by the kernel's own tables. */
 uint64_t paging_table_pages(void);
 

@@ -8,13 +8,15 @@
 #include "lib/string.h"
 #include <stdint.h>
 
-#define MAX_TRACE_FRAMES 32     /* lines printed */
-#define MAX_WALK_FRAMES 8192    /* frames followed (recursion is folded) */
+#define MAX_TRACE_FRAMES 32  /* lines printed */
+#define MAX_WALK_FRAMES 8192 /* frames followed (recursion is folded) */
 
 extern char __text_start[], __text_end[];
 static volatile int fatal_depth;
 
-static void uart_puts_raw(const char *s) { uart_write(s, strlen(s)); }
+static void uart_puts_raw(const char *s) {
+    uart_write(s, strlen(s));
+}
 
 static void uart_put_hex(unsigned long v) {
     char buf[19] = "0x";
@@ -77,7 +79,7 @@ void print_stack_trace(unsigned long rbp, unsigned long rip) {
         unsigned long ret = ((unsigned long *)rbp)[1];
         if (!in_kernel_text(ret)) break;
         if (ret == previous_ret) {
-            repeats++;   /* deep recursion: one line per run of identical frames */
+            repeats++; /* deep recursion: one line per run of identical frames */
         } else {
             if (repeats) kprintf("      ... %lu more frames like the one above\n", repeats);
             repeats = 0;
@@ -87,7 +89,7 @@ void print_stack_trace(unsigned long rbp, unsigned long rip) {
             printed++;
             previous_ret = ret;
         }
-        if (next <= rbp) break;   /* stacks grow down: callers' frames are higher */
+        if (next <= rbp) break; /* stacks grow down: callers' frames are higher */
         rbp = next;
     }
     if (repeats) kprintf("      ... %lu more frames like the one above\n", repeats);

@@ -27,7 +27,8 @@ int ramdisk_init(const void *archive, size_t size) {
     while ((rc = tar_next(&reader, &entry, err, sizeof err)) != 0) {
         if (rc < 0) {
             /* The reader cannot resync after damage: keep what came before. */
-            kprintf("ramdisk: bad entry: %s (keeping the %d files before it)\n", err, files);
+            kprintf("ramdisk: bad entry: %s (keeping the %d file%s before it)\n", err, files,
+                    files == 1 ? "" : "s");
             break;
         }
         if (files == RAMDISK_MAX_FILES) {

@@ -7,6 +7,8 @@
 #include "kernel/console.h"
 #include "kernel/kernel.h"
 #include "kernel/line_editor.h"
+#include "kernel/llm_session.h"
+#include "kernel/pci.h"
 #include "kernel/timer.h"
 #include "lib/ctype.h"
 #include "lib/string.h"
@@ -20,6 +22,11 @@ static const struct shell_command shell_commands[] = {
     {"/mem", "[test MIB]", "memory use; 'test N' checks N MiB of RAM above 4 GiB", shell_cmd_mem},
     {"/cpu", "", "processor, SIMD features, cores, TSC frequency", shell_cmd_cpu},
     {"/uptime", "", "time since boot", shell_cmd_uptime},
+    {"/pci", "", "list PCI functions", shell_cmd_pci},
+    {"/model", "", "the loaded model: config, parameters, memory", shell_cmd_model},
+    {"/load", "MODEL [TOKENIZER]", "switch to another model in the ramdisk", shell_cmd_load},
+    {"/set", "[NAME VALUE]", "sampling: temp topp topk minp penalty seed steps simd", shell_cmd_set},
+    {"/stats", "", "figures of the last answer and of all answers", shell_cmd_stats},
     {"/echo", "TEXT", "print TEXT", shell_cmd_echo},
     {"/fault", "KIND", "debug: raise a CPU exception (pf ud de gp stack)", shell_cmd_fault},
     {"/reboot", "", "restart the machine", shell_cmd_reboot},
@@ -47,10 +54,7 @@ void shell_cmd_help(const char *args) {
 
 void shell_cmd_echo(const char *args) { kprintf("%s\n", args); }
 
-void shell_prompt(const char *line) {
-    (void)line;
-    kprintf("no model loaded: inference is not available yet\n");
-}
+void shell_prompt(const char *line) { llm_session_answer(line); }
 
 static const struct shell_command *find_command(const char *name, size_t len) {
     for (size_t i = 0; i < SHELL_COMMAND_COUNT; i++)
@@ -96,6 +100,7 @@ static uint64_t boot_ms(void) {
 }
 
 void shell_run(void) {
+    llm_session_init();
     kprintf("kernel: ready in %llu ms\n", (unsigned long long)boot_ms());
     line_editor_init(&shell_editor, editor_write, NULL);
     for (;;) {

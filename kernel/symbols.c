@@ -32,7 +32,7 @@ struct elf64_symbol {
 };
 
 #define SHT_SYMTAB 2
-#define STT_FUNC   2
+#define STT_FUNC 2
 
 struct kernel_symbol {
     uint64_t addr, size;
@@ -54,7 +54,12 @@ static int compare_symbols(const void *a, const void *b) {
 int symbols_init(const void *elf_file, unsigned long size) {
     const uint8_t *file = elf_file;
     const struct elf64_header *eh = elf_file;
-    if (!file || size < sizeof *eh || memcmp(eh->ident, "\x7f" "ELF", 4) || eh->ident[4] != 2) {
+    if (!file || size < sizeof *eh ||
+        memcmp(eh->ident,
+               "\x7f"
+               "ELF",
+               4) ||
+        eh->ident[4] != 2) {
         kprintf("symbols: kernel file missing or not ELF64; traces will show addresses only\n");
         return 0;
     }
@@ -72,8 +77,9 @@ int symbols_init(const void *elf_file, unsigned long size) {
             break;
         }
     }
-    if (!symtab || !range_ok(symtab->offset, symtab->size, size) || !range_ok(strtab->offset, strtab->size, size) ||
-        symtab->entsize != sizeof(struct elf64_symbol) || (symtab->offset & 7)) {
+    if (!symtab || !range_ok(symtab->offset, symtab->size, size) ||
+        !range_ok(strtab->offset, strtab->size, size) || symtab->entsize != sizeof(struct elf64_symbol) ||
+        (symtab->offset & 7)) {
         kprintf("symbols: no usable .symtab in the kernel file\n");
         return 0;
     }
@@ -103,11 +109,13 @@ int symbols_init(const void *elf_file, unsigned long size) {
 const char *symbol_lookup(unsigned long addr, unsigned long *offset) {
     *offset = 0;
     if (symbol_count == 0 || addr < symbols[0].addr) return "?";
-    size_t lo = 0, hi = symbol_count;   /* last symbol with addr <= target */
+    size_t lo = 0, hi = symbol_count; /* last symbol with addr <= target */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (symbols[mid].addr <= addr) lo = mid;
-        else hi = mid;
+        if (symbols[mid].addr <= addr)
+            lo = mid;
+        else
+            hi = mid;
     }
     const struct kernel_symbol *s = &symbols[lo];
     /* Sized symbols must contain addr; unsized ones (asm) cover up to the next. */

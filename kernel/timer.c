@@ -13,8 +13,12 @@ static uint64_t hz;
 static uint64_t start_tsc;
 static const char *source = "none";
 
-uint64_t tsc_hz(void) { return hz; }
-const char *timer_source(void) { return source; }
+uint64_t tsc_hz(void) {
+    return hz;
+}
+const char *timer_source(void) {
+    return source;
+}
 
 static uint64_t calibrate_pm_timer(uint16_t port, int bits) {
     uint32_t mask = bits == 32 ? 0xffffffffu : 0xffffffu;
@@ -24,9 +28,9 @@ static uint64_t calibrate_pm_timer(uint16_t port, int bits) {
     uint64_t t0 = rdtsc();
     while (elapsed < target) {
         uint32_t now = inl(port) & mask;
-        elapsed += (now - last) & mask;   /* wraps cleanly */
+        elapsed += (now - last) & mask; /* wraps cleanly */
         last = now;
-        if (rdtsc() - t0 > (1ull << 36)) return 0;   /* timer not ticking */
+        if (rdtsc() - t0 > (1ull << 36)) return 0; /* timer not ticking */
     }
     uint64_t t1 = rdtsc();
     return (t1 - t0) * PM_TIMER_HZ / elapsed;
@@ -35,13 +39,13 @@ static uint64_t calibrate_pm_timer(uint16_t port, int bits) {
 static uint64_t calibrate_pit(void) {
     uint16_t count = (uint16_t)(PIT_HZ * CALIBRATION_MS / 1000);
     uint8_t gate = inb(0x61);
-    outb(0x61, (gate & ~0x02) & ~0x01);   /* speaker off, gate low */
-    outb(0x43, 0xB0);                     /* channel 2, lobyte/hibyte, mode 0 */
+    outb(0x61, (gate & ~0x02) & ~0x01); /* speaker off, gate low */
+    outb(0x43, 0xB0);                   /* channel 2, lobyte/hibyte, mode 0 */
     outb(0x42, count & 0xff);
     outb(0x42, count >> 8);
-    outb(0x61, (inb(0x61) & ~0x02) | 0x01);   /* gate high: start counting */
+    outb(0x61, (inb(0x61) & ~0x02) | 0x01); /* gate high: start counting */
     uint64_t t0 = rdtsc();
-    while (!(inb(0x61) & 0x20)) {          /* OUT2 goes high at terminal count */
+    while (!(inb(0x61) & 0x20)) { /* OUT2 goes high at terminal count */
         if (rdtsc() - t0 > (1ull << 36)) {
             outb(0x61, gate);
             return 0;
@@ -64,7 +68,7 @@ void timer_init(void) {
         if (hz) source = "PIT";
     }
     if (!hz) {
-        hz = 1000000000ull;   /* nothing to measure against: assume 1 GHz */
+        hz = 1000000000ull; /* nothing to measure against: assume 1 GHz */
         source = "assumed 1 GHz";
     }
     start_tsc = rdtsc();
@@ -76,8 +80,12 @@ uint64_t timer_ticks_to_ns(uint64_t ticks) {
     return ticks / hz * 1000000000ull + (ticks % hz) * 1000000000ull / hz;
 }
 
-uint64_t timer_ns(void) { return timer_ticks_to_ns(rdtsc() - start_tsc); }
-uint64_t timer_ms(void) { return timer_ns() / 1000000ull; }
+uint64_t timer_ns(void) {
+    return timer_ticks_to_ns(rdtsc() - start_tsc);
+}
+uint64_t timer_ms(void) {
+    return timer_ns() / 1000000ull;
+}
 
 void timer_sleep_us(uint64_t us) {
     if (!hz) return;

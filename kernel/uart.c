@@ -8,15 +8,21 @@
 
 #define COM1 0x3F8
 enum {
-    REG_DATA = 0, REG_IER = 1, REG_FCR = 2, REG_LCR = 3, REG_MCR = 4, REG_LSR = 5, REG_SCR = 7,
+    REG_DATA = 0,
+    REG_IER = 1,
+    REG_FCR = 2,
+    REG_LCR = 3,
+    REG_MCR = 4,
+    REG_LSR = 5,
+    REG_SCR = 7,
 };
 #define LSR_DATA_READY 0x01
-#define LSR_THR_EMPTY  0x20
+#define LSR_THR_EMPTY 0x20
 
-#define RX_RING_SIZE 8192   /* power of two */
+#define RX_RING_SIZE 8192 /* power of two */
 
 static uint8_t rx_ring[RX_RING_SIZE];
-static uint32_t rx_head, rx_tail;   /* head: next write, tail: next read */
+static uint32_t rx_head, rx_tail; /* head: next write, tail: next read */
 static int uart_present;
 
 void uart_init(void) {
@@ -24,13 +30,13 @@ void uart_init(void) {
     outb(COM1 + REG_SCR, 0x5A);
     uart_present = inb(COM1 + REG_SCR) == 0x5A;
     if (!uart_present) return;
-    outb(COM1 + REG_IER, 0x00);          /* polled: no interrupts */
-    outb(COM1 + REG_LCR, 0x80);          /* DLAB on */
-    outb(COM1 + REG_DATA, 1);            /* divisor 1 = 115200 baud */
+    outb(COM1 + REG_IER, 0x00); /* polled: no interrupts */
+    outb(COM1 + REG_LCR, 0x80); /* DLAB on */
+    outb(COM1 + REG_DATA, 1);   /* divisor 1 = 115200 baud */
     outb(COM1 + REG_IER, 0);
-    outb(COM1 + REG_LCR, 0x03);          /* 8N1, DLAB off */
-    outb(COM1 + REG_FCR, 0xC7);          /* FIFO on, clear both, 14-byte trigger */
-    outb(COM1 + REG_MCR, 0x03);          /* DTR, RTS */
+    outb(COM1 + REG_LCR, 0x03); /* 8N1, DLAB off */
+    outb(COM1 + REG_FCR, 0xC7); /* FIFO on, clear both, 14-byte trigger */
+    outb(COM1 + REG_MCR, 0x03); /* DTR, RTS */
 }
 
 static void uart_put_raw(uint8_t c) {

@@ -1,0 +1,66 @@
+"""cases_smp.py - QEMU cases for SMP: every processor of -smp N comes online,
+the worker pool computes a checked parallel sum on all of them, and a fault
+on an application processor gives the full dump and halts every CPU.
+The boot.cfg hooks smp_test=1 / smp_fault=KIND (kernel/main.c) drive them."""
+import re
+import time
+
+from vm import PANIC_MARKER
+
+BASE_CFG = "ramdisk=ramdisk.tar\nmodel=stories260K.bin\ntokenizer=tok512.bin\n"
+REPORT = re.compile(rb"smp test: (\S+): (\d+) workers, .*round trip (\d+) ns")
+
+
+def smp_image(ctx, name, extra):
+    return ctx.image(name, [ctx.model("stories260K.bin"), ctx.model("tok512.bin")], BASE_CFG + extra)
+
+
+def check_workers(ctx, smp):
+    img = smp_image(ctx, "smp-test", "smp_test=1\n")
+    with ctx.boot(img, smp=smp) as vm:
+        out = vm.expect(REPORT, timeout=120)
+        if smp > 1:
+            assert re.search(rf"smp: {smp} of {smp} processors online", out), \
+                f"-smp {smp}: not all processors online:\n{out[-2000:]}"
+            assert "did not start" not in out, f"-smp {smp}: an AP did not start:\n{out[-2000:]}"
+        m = REPORT.search(out.encode())
+        assert m.group(1) == b"ok", f"-smp {smp}: worker self-test failed: {m.group(0)!r}"
+        assert int(m.group(2)) == smp, f"-smp {smp}: {m.group(2)} workers"
+        print(f"  -smp {smp}: workers_run round trip {int(m.group(3))} ns")
+        vm.wait_prompt(timeout=60)
+        out = vm.command("/echo still alive")
+        assert "still alive" in out, f"shell dead after the worker test: {out!r}"
+
+
+def test_smp1_workers(ctx):
+    check_workers(ctx, 1)
+
+
+def test_smp2_workers(ctx):
+    check_workers(ctx, 2)
+
+
+def test_smp4_workers(ctx):
+    check_workers(ctx, 4)
+
+
+def test_smp_fault_on_ap_halts_all(ctx):
+    img = smp_image(ctx, "smp-fault", "smp_fault=pf\n")
+    with ctx.boot(img, smp=2) as vm:
+        vm.expect(PANIC_MARKER, timeout=120, allow_panic=True)
+        time.sleep(1)
+        dump = vm.text()
+        for word in (r"Page Fault", r"RIP", r"RSP", r"debug_fault", r"workers_ap_loop", r"ap_main"):
+            assert re.search(word, dump), f"AP fault dump lacks {word!r}:\n{dump[-2000:]}"
+        assert vm.proc.poll() is None, "QEMU exited/rebooted after the AP fault instead of halting"
+        regs = vm.monitor_command("info registers -a")
+        halted = re.findall(r"HLT=(\d)", regs)
+        assert halted == ["1", "1"], f"not every CPU halted after the AP fault: HLT={halted}"
+
+
+CASES = [
+    test_smp1_workers,
+    test_smp2_workers,
+    test_smp4_workers,
+    test_smp_fault_on_ap_halts_all,
+]
