@@ -377,3 +377,7 @@ void fbcon_init(const struct boot_framebuffer *fb) {
     flush();
     console_register_output(fbcon_write);
 }
+
+void fbcon_set_status_line(const char *text) {
+    (void)text; /* FIXME: not drawn yet */
+}

@@ -13,5 +13,8 @@ void fbcon_init(const struct boot_framebuffer *fb);
 void fbcon_write(const char *s, size_t len);
 /* 1 when the framebuffer console is on screen; cols/rows may be NULL. */
 int fbcon_size(int *cols, int *rows);
+/* The status line (model, speed, memory) kept on the screen's last row;
+ * see kernel/status.h. */
+void fbcon_set_status_line(const char *text);
 
 #endif
