@@ -3,6 +3,7 @@
  * "KERNEL PANIC: system halted" and a halt. Also deliberate faults for tests. */
 #include "kernel/idt.h"
 #include "kernel/panic.h"
+#include "kernel/paging.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
 #include "kernel/kernel.h"
@@ -80,6 +81,8 @@ static void print_page_fault_reason(uint64_t cr2, uint64_t error) {
             cr2 < 4096 ? " (NULL pointer)" : "");
     if (cr2 >= (uint64_t)__boot_stack_guard && cr2 < (uint64_t)__boot_stack_bottom)
         kprintf("  the address is the boot stack's guard page: kernel stack overflow\n");
+    else if (paging_is_stack_guard(cr2))
+        kprintf("  the address is a kernel stack's guard page: kernel stack overflow\n");
 }
 
 __attribute__((noreturn)) void exception_fatal(struct interrupt_frame *f) {

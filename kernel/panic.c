@@ -1,6 +1,7 @@
 /* panic.c - stopping the machine: panic(), the shared fatal-report guard, and
  * the frame-pointer stack trace (the kernel keeps frame pointers). */
 #include "kernel/panic.h"
+#include "kernel/smp.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
 #include "kernel/paging.h"
@@ -28,7 +29,10 @@ static void uart_put_hex(unsigned long v) {
 void panic_enter(const char *what, unsigned long vector, unsigned long rip) {
     __asm__ volatile("cli");
     int depth = fatal_depth++;
-    if (depth == 0) return;
+    if (depth == 0) {
+        smp_stop_others(); /* the other CPUs halt before the dump */
+        return;
+    }
     if (depth == 1) {
         /* Plain COM1 only: the full reporter (or a console sink) is what failed. */
         uart_puts_raw("\nnested ");

@@ -23,6 +23,7 @@ static const struct shell_command shell_commands[] = {
     {"/cpu", "", "processor, SIMD features, cores, TSC frequency", shell_cmd_cpu},
     {"/uptime", "", "time since boot", shell_cmd_uptime},
     {"/pci", "", "list PCI functions", shell_cmd_pci},
+    {"/smp", "[test]", "processors online; 'test' runs a parallel sum on every core", shell_cmd_smp},
     {"/model", "", "the loaded model: config, parameters, memory", shell_cmd_model},
     {"/load", "MODEL [TOKENIZER]", "switch to another model in the ramdisk", shell_cmd_load},
     {"/set", "[NAME VALUE]", "sampling: temp topp topk minp penalty seed steps simd", shell_cmd_set},

@@ -31,5 +31,7 @@ void shell_cmd_uptime(const char *args);
 void shell_cmd_reboot(const char *args);
 void shell_cmd_poweroff(const char *args);
 void shell_cmd_fault(const char *args);
+/* shell_smp.c: */
+void shell_cmd_smp(const char *args);
 
 #endif

@@ -5,21 +5,26 @@
 #include "kernel/acpi.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
+#include "kernel/smp.h"
 #include "kernel/kernel.h"
 #include "kernel/memory.h"
 #include "kernel/ramdisk.h"
 #include "kernel/timer.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
+#include "llm/checkpoint.h"
+#include "llm/quant.h"
+#include "llm/transformer.h"
 
 #define MIB (1024ull * 1024ull)
 #define MEM_TEST_MAX_MIB (1024ull * 1024ull)   /* 1 TiB: anything more is a typo */
 
-/* Prints bytes as MiB with one decimal, rounded. */
+/* Prints bytes as MiB with one decimal, rounded, then the exact byte count
+ * (leak checks compare those). */
 static void print_mib(const char *label, uint64_t bytes) {
     uint64_t tenths = (bytes * 10 + MIB / 2) / MIB;
-    kprintf("  %-14s %llu.%llu MiB\n", label, (unsigned long long)(tenths / 10),
-            (unsigned long long)(tenths % 10));
+    kprintf("  %-14s %llu.%llu MiB (%llu bytes)\n", label, (unsigned long long)(tenths / 10),
+            (unsigned long long)(tenths % 10), (unsigned long long)bytes);
 }
 
 static void mem_test(const char *args) {
@@ -57,24 +62,74 @@ void shell_cmd_mem(const char *args) {
     print_mib("free", st.free_bytes);
     print_mib("kernel image", st.kernel_image_bytes);
     print_mib("heap in use", st.heap_bytes);
+    print_mib("heap pages", heap_pages_held() * PAGE_SIZE);
     print_mib("ramdisk", st.ramdisk_bytes);
     kprintf("  %-14s 0x%llx\n", "highest phys", (unsigned long long)st.highest_phys);
 }
 
+/* Bytes of run state transformer_load would allocate for a llama2.c
+ * checkpoint (mirrors state_alloc in llm/transformer.c: activations for a
+ * prefill batch, attention scores, logits, KV cache, RoPE tables, int16
+ * activations and their scales, each array 64-byte aligned). Parsing
+ * allocates nothing. Returns 0 when the file is not a llama2.c checkpoint. */
+static uint64_t checkpoint_state_bytes(const struct ramdisk_file *f) {
+    TransformerConfig c;
+    TransformerWeights w;
+    char err[160];
+    if (checkpoint_parse(&c, &w, f->data, f->size, err, sizeof err) != 0) return 0;
+    const uint64_t B = TRANSFORMER_MAX_BATCH;
+    uint64_t widest = (uint64_t)(c.dim > c.hidden_dim ? c.dim : c.hidden_dim);
+    uint64_t cache = (uint64_t)c.n_layers * c.seq_len * c.kv_dim;
+    uint64_t rope = (uint64_t)c.seq_len * (c.head_size / 2);
+    const uint64_t floats[] = {
+        B * c.dim, B * c.dim, B * c.dim, B * c.hidden_dim, B * c.hidden_dim, B * c.dim,
+        (uint64_t)c.n_heads * c.seq_len, (uint64_t)c.vocab_size, cache, cache, rope, rope,
+        (B * widest + 1) / 2, B * (widest / QUANT_GROUP_STEP + 1),
+    };
+    uint64_t bytes = 64;
+    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) bytes += (floats[i] * 4 + 63) & ~63ull;
+    return bytes;
+}
+
+static void print_size_mib(uint64_t bytes) {
+    uint64_t tenths = (bytes * 10 + MIB / 2) / MIB;
+    kprintf("%llu.%llu MiB", (unsigned long long)(tenths / 10), (unsigned long long)(tenths % 10));
+}
+
+/* Lists the ramdisk; for each llama2.c checkpoint also the run state it
+ * needs and whether that fits in the RAM that is free now (the weights stay
+ * in place in the ramdisk, so only the run state is allocated). */
 void shell_cmd_ls(const char *args) {
     int count = ramdisk_count();
     if (count <= 0) {
         kprintf("ramdisk: no files\n");
         return;
     }
+    struct memory_stats st;
+    memory_get_stats(&st);
     uint64_t total = 0;
+    int too_big = 0;
     for (int i = 0; i < count; i++) {
         const struct ramdisk_file *f = ramdisk_file_at(i);
         if (!f) continue;
-        kprintf("  %12zu  %s\n", f->size, f->name);
+        kprintf("  %12zu  %s", f->size, f->name);
         total += f->size;
+        uint64_t state = checkpoint_state_bytes(f);
+        if (state) {
+            kprintf("  (model, run state ");
+            print_size_mib(state);
+            kprintf(state <= st.free_bytes ? ")" : ": does not fit in free RAM)");
+            too_big += state > st.free_bytes;
+        }
+        kprintf("\n");
     }
-    kprintf("%d file%s, %llu bytes\n", count, count == 1 ? "" : "s", (unsigned long long)total);
+    kprintf("%d file%s, %llu bytes", count, count == 1 ? "" : "s", (unsigned long long)total);
+    if (too_big) {
+        kprintf("; %d model%s too large for the ", too_big, too_big == 1 ? "" : "s");
+        print_size_mib(st.free_bytes);
+        kprintf(" of free RAM");
+    }
+    kprintf("\n");
 }
 
 void shell_cmd_cpu(const char *args) {
@@ -100,7 +155,7 @@ void shell_cmd_cpu(const char *args) {
     }
     kprintf("%s\n", any ? "" : " (none)");
     kprintf("avx:      %s\n", cpu.avx_enabled ? "enabled" : (cpu.avx ? "offered but not enabled" : "not available"));
-    kprintf("cores:    %d\n", cpu.logical_cores);
+    kprintf("cores:    %d online of %d\n", smp_online_count(), cpu.logical_cores);
     uint64_t khz = tsc_hz() / 1000;
     kprintf("tsc:      %llu.%03llu MHz\n", (unsigned long long)(khz / 1000), (unsigned long long)(khz % 1000));
 }

@@ -34,14 +34,14 @@ extern void ap_entry64(void);
 
 struct cpu_slot {
     uint32_t apic_id;
-    void *tables;  /* gdt_prepare_cpu */
-    int online;    /* set by the AP (atomic) */
-    int worker;    /* assigned by the BSP once start-up is over; -1 = halt */
+    void *tables; /* gdt_prepare_cpu */
+    int online;   /* set by the AP (atomic) */
+    int worker;   /* assigned by the BSP once start-up is over; -1 = halt */
 };
 
 static struct cpu_slot cpus[SMP_MAX_CPUS];
 static int present_count = 1;
-static int online_count = 1; /* final after start-up: the workers */
+static int online_count = 1;  /* final after start-up: the workers */
 static int started_count = 1; /* APs that reached ap_main in time, plus the BSP */
 static uint32_t bsp_apic_id;
 static int boot_closed;      /* the BSP stopped waiting for APs */
@@ -119,9 +119,9 @@ static uint64_t install_trampoline(const uint64_t low[LOW_PAGES]) {
     uint64_t *pml4 = low_page(low[1]), *pdpt = low_page(low[2]), *pd = low_page(low[3]);
     const uint64_t *kernel_pml4 = phys_to_virt(paging_kernel_cr3());
     for (int i = 256; i < 512; i++) pml4[i] = kernel_pml4[i];
-    pml4[0] = low[2] | 3;          /* present, writable */
+    pml4[0] = low[2] | 3; /* present, writable */
     pdpt[0] = low[3] | 3;
-    pd[0] = 0 | 3 | (1ull << 7);   /* 2 MiB identity page at 0 */
+    pd[0] = 0 | 3 | (1ull << 7); /* 2 MiB identity page at 0 */
 
     uint8_t *code = low_page(tramp);
     size_t size = (size_t)(smp_trampoline_end - smp_trampoline_start);
@@ -133,10 +133,10 @@ static uint64_t install_trampoline(const uint64_t low[LOW_PAGES]) {
 
     /* The data block after the GDT (24 bytes) and GDTR (8): see the .asm. */
     uint8_t *data = code + smp_trampoline_gdtr_offset + 8;
-    uint32_t cr4 = 1u << 5;                                          /* PAE */
+    uint32_t cr4 = 1u << 5; /* PAE */
     uint32_t low_cr3 = (uint32_t)low[1];
-    uint32_t efer = (1u << 8) | (cpu_has_nx() ? 1u << 11 : 0);      /* LME, NXE */
-    uint32_t cr0 = (1u << 31) | (1u << 4) | 1u;                      /* PG, ET, PE */
+    uint32_t efer = (1u << 8) | (cpu_has_nx() ? 1u << 11 : 0); /* LME, NXE */
+    uint32_t cr0 = (1u << 31) | (1u << 4) | 1u;                /* PG, ET, PE */
     uint64_t kernel_cr3 = paging_kernel_cr3(), entry = (uint64_t)ap_entry64;
     memcpy(data + 0, &cr4, 4);
     memcpy(data + 4, &low_cr3, 4);
@@ -234,9 +234,11 @@ void smp_init(const struct boot_info *info) {
     if (online < n) {
         for (int i = 0; i < n; i++) {
             int up = ids[i] == bsp_apic_id;
-            for (int c = 1; c < SMP_MAX_CPUS && !up; c++) up = cpus[c].worker > 0 && cpus[c].apic_id == ids[i];
-            if (!up) kprintf("smp: processor with APIC ID %u did not start within %d ms\n", ids[i],
-                             AP_START_TIMEOUT_MS);
+            for (int c = 1; c < SMP_MAX_CPUS && !up; c++)
+                up = cpus[c].worker > 0 && cpus[c].apic_id == ids[i];
+            if (!up)
+                kprintf("smp: processor with APIC ID %u did not start within %d ms\n", ids[i],
+                        AP_START_TIMEOUT_MS);
         }
     }
     kprintf("smp: %d of %d processors online (%s)\n", online, n, apic_is_x2apic() ? "x2APIC" : "xAPIC");

@@ -68,7 +68,8 @@ __attribute__((noreturn)) void workers_ap_loop(int worker) {
             cpu_relax();
             if (rdtsc() - spin_start < idle_ticks) continue;
             __atomic_store_n(&s->sleeping, 1, __ATOMIC_SEQ_CST);
-            if (__atomic_load_n(&s->start_gen, __ATOMIC_SEQ_CST) == seen) __asm__ volatile("hlt" ::: "memory");
+            if (__atomic_load_n(&s->start_gen, __ATOMIC_SEQ_CST) == seen)
+                __asm__ volatile("hlt" ::: "memory");
             __atomic_store_n(&s->sleeping, 0, __ATOMIC_SEQ_CST);
             spin_start = rdtsc();
         }
