@@ -1,54 +1,16 @@
 /* ggml_simd.c - SSE2 and AVX2 dot products of ggml weight rows with
  * quantised activations for the common types (F16, Q8_0, Q4_0, Q4_K,
- * Q6_K); ggml_vec_dot_best picks them for the active kernel set and falls
- * back to the scalar reference for the others. Integer sums are exact, so
+ * Q6_K; ggml_simd_more.c has the rest); ggml_vec_dot_best picks them for
+ * the active kernel set and falls back to the scalar reference otherwise. Integer sums are exact, so
  * these agree with the scalar versions up to float summation order. */
 #include <immintrin.h>
 
 #include "lib/string.h"
 #include "llm/ggml_types.h"
+#include "llm/ggml_simd_internal.h"
 #include "llm/kernels.h"
 
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
-
-/* Half to float for block scales, inlined (exact for normal and subnormal
- * values; scales are never inf/nan in a sane file and stay finite here). */
-static inline float half_scale(uint16_t h) {
-    union {
-        uint32_t u;
-        float f;
-    } v = {(uint32_t)(h & 0x7fff) << 13};
-    v.f *= 5.192296858534828e+33f; /* 2^112 */
-    v.u |= (uint32_t)(h & 0x8000) << 16;
-    return v.f;
-}
-
-static inline float sse2_hsum_ps(__m128 v) {
-    v = _mm_add_ps(v, _mm_movehl_ps(v, v));
-    v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));
-    return _mm_cvtss_f32(v);
-}
-
 /* ---------------------------------------------------------------- SSE2 */
-
-/* 16 signed bytes times 16 signed bytes: four int32 partial sums. */
-static inline __m128i sse2_dot16(__m128i a, __m128i b) {
-    __m128i zero = _mm_setzero_si128();
-    __m128i sa = _mm_cmpgt_epi8(zero, a), sb = _mm_cmpgt_epi8(zero, b);
-    __m128i lo = _mm_madd_epi16(_mm_unpacklo_epi8(a, sa), _mm_unpacklo_epi8(b, sb));
-    __m128i hi = _mm_madd_epi16(_mm_unpackhi_epi8(a, sa), _mm_unpackhi_epi8(b, sb));
-    return _mm_add_epi32(lo, hi);
-}
-
-static inline int sse2_hsum_i32(__m128i v) {
-    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
-    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(v);
-}
-
-static inline __m128i load16(const void *p) {
-    return _mm_loadu_si128((const __m128i *)p);
-}
 
 static float sse2_dot_q8_0(const void *row, const void *act, int n) {
     const BlockQ8_0 *w = row;
@@ -178,26 +140,6 @@ static float sse2_dot_f16(const void *row, const void *act, int n) {
 
 /* ---------------------------------------------------------------- AVX2 */
 
-/* 32 signed bytes (a) times 32 signed bytes (b, never -128): eight int32 sums,
- * lanes 0-3 from bytes 0-15 and lanes 4-7 from bytes 16-31. */
-AVX2 static inline __m256i avx2_dot32(__m256i a, __m256i b) {
-    __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
-    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
-}
-
-/* Unsigned bytes (0..63) times signed bytes. */
-AVX2 static inline __m256i avx2_dot32_u(__m256i u, __m256i b) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, b), _mm256_set1_epi16(1));
-}
-
-AVX2 static inline int avx2_hsum_i32(__m256i v) {
-    return sse2_hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
-}
-
-AVX2 static inline __m256i load32(const void *p) {
-    return _mm256_loadu_si256((const __m256i *)p);
-}
-
 AVX2 static float avx2_dot_q8_0(const void *row, const void *act, int n) {
     const BlockQ8_0 *w = row;
     const BlockQ8A *a = act;
@@ -326,7 +268,7 @@ ggml_vec_dot_fn ggml_vec_dot_simd(uint32_t type, int avx2) {
     case GGML_TYPE_Q6_K:
         return avx2 ? avx2_dot_q6_k : sse2_dot_q6_k;
     default:
-        return NULL;
+        return ggml_vec_dot_simd_more(type, avx2);
     }
 }
 

@@ -1,9 +1,12 @@
 /* gguf_convert - llama2.c fp32 checkpoint (v0 or v1) to a GGUF llama model
  * with every matrix (token embedding and classifier included) stored as
- * F32, Q8_0, Q4_0 or Q4_K; norms stay F32. No vocabulary is written (use
- * llmrun -z tokenizer.bin with the result).
+ * F32, Q8_0, Q4_0, Q4_K or Q6_K, or the Q4_K_M mix (Q4_K, with Q6_K for
+ * the classifier and for attn_v and ffn_down in the first and last eighth
+ * of the layers and every third layer between, as llama.cpp's Q4_K_M
+ * does); norms stay F32. No
+ * vocabulary is written (use llmrun -z tokenizer.bin with the result).
  *
- *   gguf_convert IN.bin OUT.gguf [--type F32|Q8_0|Q4_0|Q4_K]
+ *   gguf_convert IN.bin OUT.gguf [--type F32|Q8_0|Q4_0|Q4_K|Q6_K|Q4_K_M]
  *
  * llama2.c's wq/wk already rotate adjacent pairs, which is what GGUF llama
  * models expect, so they are copied unpermuted. */
@@ -99,6 +102,46 @@ static void quant_q4_k(BlockQ4_K *out, const float *x, uint64_t n) {
     }
 }
 
+/* Q6_K: per 16 values a symmetric 6-bit grid (q - 32) with an int8 scale,
+ * the 16 scales multiples of the block's fp16 d. */
+static void quant_q6_k(BlockQ6_K *out, const float *x, uint64_t n) {
+    for (uint64_t b = 0; b < n / QK_K; b++, x += QK_K) {
+        float scale[16], max_scale = 0;
+        for (int s = 0; s < 16; s++) {
+            float amax = 0, max = 0;
+            for (int l = 0; l < 16; l++)
+                if (fabsf(x[16 * s + l]) > amax) amax = fabsf(x[16 * s + l]), max = x[16 * s + l];
+            scale[s] = max / -32.0f; /* the largest value lands on -32 */
+            if (fabsf(scale[s]) > fabsf(max_scale)) max_scale = scale[s];
+        }
+        uint16_t dh = ggml_fp32_to_fp16(max_scale / -128.0f);
+        float d = ggml_fp16_to_fp32(dh);
+        uint8_t q[QK_K];
+        for (int s = 0; s < 16; s++) {
+            int sc = d ? (int)lroundf(scale[s] / d) : 0;
+            sc = sc > 127 ? 127 : sc < -128 ? -128 : sc;
+            out[b].scales[s] = (int8_t)sc;
+            float step = d * (float)sc;
+            for (int l = 0; l < 16; l++) {
+                int v = step ? (int)lroundf(x[16 * s + l] / step) : 0;
+                v = v > 31 ? 31 : v < -32 ? -32 : v;
+                q[16 * s + l] = (uint8_t)(v + 32);
+            }
+        }
+        out[b].d = dh;
+        for (int h = 0; h < 2; h++) {
+            uint8_t *ql = out[b].ql + 64 * h, *qh = out[b].qh + 32 * h;
+            const uint8_t *y = q + 128 * h;
+            for (int l = 0; l < 32; l++) {
+                ql[l] = (uint8_t)((y[l] & 0xf) | (y[l + 64] & 0xf) << 4);
+                ql[l + 32] = (uint8_t)((y[l + 32] & 0xf) | (y[l + 96] & 0xf) << 4);
+                qh[l] = (uint8_t)((y[l] >> 4) | (y[l + 32] >> 4) << 2 | (y[l + 64] >> 4) << 4 |
+                                  (y[l + 96] >> 4) << 6);
+            }
+        }
+    }
+}
+
 static void put(FILE *f, const void *p, size_t n) {
     if (fwrite(p, 1, n, f) != n) die("write error", NULL);
 }
@@ -131,10 +174,11 @@ static void pad(FILE *f, uint64_t *pos) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: gguf_convert IN.bin OUT.gguf [--type F32|Q8_0|Q4_0|Q4_K]\n");
+        fprintf(stderr, "usage: gguf_convert IN.bin OUT.gguf [--type F32|Q8_0|Q4_0|Q4_K|Q6_K|Q4_K_M]\n");
         return 2;
     }
     uint32_t qtype = GGML_TYPE_F32;
+    int k_mix = 0; /* Q4_K_M: Q6_K for the sensitive tensors */
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--type") || i + 1 >= argc) die("unknown argument", argv[i]);
         const char *t = argv[++i];
@@ -146,6 +190,10 @@ int main(int argc, char **argv) {
             qtype = GGML_TYPE_Q4_0;
         else if (!strcmp(t, "Q4_K"))
             qtype = GGML_TYPE_Q4_K;
+        else if (!strcmp(t, "Q6_K"))
+            qtype = GGML_TYPE_Q6_K;
+        else if (!strcmp(t, "Q4_K_M"))
+            qtype = GGML_TYPE_Q4_K, k_mix = 1;
         else
             die("unsupported --type", t);
     }
@@ -179,20 +227,25 @@ int main(int argc, char **argv) {
     } while (0)
     ADD("token_embd.weight", qtype, D, V, w.token_embedding);
     ADD("output_norm.weight", GGML_TYPE_F32, D, 0, w.rms_final);
-    if (!c.shared_classifier) ADD("output.weight", qtype, D, V, w.wcls);
+    uint32_t high = k_mix ? GGML_TYPE_Q6_K : qtype;
+    if (!c.shared_classifier) ADD("output.weight", high, D, V, w.wcls);
     char name[64];
     for (int l = 0; l < c.n_layers; l++) {
+        /* llama.cpp's use_more_bits: the first and last eighth, and every
+         * third layer in between */
+        int more = l < c.n_layers / 8 || l >= 7 * c.n_layers / 8 || (l - c.n_layers / 8) % 3 == 2;
+        uint32_t sensitive = k_mix && more ? GGML_TYPE_Q6_K : qtype;
 #define LAYER(SUFFIX, TYPE, NE0, NE1, SRC)                                                                   \
     snprintf(name, sizeof name, "blk.%d." SUFFIX, l);                                                        \
     ADD(name, TYPE, NE0, NE1, SRC);
         LAYER("attn_norm.weight", GGML_TYPE_F32, D, 0, w.rms_att + l * D)
         LAYER("attn_q.weight", qtype, D, D, w.wq + l * D * D)
         LAYER("attn_k.weight", qtype, D, KV, w.wk + l * D * KV)
-        LAYER("attn_v.weight", qtype, D, KV, w.wv + l * D * KV)
+        LAYER("attn_v.weight", sensitive, D, KV, w.wv + l * D * KV)
         LAYER("attn_output.weight", qtype, D, D, w.wo + l * D * D)
         LAYER("ffn_norm.weight", GGML_TYPE_F32, D, 0, w.rms_ffn + l * D)
         LAYER("ffn_gate.weight", qtype, D, H, w.w1 + l * D * H)
-        LAYER("ffn_down.weight", qtype, H, D, w.w2 + l * H * D)
+        LAYER("ffn_down.weight", sensitive, H, D, w.w2 + l * H * D)
         LAYER("ffn_up.weight", qtype, D, H, w.w3 + l * D * H)
     }
     uint64_t offset = 0;
@@ -215,6 +268,8 @@ int main(int argc, char **argv) {
            qtype == GGML_TYPE_F32    ? 0
            : qtype == GGML_TYPE_Q8_0 ? 7
            : qtype == GGML_TYPE_Q4_0 ? 2
+           : qtype == GGML_TYPE_Q6_K ? 18
+           : k_mix                   ? 15
                                      : 14);
     kv_u32(out, "llama.context_length", (uint32_t)c.seq_len);
     kv_u32(out, "llama.embedding_length", (uint32_t)c.dim);
@@ -245,6 +300,8 @@ int main(int argc, char **argv) {
             quant_q8_0(buf, ts[i].src, count);
         else if (ts[i].type == GGML_TYPE_Q4_0)
             quant_q4_0(buf, ts[i].src, count);
+        else if (ts[i].type == GGML_TYPE_Q6_K)
+            quant_q6_k(buf, ts[i].src, count);
         else
             quant_q4_k(buf, ts[i].src, count);
         put(out, buf, (size_t)ts[i].bytes);
@@ -253,8 +310,8 @@ int main(int argc, char **argv) {
         free(buf);
     }
     if (fclose(out) != 0) die("write error on", argv[2]);
-    fprintf(stderr, "gguf_convert: wrote %s: %d tensors, %s, %.1f MB\n", argv[2], nt, ggml_type_name(qtype),
-            (double)pos / 1e6);
+    fprintf(stderr, "gguf_convert: wrote %s: %d tensors, %s, %.1f MB\n", argv[2], nt,
+            k_mix ? "Q4_K_M" : ggml_type_name(qtype), (double)pos / 1e6);
     free(ts);
     free(data);
     return 0;

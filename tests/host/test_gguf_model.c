@@ -183,9 +183,10 @@ static void test_other_files(void) {
 
 /* SIMD dot products against the scalar ones on random blocks. */
 static void test_simd_dots(void) {
-    static const uint32_t types[] = {GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K,
-                                     GGML_TYPE_Q6_K};
-    static const char *const names[] = {"F16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"};
+    static const uint32_t types[] = {GGML_TYPE_F16,  GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K,
+                                     GGML_TYPE_Q6_K, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
+                                     GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q5_K, GGML_TYPE_BF16};
+    enum { NTYPES = sizeof types / sizeof *types };
     enum { N = 512 };
     static uint8_t row[N * 4];
     static float x[N];
@@ -194,7 +195,7 @@ static void test_simd_dots(void) {
     uint64_t state = 88172645463325252ull;
     int has_avx2 =
         __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-    for (int t = 0; t < 5; t++) {
+    for (int t = 0; t < NTYPES; t++) {
         for (int variant = 0; variant < 2; variant++) {
             if (variant == 1 && !has_avx2) continue;
             double worst = 0;
@@ -209,14 +210,28 @@ static void test_simd_dots(void) {
                 for (size_t b = 0; b < bytes / ti->block_bytes; b++) {
                     uint8_t *blk = row + b * ti->block_bytes;
                     uint16_t h = ggml_fp32_to_fp16(0.01f + 0.001f * (float)(b % 7));
-                    if (types[t] == GGML_TYPE_F16) {
+                    uint32_t ty = types[t];
+                    if (ty == GGML_TYPE_F16) {
                         uint16_t v = ggml_fp32_to_fp16((float)((int)(blk[0] ^ blk[1]) - 128) / 64.0f);
                         memcpy(blk, &v, 2);
-                    } else if (types[t] == GGML_TYPE_Q6_K) {
+                    } else if (ty == GGML_TYPE_BF16) {
+                        float f = (float)((int)(blk[0] ^ blk[1]) - 128) / 64.0f;
+                        uint32_t bits;
+                        memcpy(&bits, &f, 4);
+                        uint16_t v = (uint16_t)(bits >> 16);
+                        memcpy(blk, &v, 2);
+                    } else if (ty == GGML_TYPE_Q6_K) {
                         memcpy(blk + 208, &h, 2);
+                    } else if (ty == GGML_TYPE_Q3_K) {
+                        memcpy(blk + 108, &h, 2);
+                    } else if (ty == GGML_TYPE_Q2_K) {
+                        memcpy(blk + 80, &h, 2);
+                        memcpy(blk + 82, &h, 2);
                     } else {
                         memcpy(blk, &h, 2);
-                        if (types[t] == GGML_TYPE_Q4_K) memcpy(blk + 2, &h, 2);
+                        if (ty == GGML_TYPE_Q4_K || ty == GGML_TYPE_Q5_K || ty == GGML_TYPE_Q4_1 ||
+                            ty == GGML_TYPE_Q5_1)
+                            memcpy(blk + 2, &h, 2);
                     }
                 }
                 for (int i = 0; i < N; i++) {
@@ -233,7 +248,8 @@ static void test_simd_dots(void) {
                 if (!(rel <= worst)) worst = rel;
             }
             char name[64];
-            snprintf(name, sizeof name, "%s %s dot equals scalar", variant ? "AVX2" : "SSE2", names[t]);
+            snprintf(name, sizeof name, "%s %s dot equals scalar", variant ? "AVX2" : "SSE2",
+                     ggml_type_name(types[t]));
             check(worst < 1e-5, name, "relative difference %.3g", worst);
         }
     }
@@ -258,7 +274,8 @@ int main(int argc, char **argv) {
         check_model("gguf-tests", "synthA", synth_types[i]);
     /* The fast path again with the AVX2 kernel set for the SIMD types. */
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        static const char *const simd_types[] = {"F16", "Q8_0", "Q4_0", "Q4_K", "Q6_K", "Q4_K_M"};
+        static const char *const simd_types[] = {"F16",  "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0",   "Q5_1",
+                                                 "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "Q5_K_M"};
         kernels_select(1);
         for (size_t i = 0; i < sizeof simd_types / sizeof *simd_types; i++) {
             char rel[256], ref[256], name[256], err[256];
