@@ -8,12 +8,18 @@
  * The cursor column may equal `cols`: the "pending wrap" state terminals
  * use after writing the last column. Cursor moves are linear over the
  * screen (left at column 0 goes to the end of the previous row), which
- * keeps the line editor's redraws right when a line wraps. */
+ * keeps the line editor's redraws right when a line wraps.
+ *
+ * The last screen row is the status line (kernel/status.c): drawn in
+ * inverse colours, outside the text grid, so text scrolls above it.
+ * Pixels are written as whole 64-bit pieces of a glyph row from a table of
+ * pre-coloured nibbles: under emulation every guest instruction counts. */
 #include <stdint.h>
 #include "kernel/fbcon.h"
 #include "kernel/console.h"
 #include "kernel/font8x16.h"
 #include "kernel/memory.h"
+#include "kernel/status.h"
 #include "lib/string.h"
 
 struct fb_cell {
@@ -28,13 +34,22 @@ enum ansi_state { ANSI_NORMAL, ANSI_ESCAPE, ANSI_CSI };
 #define DEFAULT_FG 7
 #define DEFAULT_BG 0
 #define TAB_WIDTH 8
+#define STATUS_FG 0
+#define STATUS_BG 7
+#define MAX_SCALE 4
+#define TARGET_MAX_COLS 160
+
+/* Two pixels; the framebuffer pitch need not keep them 8-byte aligned. */
+typedef uint64_t pixel_pair __attribute__((aligned(1), may_alias));
 
 static struct {
     int active;
     uint8_t *vram;
     uint32_t pitch;            /* bytes per scan line */
     int scale, cell_w, cell_h;
-    int cols, rows;
+    int cols, rows;            /* the text grid (the status row is below it) */
+    int has_status;
+    struct fb_cell *status, *status_shown;   /* cols cells each */
     struct fb_cell *cells;     /* text, rows in a ring starting at top_row */
     struct fb_cell *shown;     /* what the screen shows, screen order */
     uint8_t *dirty;            /* per screen row */
@@ -49,6 +64,9 @@ static struct {
     int params[ANSI_MAX_PARAMS];
     int param_count, private_marker;
     int utf8_skip;             /* continuation bytes still to swallow */
+    /* nibble_pixels[n]: the 4 glyph bits of n, scaled, in painter_fg/bg. */
+    uint32_t nibble_pixels[16][4 * MAX_SCALE];
+    int painter_fg, painter_bg;
 } fbc;
 
 /* The classic 16-colour palette (VGA-like), as RGB. */
@@ -90,16 +108,58 @@ static struct fb_cell *cell_at(int col, int row) {
     return &fbc.cells[ring_row * fbc.cols + col];
 }
 
+static void prepare_painter(uint8_t fg, uint8_t bg) {
+    if (fbc.painter_fg == fg && fbc.painter_bg == bg) return;
+    fbc.painter_fg = fg;
+    fbc.painter_bg = bg;
+    uint32_t fg_px = fbc.palette[fg & 15], bg_px = fbc.palette[bg & 15];
+    for (int n = 0; n < 16; n++)
+        for (int x = 0; x < 4 * fbc.scale; x++)
+            fbc.nibble_pixels[n][x] = (n & (8 >> (x / fbc.scale))) ? fg_px : bg_px;
+}
+
+/* One cell at a fixed scale: each glyph row is two table lookups and
+ * 4*scale 64-bit stores per scan line. `scale` is a constant at each call
+ * site below, so the loops unroll. */
+static inline __attribute__((always_inline)) void paint_cell(uint8_t *line, const uint8_t *glyph,
+                                                             int cursor_from, const int scale) {
+    for (int y = 0; y < FONT_HEIGHT; y++) {
+        unsigned bits = y >= cursor_from ? 0xff : glyph[y];
+        const pixel_pair *left = (const pixel_pair *)fbc.nibble_pixels[bits >> 4];
+        const pixel_pair *right = (const pixel_pair *)fbc.nibble_pixels[bits & 15];
+        for (int repeat = 0; repeat < scale; repeat++, line += fbc.pitch) {
+            pixel_pair *px = (pixel_pair *)line;
+            for (int i = 0; i < 2 * scale; i++) px[i] = left[i];
+            for (int i = 0; i < 2 * scale; i++) px[2 * scale + i] = right[i];
+        }
+    }
+}
+
+/* `row` is a screen row (the status line is row fbc.rows). */
 static void draw_cell(int col, int row, const struct fb_cell *c, int with_cursor) {
-    const uint8_t *glyph = font_glyph(c->ch);
-    uint32_t fg = fbc.palette[c->fg & 15], bg = fbc.palette[c->bg & 15];
+    prepare_painter(c->fg, c->bg);
     uint8_t *line = fbc.vram + (size_t)row * fbc.cell_h * fbc.pitch + (size_t)col * fbc.cell_w * 4;
-    int cursor_from = fbc.cell_h - 2 * fbc.scale;
-    for (int y = 0; y < fbc.cell_h; y++, line += fbc.pitch) {
-        uint32_t *px = (uint32_t *)line;
-        unsigned bits = glyph[y / fbc.scale];
-        if (with_cursor && y >= cursor_from) bits = 0xff;
-        for (int x = 0; x < fbc.cell_w; x++) px[x] = (bits & (0x80u >> (x / fbc.scale))) ? fg : bg;
+    const uint8_t *glyph = font_glyph(c->ch);
+    int cursor_from = with_cursor ? FONT_HEIGHT - 2 : FONT_HEIGHT;
+    switch (fbc.scale) {
+    case 1: paint_cell(line, glyph, cursor_from, 1); break;
+    case 2: paint_cell(line, glyph, cursor_from, 2); break;
+    case 3: paint_cell(line, glyph, cursor_from, 3); break;
+    default: paint_cell(line, glyph, cursor_from, 4); break;
+    }
+}
+
+static int same_cell(const struct fb_cell *a, const struct fb_cell *b) {
+    return a->ch == b->ch && a->fg == b->fg && a->bg == b->bg;
+}
+
+static void flush_status(void) {
+    if (!fbc.has_status) return;
+    for (int col = 0; col < fbc.cols; col++) {
+        struct fb_cell *want = &fbc.status[col], *have = &fbc.status_shown[col];
+        if (!have->stale && same_cell(have, want)) continue;
+        draw_cell(col, fbc.rows, want, 0);
+        *have = *want;
     }
 }
 
@@ -117,9 +177,7 @@ static void flush(void) {
         for (int col = 0; col < fbc.cols; col++) {
             struct fb_cell *want = cell_at(col, row), *have = &fbc.shown[row * fbc.cols + col];
             int is_cursor = fbc.cursor_visible && row == cur_y && col == cur_x;
-            if (!is_cursor && !have->stale && have->ch == want->ch && have->fg == want->fg &&
-                have->bg == want->bg)
-                continue;
+            if (!is_cursor && !have->stale && same_cell(have, want)) continue;
             draw_cell(col, row, want, is_cursor);
             *have = *want;
             have->stale = is_cursor;   /* the cursor cell is redrawn once it moves */
@@ -330,6 +388,29 @@ int fbcon_size(int *cols, int *rows) {
     return fbc.active;
 }
 
+int fbcon_choose_scale(uint32_t width, uint32_t height) {
+    int scale = 1;
+    if (width >= 1600) {
+        /* The smallest scale that keeps the text within TARGET_MAX_COLS. */
+        uint32_t cell_px = FONT_WIDTH * TARGET_MAX_COLS;
+        scale = (int)((width + cell_px - 1) / cell_px);
+        if (scale < 2) scale = 2;
+        if (scale > MAX_SCALE) scale = MAX_SCALE;
+    }
+    /* Wide but short screens: keep at least 24 rows if a smaller scale can. */
+    while (scale > 1 && height / (uint32_t)(FONT_HEIGHT * scale) < 24) scale--;
+    return scale;
+}
+
+static void fill_pixels(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t colour) {
+    for (uint32_t y = y0; y < y1; y++) {
+        uint32_t *line = (uint32_t *)(fbc.vram + (size_t)y * fbc.pitch);
+        for (uint32_t x = x0; x < x1; x++) line[x] = colour;
+    }
+}
+
+static void *alloc_cells(size_t count) { return kmalloc(count * sizeof(struct fb_cell)); }
+
 void fbcon_init(const struct boot_framebuffer *fb) {
     if (!fb || fb->format == BOOT_PIXEL_NONE || fb->base == 0 || fb->width < 64 || fb->height < 64)
         return;
@@ -339,18 +420,24 @@ void fbcon_init(const struct boot_framebuffer *fb) {
                 fb->height, fb->pitch, fb->format);
         return;
     }
-    fbc.scale = fb->width > 1600 ? 2 : 1;
+    fbc.scale = fbcon_choose_scale(fb->width, fb->height);
     fbc.cell_w = FONT_WIDTH * fbc.scale;
     fbc.cell_h = FONT_HEIGHT * fbc.scale;
     fbc.cols = (int)(fb->width / (uint32_t)fbc.cell_w);
-    fbc.rows = (int)(fb->height / (uint32_t)fbc.cell_h);
+    int screen_rows = (int)(fb->height / (uint32_t)fbc.cell_h);
+    fbc.has_status = screen_rows >= 3;
+    fbc.rows = screen_rows - fbc.has_status;
     size_t cells = (size_t)fbc.cols * fbc.rows;
-    fbc.cells = kmalloc(cells * sizeof *fbc.cells);
-    fbc.shown = kmalloc(cells * sizeof *fbc.shown);
+    fbc.cells = alloc_cells(cells);
+    fbc.shown = alloc_cells(cells);
+    fbc.status = alloc_cells((size_t)fbc.cols);
+    fbc.status_shown = alloc_cells((size_t)fbc.cols);
     fbc.dirty = kmalloc((size_t)fbc.rows);
-    if (!fbc.cells || !fbc.shown || !fbc.dirty) {
+    if (!fbc.cells || !fbc.shown || !fbc.status || !fbc.status_shown || !fbc.dirty) {
         kfree(fbc.cells);
         kfree(fbc.shown);
+        kfree(fbc.status);
+        kfree(fbc.status_shown);
         kfree(fbc.dirty);
         kprintf("fbcon: out of memory, serial only\n");
         return;
@@ -358,6 +445,7 @@ void fbcon_init(const struct boot_framebuffer *fb) {
     fbc.vram = phys_to_virt(fb->base);
     fbc.pitch = fb->pitch;
     for (int i = 0; i < 16; i++) fbc.palette[i] = make_pixel(fb, palette_rgb[i]);
+    fbc.painter_fg = fbc.painter_bg = -1;
     fbc.fg = DEFAULT_FG;
     fbc.bg = DEFAULT_BG;
     fbc.cursor_visible = 1;
@@ -366,18 +454,33 @@ void fbcon_init(const struct boot_framebuffer *fb) {
         fbc.shown[i] = fbc.cells[i];
         fbc.shown[i].stale = 1;   /* the firmware left its own picture */
     }
-    memset(fbc.dirty, 1, (size_t)fbc.rows);
-    /* Pixels right of / below the text grid are never touched by cells. */
-    for (uint32_t y = 0; y < fb->height; y++) {
-        uint32_t *line = (uint32_t *)(fbc.vram + (size_t)y * fbc.pitch);
-        uint32_t from = y < (uint32_t)(fbc.rows * fbc.cell_h) ? (uint32_t)(fbc.cols * fbc.cell_w) : 0;
-        for (uint32_t x = from; x < fb->width; x++) line[x] = fbc.palette[DEFAULT_BG];
+    for (int col = 0; col < fbc.cols; col++) {
+        fbc.status[col] = (struct fb_cell){' ', STATUS_FG, STATUS_BG, 0};
+        fbc.status_shown[col] = fbc.status[col];
+        fbc.status_shown[col].stale = 1;
     }
+    memset(fbc.dirty, 1, (size_t)fbc.rows);
+    /* Pixels right of / below the cells are never touched by them. */
+    uint32_t grid_w = (uint32_t)(fbc.cols * fbc.cell_w), grid_h = (uint32_t)(screen_rows * fbc.cell_h);
+    fill_pixels(grid_w, 0, fb->width, grid_h, fbc.palette[DEFAULT_BG]);
+    fill_pixels(0, grid_h, fb->width, fb->height, fbc.palette[DEFAULT_BG]);
     fbc.active = 1;
     flush();
+    flush_status();
     console_register_output(fbcon_write);
+    kprintf("fbcon: %ux%u, %dx%d text at scale %d\n", fb->width, fb->height, fbc.cols, screen_rows,
+            fbc.scale);
+    status_refresh();
 }
 
 void fbcon_set_status_line(const char *text) {
-    (void)text; /* FIXME: not drawn yet */
+    if (!fbc.active || !fbc.has_status) return;
+    int col = 0;
+    for (const char *p = text ? text : ""; *p && col < fbc.cols; p++) {
+        uint8_t b = (uint8_t)*p;
+        if ((b & 0xc0) == 0x80) continue;   /* UTF-8 continuation: one box per character */
+        fbc.status[col++].ch = b < 0x20 ? ' ' : b;
+    }
+    for (; col < fbc.cols; col++) fbc.status[col].ch = ' ';
+    flush_status();
 }

@@ -9,6 +9,7 @@
 #include "kernel/line_editor.h"
 #include "kernel/llm_session.h"
 #include "kernel/pci.h"
+#include "kernel/status.h"
 #include "kernel/timer.h"
 #include "lib/ctype.h"
 #include "lib/string.h"
@@ -26,8 +27,11 @@ static const struct shell_command shell_commands[] = {
     {"/smp", "[test]", "processors online; 'test' runs a parallel sum on every core", shell_cmd_smp},
     {"/model", "", "the loaded model: config, parameters, memory", shell_cmd_model},
     {"/load", "MODEL [TOKENIZER]", "switch to another model in the ramdisk", shell_cmd_load},
-    {"/set", "[NAME VALUE]", "sampling: temp topp topk minp penalty seed steps simd", shell_cmd_set},
+    {"/set", "[NAME VALUE]", "sampling: temp topp topk minp penalty seed steps simd think", shell_cmd_set},
     {"/stats", "", "figures of the last answer and of all answers", shell_cmd_stats},
+    {"/chat", "[off|reset|slide|template T]", "conversation mode: plain lines are turns, the KV cache is kept",
+     shell_cmd_chat},
+    {"/system", "[TEXT]", "the system prompt of the next /chat (restarts the current one)", shell_cmd_system},
     {"/echo", "TEXT", "print TEXT", shell_cmd_echo},
     {"/fault", "KIND", "debug: raise a CPU exception (pf ud de gp stack)", shell_cmd_fault},
     {"/reboot", "", "restart the machine", shell_cmd_reboot},
@@ -105,6 +109,7 @@ void shell_run(void) {
     kprintf("kernel: ready in %llu ms\n", (unsigned long long)boot_ms());
     line_editor_init(&shell_editor, editor_write, NULL);
     for (;;) {
+        status_refresh(); /* memory figures after each command */
         line_editor_begin(&shell_editor, SHELL_PROMPT);
         int status;
         do status = line_editor_feed(&shell_editor, console_wait_key());

@@ -3,7 +3,9 @@
 
 The font is kernel/font8x16.c: 5x8 pixel art per character from 0x20,
 expanded by the kernel into 8x16 cells (each art row twice, art columns at
-pixel columns 1..5). The glyphs are rebuilt here the same way.
+pixel columns 1..5). The glyphs are rebuilt here the same way. The kernel
+scales cells 1x-4x (kernel/fbcon.c); inverse cells (the status line) and the
+cursor (last two pixel rows lit) are read too.
 """
 import os
 import re
@@ -54,7 +56,7 @@ def read_text(path):
         return pix[i] + pix[i + 1] + pix[i + 2] > 3 * 96
 
     best = []
-    for scale in (1, 2):
+    for scale in (1, 2, 3, 4):
         cw, ch = 8 * scale, 16 * scale
         lines = []
         for row in range(h // ch):
@@ -69,7 +71,9 @@ def read_text(path):
                     bits[gy] = b
                 key = bytes(bits)
                 inverted = bytes(x ^ 0xFF for x in key)
-                chars.append(glyphs.get(key) or glyphs.get(inverted) or ("?" if any(key) else " "))
+                under_cursor = key[:14] + bytes(2) if key[14:] == b"\xff\xff" else key
+                chars.append(glyphs.get(key) or glyphs.get(inverted) or glyphs.get(under_cursor)
+                             or ("?" if any(key) else " "))
             lines.append("".join(chars).rstrip())
         while lines and not lines[-1]:
             lines.pop()

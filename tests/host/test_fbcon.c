@@ -1,0 +1,205 @@
+/* test_fbcon.c - the framebuffer console on the host: the text scale chosen
+ * per resolution, and text, scrolling and the status line read back from a
+ * fake framebuffer in memory by matching cells against the font. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/fbcon.c"
+#include "kernel/font8x16.c"
+
+/* ---- the few kernel services fbcon.c uses ---- */
+void *kmalloc(size_t size) { return malloc(size ? size : 1); }
+void kfree(void *p) { free(p); }
+int kprintf(const char *fmt, ...) { return 0; }
+void console_register_output(void (*write)(const char *s, size_t len)) { (void)write; }
+static int status_refreshes;
+void status_refresh(void) { status_refreshes++; }
+
+static int failures;
+
+static void check(int cond, const char *name, const char *why) {
+    if (cond) printf("ok - %s\n", name);
+    else {
+        printf("FAIL - %s: %s\n", name, why);
+        failures++;
+    }
+}
+
+/* ---- a fake screen ---- */
+static struct {
+    uint32_t *pixels;
+    uint32_t width, height, pitch;   /* pitch in bytes */
+} screen;
+
+static void screen_open(uint32_t width, uint32_t height, uint32_t pad_bytes) {
+    free(fbc.cells);
+    free(fbc.shown);
+    free(fbc.status);
+    free(fbc.status_shown);
+    free(fbc.dirty);
+    memset(&fbc, 0, sizeof fbc);
+    free(screen.pixels);
+    screen.width = width;
+    screen.height = height;
+    screen.pitch = width * 4 + pad_bytes;
+    size_t size = (size_t)screen.pitch * height;
+    screen.pixels = malloc(size);
+    memset(screen.pixels, 0x5a, size);   /* the firmware's picture */
+    struct boot_framebuffer fb = {0};
+    fb.base = (uint64_t)(uintptr_t)screen.pixels - DIRECT_MAP_BASE;
+    fb.size = size;
+    fb.width = width;
+    fb.height = height;
+    fb.pitch = screen.pitch;
+    fb.format = BOOT_PIXEL_BGRX;
+    fbcon_init(&fb);
+}
+
+static uint32_t pixel(uint32_t x, uint32_t y) {
+    return *(uint32_t *)((uint8_t *)screen.pixels + (size_t)y * screen.pitch + (size_t)x * 4);
+}
+
+/* The character in a cell (screen row; the status row is fbc.rows), '?'
+ * when the cell matches no glyph; inverse cells are read too. */
+static char read_cell(int col, int row) {
+    uint8_t bits[FONT_HEIGHT];
+    uint32_t bg = pixel((uint32_t)(col * fbc.cell_w), (uint32_t)(row * fbc.cell_h));
+    for (int y = 0; y < FONT_HEIGHT; y++) {
+        bits[y] = 0;
+        for (int x = 0; x < FONT_WIDTH; x++) {
+            for (int sy = 0; sy < fbc.scale; sy++)
+                for (int sx = 0; sx < fbc.scale; sx++) {
+                    uint32_t px = pixel((uint32_t)((col * FONT_WIDTH + x) * fbc.scale + sx),
+                                        (uint32_t)((row * FONT_HEIGHT + y) * fbc.scale + sy));
+                    int lit = px != bg;
+                    int first = (bits[y] >> (7 - x)) & 1;
+                    if (sy == 0 && sx == 0) bits[y] |= (uint8_t)(lit << (7 - x));
+                    else if (lit != first) return '?';   /* not a clean scaled pixel */
+                }
+        }
+    }
+    for (int ch = FONT_FIRST; ch <= FONT_LAST; ch++)
+        if (memcmp(font_glyph((uint8_t)ch), bits, FONT_HEIGHT) == 0) return (char)ch;
+    /* A space cell whose background is the cursor-less default. */
+    return '?';
+}
+
+static void read_row(int row, char *out, int max) {
+    int n = fbc.cols < max - 1 ? fbc.cols : max - 1;
+    for (int col = 0; col < n; col++) out[col] = read_cell(col, row);
+    while (n > 0 && out[n - 1] == ' ') n--;
+    out[n] = '\0';
+}
+
+static void write_str(const char *s) { fbcon_write(s, strlen(s)); }
+
+static void test_scales(void) {
+    static const struct { uint32_t w, h; int scale; } want[] = {
+        {640, 480, 1},   {800, 600, 1},   {1024, 768, 1},  {1280, 800, 1},  {1366, 768, 1},
+        {1440, 900, 1},  {1600, 900, 2},  {1920, 1080, 2}, {1920, 1200, 2}, {2560, 1440, 2},
+        {2560, 1600, 2}, {2880, 1800, 3}, {3200, 1800, 3}, {3840, 2160, 3}, {4096, 2160, 4},
+        {5120, 2880, 4}, {7680, 4320, 4}, {3840, 400, 1},  {1920, 600, 1},
+    };
+    char name[80], why[120];
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        int got = fbcon_choose_scale(want[i].w, want[i].h);
+        snprintf(name, sizeof name, "scale for %ux%u is %d", want[i].w, want[i].h, want[i].scale);
+        snprintf(why, sizeof why, "got %d", got);
+        check(got == want[i].scale, name, why);
+    }
+    int all_readable = 1;
+    for (uint32_t w = 1600; w <= 5120; w += 8) {
+        int cols = (int)(w / (8u * (uint32_t)fbcon_choose_scale(w, 2160)));
+        if (cols < 100 || cols > 160) all_readable = 0;
+    }
+    check(all_readable, "100-160 columns from 1600 to 5120 pixels wide", "a width is outside");
+}
+
+static void test_text_and_status(uint32_t width, uint32_t height, uint32_t pad) {
+    char name[120], why[300], row_text[512];
+    screen_open(width, height, pad);
+    snprintf(name, sizeof name, "%ux%u: console active with a status row", width, height);
+    int cols = 0, rows = 0;
+    fbcon_size(&cols, &rows);
+    snprintf(why, sizeof why, "active %d, %dx%d, scale %d", fbc.active, cols, rows, fbc.scale);
+    check(fbc.active && rows == (int)(height / (16u * (uint32_t)fbc.scale)) - 1 &&
+              cols == (int)(width / (8u * (uint32_t)fbc.scale)) && status_refreshes > 0,
+          name, why);
+
+    write_str("\x1b[?25lHello, world!\n");
+    read_row(0, row_text, sizeof row_text);
+    snprintf(name, sizeof name, "%ux%u: text reads back", width, height);
+    snprintf(why, sizeof why, "row 0 reads %.80s", row_text);
+    check(strcmp(row_text, "Hello, world!") == 0, name, why);
+
+    fbcon_set_status_line(" model: stories260K.bin | 123.4 tok/s");
+    read_row(fbc.rows, row_text, sizeof row_text);
+    uint32_t status_bg = pixel(0, (uint32_t)(fbc.rows * fbc.cell_h));
+    snprintf(name, sizeof name, "%ux%u: status line in inverse colours", width, height);
+    snprintf(why, sizeof why, "status row reads %.80s, background 0x%x", row_text, status_bg);
+    check(strcmp(row_text, " model: stories260K.bin | 123.4 tok/s") == 0 &&
+              status_bg == fbc.palette[STATUS_BG],
+          name, why);
+
+    /* Scroll well past a screenful: the status row stays, the text's last
+     * lines sit just above it. */
+    for (int i = 0; i < 3 * fbc.rows; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "line %d of the long answer\n", i);
+        write_str(line);
+    }
+    write_str("last words");
+    char expect_above[64];
+    snprintf(expect_above, sizeof expect_above, "line %d of the long answer", 3 * fbc.rows - 1);
+    read_row(fbc.rows - 2, row_text, sizeof row_text);
+    int above_ok = strcmp(row_text, expect_above) == 0;
+    read_row(fbc.rows - 1, row_text, sizeof row_text);
+    int last_ok = strcmp(row_text, "last words") == 0;
+    char status_text[512];
+    read_row(fbc.rows, status_text, sizeof status_text);
+    snprintf(name, sizeof name, "%ux%u: scrolling keeps the status line", width, height);
+    snprintf(why, sizeof why, "last rows %d %d, status %.60s", above_ok, last_ok, status_text);
+    check(above_ok && last_ok && strcmp(status_text, " model: stories260K.bin | 123.4 tok/s") == 0, name,
+          why);
+
+    /* Clearing the screen leaves the status line alone. */
+    write_str("\x1b[2J\x1b[H");
+    read_row(fbc.rows, status_text, sizeof status_text);
+    read_row(0, row_text, sizeof row_text);
+    snprintf(name, sizeof name, "%ux%u: clear screen spares the status line", width, height);
+    check(row_text[0] == '\0' && strncmp(status_text, " model:", 7) == 0, name, status_text);
+
+    /* A status text longer than the screen is cut, never wrapped. */
+    char long_status[1200];
+    memset(long_status, 'x', sizeof long_status - 1);
+    long_status[sizeof long_status - 1] = '\0';
+    fbcon_set_status_line(long_status);
+    read_row(fbc.rows, status_text, sizeof status_text);
+    read_row(0, row_text, sizeof row_text);
+    snprintf(name, sizeof name, "%ux%u: long status cut at the screen's width", width, height);
+    check((int)strlen(status_text) == (fbc.cols < 511 ? fbc.cols : 511) && row_text[0] == '\0', name,
+          "status row or text row wrong");
+
+    /* Nothing outside the grid and status row is left from the firmware. */
+    int leftovers = 0;
+    for (uint32_t y = 0; y < height; y += 7)
+        for (uint32_t x = 0; x < width; x += 5)
+            if (pixel(x, y) == 0x5a5a5a5au) leftovers++;
+    snprintf(name, sizeof name, "%ux%u: firmware picture fully replaced", width, height);
+    snprintf(why, sizeof why, "%d sampled pixels still hold the old picture", leftovers);
+    check(leftovers == 0, name, why);
+}
+
+int main(void) {
+    test_scales();
+    test_text_and_status(800, 600, 0);
+    test_text_and_status(1920, 1080, 64);
+    test_text_and_status(1366, 768, 4);   /* pitch not a multiple of 8 bytes */
+    test_text_and_status(3840, 2160, 0);
+    screen_open(32, 32, 0);
+    check(!fbc.active, "tiny framebuffer refused", "console came up on 32x32");
+    free(screen.pixels);
+    free(fbc.dirty);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,83 @@
+"""cases_screen.py - QEMU cases for what the framebuffer shows: the status
+line (model, decode speed, memory) and answers that scroll past a screenful.
+The screen is read from a screendump with screen.py (the kernel's own font)."""
+import os
+import re
+import time
+
+import screen
+from cases_boot import boot_to_prompt
+from cases_llm import answer, set_all
+
+STATUS = re.compile(r"model: (\S+) \| ([0-9.]+) tok/s \| memory (\d+) of (\d+) MiB used")
+
+
+def screen_text(vm, name="screen.ppm"):
+    """The screen's text lines, read once the kernel has gone quiet."""
+    time.sleep(1.0)
+    path = os.path.join(vm.dir, name)
+    if os.path.exists(path):
+        os.unlink(path)
+    vm.monitor_command(f"screendump {path}")
+    for _ in range(50):  # QEMU writes the file asynchronously on some versions
+        if os.path.exists(path) and os.path.getsize(path) > 0:
+            break
+        time.sleep(0.1)
+    time.sleep(0.3)
+    return screen.read_text(path)
+
+
+def squeeze(text):
+    return re.sub(r"\s+", "", text)
+
+
+def test_screen_status_line_after_answer(ctx):
+    with boot_to_prompt(ctx) as vm:
+        set_all(vm, temp=0, steps=40)
+        _, stats = answer(vm, "Once upon a time")
+        lines = screen_text(vm)
+        joined = "\n".join(lines)
+        assert lines, "the screen is empty"
+        status = STATUS.search(lines[-1])
+        assert status, f"last screen row is not the status line: {lines[-1]!r}\nscreen:\n{joined}"
+        assert status.group(1) == "stories260K.bin", f"status names {status.group(1)!r}"
+        assert status.group(2) == stats.group(3), \
+            f"status shows {status.group(2)} tok/s, the answer's line said {stats.group(3)}"
+        used, total = int(status.group(3)), int(status.group(4))
+        assert 0 < used < total, f"memory figures {used} of {total} MiB make no sense"
+        assert "stop:" in joined, f"the [stats] line is not on screen:\n{joined}"
+
+
+def test_screen_long_answer_scrolls(ctx):
+    with boot_to_prompt(ctx) as vm:
+        set_all(vm, temp=0, steps=512)
+        for i in range(40):  # fill the screen, so that the answer must scroll it
+            vm.command(f"/echo filler {i}")
+        text, stats = answer(vm, "Once upon a time", timeout=400)
+        lines = screen_text(vm)
+        joined = "\n".join(lines)
+        answer_rows = sum(len(line) // 80 + 1 for line in text.split("\n"))
+        assert answer_rows >= 8, f"answer too short to test scrolling: {text!r}"
+        assert not any(line == "filler 0" for line in lines), f"the screen did not scroll:\n{joined}"
+        tail = squeeze(text)[-120:]
+        assert tail in squeeze(joined), f"the answer's last words {tail!r} are not on screen:\n{joined}"
+        assert STATUS.search(lines[-1]), f"status line lost after scrolling: {lines[-1]!r}"
+        assert lines[-2].startswith(">"), f"the prompt is not just above the status line:\n{joined}"
+
+
+def test_screen_many_lines_fast(ctx):
+    """Scrolling a screenful costs little: 300 echoed lines in a few seconds
+    (under TCG), and the last ones are on screen."""
+    with boot_to_prompt(ctx) as vm:
+        t0 = time.monotonic()
+        for i in range(300):
+            vm.command(f"/echo scroll line {i} " + "x" * 40, timeout=30)
+        took = time.monotonic() - t0
+        lines = screen_text(vm)
+        joined = "\n".join(lines)
+        assert any(line.startswith("scroll line 299 ") for line in lines), f"last line not on screen:\n{joined}"
+        assert STATUS.search(lines[-1]) or "model: " in lines[-1], f"no status line: {lines[-1]!r}"
+        assert took < 60, f"300 scrolled lines took {took:.1f}s"
+
+
+CASES = [test_screen_status_line_after_answer, test_screen_long_answer_scrolls, test_screen_many_lines_fast]
