@@ -8,16 +8,19 @@
 #include "kernel/kernel.h"
 #include "kernel/memory.h"
 #include "kernel/ramdisk.h"
+#include "kernel/status.h"
 #include "kernel/timer.h"
 #include "lib/config.h"
 #include "lib/format.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/kernels.h"
+#include "llm/transformer_gguf.h"
 
 struct loaded_model current;
-struct settings settings = {1.0f, 0.9f, 0.0f, 1.0f, 0, 256, 0, 1};
+struct settings settings = {1.0f, 0.9f, 0.0f, 1.0f, 0, 256, 0, 1, 0};
 struct answer_history history;
+struct chat_session chat = {.template_override = -1};
 const char *const simd_names[3] = {"scalar", "sse2", "avx2"};
 
 void apply_simd(int simd) {
@@ -122,11 +125,27 @@ int load_model(const char *model_name, const char *tokenizer_name) {
         return -1;
     }
     Tokenizer tok;
-    const struct ramdisk_file *tf = choose_tokenizer(tokenizer_name, t.config.vocab_size, &tok, err, sizeof err);
+    const struct ramdisk_file *tf;
+    if (t.gguf && !(tokenizer_name && *tokenizer_name)) {
+        /* A GGUF file carries its own vocabulary. */
+        tf = tokenizer_load_gguf(&tok, mf->data, mf->size, err, sizeof err) == 0 ? mf : NULL;
+        if (tf && tok.vocab_size != t.config.vocab_size) {
+            snprintf(err, sizeof err, "its vocabulary has %d tokens, the model %d", tok.vocab_size,
+                     t.config.vocab_size);
+            tokenizer_free(&tok);
+            tf = NULL;
+        }
+    } else {
+        tf = choose_tokenizer(tokenizer_name, t.config.vocab_size, &tok, err, sizeof err);
+    }
     if (!tf) {
         kprintf("load: %s: %s\n", model_name, err);
         transformer_free(&t);
         return -1;
+    }
+    if (chat.active) {
+        chat_stop();
+        kprintf("chat: ended (another model)\n");
     }
     if (current.loaded) {
         transformer_free(&current.transformer);
@@ -137,16 +156,21 @@ int load_model(const char *model_name, const char *tokenizer_name) {
     current.loaded = 1;
     current.file_bytes = mf->size;
     strlcpy(current.model_name, mf->name, sizeof current.model_name);
-    strlcpy(current.tokenizer_name, tf->name, sizeof current.tokenizer_name);
+    if (tf == mf)
+        strlcpy(current.tokenizer_name, "its own vocabulary", sizeof current.tokenizer_name);
+    else
+        strlcpy(current.tokenizer_name, tf->name, sizeof current.tokenizer_name);
     current.load_ms = (timer_ns() - t0) / 1000000;
     const TransformerConfig *c = &t.config;
     kprintf("model: %s (dim %d, %d layers, %d/%d heads, vocab %d, context %d) with %s, loaded in %llu ms\n",
             current.model_name, c->dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len,
             current.tokenizer_name, (unsigned long long)current.load_ms);
+    status_set_model(current.model_name);
     return 0;
 }
 
 static int looks_like_checkpoint(const struct ramdisk_file *f) {
+    if (ends_with(f->name, ".gguf")) return f->size >= 24;
     return ends_with(f->name, ".bin") && !strstr(f->name, "tok") && f->size >= 28;
 }
 
@@ -197,11 +221,8 @@ static double per_second(uint64_t count, uint64_t ns) {
     return ns ? (double)count * 1e9 / (double)ns : 0.0;
 }
 
-void llm_session_answer(const char *prompt) {
-    if (!current.loaded) {
-        kprintf("no model loaded: /load a checkpoint from the ramdisk first (see /ls)\n");
-        return;
-    }
+/* A sampler with the current settings; 0, or -1 (reported). */
+static int make_sampler(Sampler *sampler) {
     SamplerConfig sc = sampler_default_config();
     sc.temperature = settings.temperature;
     sc.topp = settings.topp;
@@ -209,12 +230,45 @@ void llm_session_answer(const char *prompt) {
     sc.min_p = settings.min_p;
     sc.repeat_penalty = settings.repeat_penalty;
     sc.seed = settings.seed ? settings.seed : (rdtsc() | 1);
-    Sampler sampler;
     char err[200];
-    if (sampler_init(&sampler, current.transformer.config.vocab_size, &sc, err, sizeof err) != 0) {
+    if (sampler_init(sampler, current.transformer.config.vocab_size, &sc, err, sizeof err) != 0) {
         kprintf("error: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The "[N tokens, ...]" line, the history and the status line. */
+static void report_answer(const GenerateStats *st) {
+    if (st->reason == STOP_USER) kprintf("^C\n");
+    console_flush_input();
+    int decoded = st->positions - st->prompt_tokens;
+    if (decoded < 0) decoded = 0;
+    uint64_t ms_per_token_x100 = decoded > 0 ? st->decode_ns / 10000 / (uint64_t)decoded : 0;
+    double decode_speed = per_second((uint64_t)decoded, st->decode_ns);
+    kprintf("[%d tokens, prefill %.1f tok/s, decode %.1f tok/s, %llu.%02llu ms/token, stop: %s]\n",
+            st->generated_tokens, per_second((uint64_t)st->prompt_tokens, st->prefill_ns), decode_speed,
+            (unsigned long long)(ms_per_token_x100 / 100), (unsigned long long)(ms_per_token_x100 % 100),
+            stop_reason_name(st->reason));
+    history.answers++;
+    history.last = *st;
+    history.total_tokens += (uint64_t)decoded;
+    history.total_decode_ns += st->decode_ns;
+    status_set_speed(decode_speed);
+}
+
+void llm_session_answer(const char *prompt) {
+    if (!current.loaded) {
+        kprintf("no model loaded: /load a checkpoint from the ramdisk first (see /ls)\n");
         return;
     }
+    if (chat.active) {
+        chat_answer(prompt);
+        return;
+    }
+    Sampler sampler;
+    if (make_sampler(&sampler) != 0) return;
+    char err[200];
     int column = 0;
     GenerateIO io = {emit_text, ctrl_c_pressed, now_ns, NULL, &column};
     GenerateStats st;
@@ -226,17 +280,64 @@ void llm_session_answer(const char *prompt) {
         kprintf("error: %s\n", err);
         return;
     }
-    if (st.reason == STOP_USER) kprintf("^C\n");
-    console_flush_input();
-    int decoded = st.positions - st.prompt_tokens;
-    uint64_t ms_per_token_x100 = decoded > 0 ? st.decode_ns / 10000 / (uint64_t)decoded : 0;
-    kprintf("[%d tokens, prefill %.1f tok/s, decode %.1f tok/s, %llu.%02llu ms/token, stop: %s]\n",
-            st.generated_tokens, per_second((uint64_t)st.prompt_tokens, st.prefill_ns),
-            per_second((uint64_t)(decoded > 0 ? decoded : 0), st.decode_ns),
-            (unsigned long long)(ms_per_token_x100 / 100), (unsigned long long)(ms_per_token_x100 % 100),
-            stop_reason_name(st.reason));
-    history.answers++;
-    history.last = st;
-    history.total_tokens += (uint64_t)(decoded > 0 ? decoded : 0);
-    history.total_decode_ns += st.decode_ns;
+    report_answer(&st);
+}
+
+/* ------------------------------------------------------------ chat */
+
+int chat_start(void) {
+    if (!current.loaded) {
+        kprintf("chat: no model loaded (see /ls and /load)\n");
+        return -1;
+    }
+    if (chat.active) chat_free(&chat.chat);
+    chat.active = 0;
+    chat.full = 0;
+    chat.pending[0] = '\0';
+    ChatTemplate tmpl = chat.template_override >= 0 ? (ChatTemplate)chat.template_override
+                                                    : chat_template_detect(&current.tokenizer);
+    char err[200];
+    if (chat_init(&chat.chat, &current.transformer, &current.tokenizer, tmpl, chat.system, err, sizeof err) != 0) {
+        kprintf("chat: %s\n", err);
+        return -1;
+    }
+    chat.active = 1;
+    return 0;
+}
+
+void chat_stop(void) {
+    if (chat.active) chat_free(&chat.chat);
+    chat.active = 0;
+    chat.full = 0;
+}
+
+void chat_answer(const char *line) {
+    if (chat.full) {
+        kprintf("chat: the context is full: /chat reset (start over) or /chat slide (drop the oldest turns)\n");
+        return;
+    }
+    Sampler sampler;
+    if (make_sampler(&sampler) != 0) return;
+    chat.chat.hide_think = settings.hide_think;
+    char err[200];
+    int column = 0;
+    GenerateIO io = {emit_text, ctrl_c_pressed, now_ns, NULL, &column};
+    GenerateStats st;
+    int rc = chat_turn(&chat.chat, &current.transformer, &current.tokenizer, &sampler, line, settings.steps, &io,
+                       &st, err, sizeof err);
+    sampler_free(&sampler);
+    if (column) console_write("\n", 1);
+    if (rc == CHAT_NO_ROOM) {
+        chat.full = 1;
+        strlcpy(chat.pending, line, sizeof chat.pending);
+        kprintf("chat: %s\n", err);
+        kprintf("chat: the context is full: /chat reset (start over) or /chat slide (drop the oldest turns, "
+                "then this line is answered)\n");
+        return;
+    }
+    if (rc != 0) {
+        kprintf("error: %s\n", err);
+        return;
+    }
+    report_answer(&st);
 }

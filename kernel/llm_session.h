@@ -8,7 +8,8 @@
  * first checkpoint in the ramdisk. A failure is reported; the shell still runs. */
 void llm_session_init(void);
 
-/* Streams the answer to `prompt`, then one line "[...]" with its figures. */
+/* Streams the answer to `prompt`, then one line "[...]" with its figures.
+ * In /chat mode the line is the user's next turn. */
 void llm_session_answer(const char *prompt);
 
 /* Shell commands (args trimmed, never NULL). */
@@ -16,5 +17,7 @@ void shell_cmd_model(const char *args);
 void shell_cmd_load(const char *args);
 void shell_cmd_set(const char *args);
 void shell_cmd_stats(const char *args);
+void shell_cmd_chat(const char *args);
+void shell_cmd_system(const char *args);
 
 #endif

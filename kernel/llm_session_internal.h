@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "kernel/llm_session.h"
+#include "llm/chat.h"
 #include "llm/generate.h"
 
 #define NAME_MAX_LEN 128
@@ -26,6 +27,17 @@ struct settings {
     int top_k, steps;
     uint64_t seed; /* 0: a fresh seed from the TSC for every answer */
     int simd;      /* 0 scalar, 1 sse2, 2 avx2 */
+    int hide_think; /* /set think hide: Qwen3's <think> block is not printed */
+};
+
+/* The conversation of /chat: the KV cache holds its history between turns. */
+struct chat_session {
+    int active;
+    Chat chat;
+    int template_override; /* -1: the model's own template, else a ChatTemplate */
+    char system[512];      /* /system TEXT */
+    int full;              /* the last turn did not fit: /chat reset or /chat slide */
+    char pending[512];     /* that turn, answered after /chat slide */
 };
 
 struct answer_history {
@@ -37,11 +49,17 @@ struct answer_history {
 extern struct loaded_model current;
 extern struct settings settings;
 extern struct answer_history history;
+extern struct chat_session chat;
 extern const char *const simd_names[3];
 
 /* Loads a model (tokenizer NULL or "" picks one); on failure the previous model stays. */
 int load_model(const char *model_name, const char *tokenizer_name);
 void apply_simd(int simd);
 int avx2_usable(void);
+/* Starts (or restarts) the conversation with the current settings; 0 or -1 (reported). */
+int chat_start(void);
+void chat_stop(void);
+/* Answers one user turn of the conversation. */
+void chat_answer(const char *line);
 
 #endif

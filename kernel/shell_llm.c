@@ -9,6 +9,7 @@
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/kernels.h"
+#include "llm/transformer_gguf.h"
 
 static double mib(uint64_t bytes) {
     return (double)bytes / (1024.0 * 1024.0);
@@ -21,16 +22,27 @@ void shell_cmd_model(const char *args) {
     }
     const TransformerConfig *c = &current.transformer.config;
     static const char *const formats[] = {"llama2.c legacy (v0) fp32", "llama2.c v1 fp32", "llama2.c v2 int8"};
-    kprintf("model:      %s (%s", current.model_name, formats[c->version]);
-    if (c->version == 2) kprintf(", group size %d", c->group_size);
-    kprintf(")\n");
-    kprintf("tokenizer:  %s (%d tokens)\n", current.tokenizer_name, current.tokenizer.vocab_size);
+    if (current.transformer.gguf) {
+        kprintf("model:      %s (GGUF, arch %s, tensors %s (mostly))\n", current.model_name,
+                gguf_model_arch_name(&current.transformer), gguf_model_weight_type(&current.transformer));
+    } else {
+        kprintf("model:      %s (%s", current.model_name, c->version < 3 ? formats[c->version] : "?");
+        if (c->version == 2) kprintf(", group size %d", c->group_size);
+        kprintf(")\n");
+    }
+    static const char *const kinds[] = {"tokenizer.bin", "SentencePiece", "byte-level BPE"};
+    const Tokenizer *tok = &current.tokenizer;
+    kprintf("tokenizer:  %s (%s, %d tokens", current.tokenizer_name, kinds[tok->kind], tok->vocab_size);
+    if (tok->kind != TOKENIZER_LLAMA2C) kprintf(", bos %d, eos %d", tok->bos_id, tok->eos_id);
+    kprintf("), chat template %s\n", chat_template_name(chat_template_detect(tok)));
     kprintf("config:     dim %d, hidden %d, layers %d, heads %d, kv heads %d, head size %d, vocab %d, context %d, "
             "%s classifier\n",
             c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size, c->seq_len,
             c->shared_classifier ? "shared" : "separate");
     uint64_t params = transformer_param_count(&current.transformer);
     kprintf("parameters: %llu (%.2f M)\n", (unsigned long long)params, (double)params / 1e6);
+    if (c->version == 3)
+        kprintf("rope:       theta %.0f, rms eps %g\n", (double)c->rope_theta, (double)c->norm_eps);
     kprintf("memory:     weights %.1f MiB in place in the ramdisk, run state and KV cache %.1f MiB\n",
             mib(current.file_bytes), mib(transformer_state_bytes(&current.transformer)));
     kprintf("kernels:    %s; loaded in %llu ms\n", kernels->name, (unsigned long long)current.load_ms);
@@ -63,7 +75,7 @@ static void show_settings(void) {
         kprintf("%llu", (unsigned long long)settings.seed);
     else
         kprintf("random");
-    kprintf(", simd %s\n", simd_names[settings.simd]);
+    kprintf(", simd %s, think %s\n", simd_names[settings.simd], settings.hide_think ? "hide" : "show");
 }
 
 /* Parses a float; returns 0 when the whole text is not a number in [lo, hi]. */
@@ -100,8 +112,12 @@ void shell_cmd_set(const char *args) {
     long iv = 0;
     int ok = 1;
     if (!*value) {
-        kprintf("usage: /set temp|topp|topk|minp|penalty|seed|steps|simd VALUE\n");
+        kprintf("usage: /set temp|topp|topk|minp|penalty|seed|steps|simd|think VALUE\n");
         return;
+    } else if (strcmp(name, "think") == 0) {
+        int hide = strcmp(value, "hide") == 0 ? 1 : strcmp(value, "show") == 0 ? 0 : -1;
+        ok = hide >= 0;
+        if (ok) settings.hide_think = hide;
     } else if (strcmp(name, "temp") == 0) {
         ok = parse_float_in(value, 0.0f, 100.0f, &settings.temperature);
     } else if (strcmp(name, "topp") == 0) {
@@ -135,7 +151,7 @@ void shell_cmd_set(const char *args) {
         ok = simd >= 0;
         if (ok) apply_simd(simd);
     } else {
-        kprintf("set: unknown setting '%s' (temp topp topk minp penalty seed steps simd)\n", name);
+        kprintf("set: unknown setting '%s' (temp topp topk minp penalty seed steps simd think)\n", name);
         return;
     }
     if (!ok) {
@@ -160,4 +176,98 @@ void shell_cmd_stats(const char *args) {
     struct memory_stats m;
     memory_get_stats(&m);
     kprintf("memory: %.1f MiB used, %.1f MiB heap\n", mib(m.used_bytes), mib(m.heap_bytes));
+}
+
+/* ------------------------------------------------------------ /chat, /system */
+
+static void chat_usage(void) {
+    kprintf("usage: /chat [off|reset|slide|template chatml|llama3|llama2|zephyr|none|auto]\n");
+}
+
+static void chat_started(void) {
+    const Chat *c = &chat.chat;
+    kprintf("chat: on (template %s%s, context %d tokens); plain lines are your turns, /chat off ends it\n",
+            chat_template_name(c->template), c->system ? ", with a system prompt" : "", c->capacity);
+}
+
+void shell_cmd_chat(const char *args) {
+    if (!*args) {
+        if (chat.active) {
+            chat_stop();
+            kprintf("chat: off\n");
+        } else if (chat_start() == 0) {
+            chat_started();
+        }
+        return;
+    }
+    if (strcmp(args, "off") == 0) {
+        chat_stop();
+        kprintf("chat: off\n");
+    } else if (strcmp(args, "reset") == 0) {
+        if (!chat.active) {
+            kprintf("chat: not in a conversation (/chat starts one)\n");
+            return;
+        }
+        chat_reset(&chat.chat);
+        chat.full = 0;
+        kprintf("chat: started over (%d tokens free)\n", chat.chat.capacity);
+    } else if (strcmp(args, "slide") == 0) {
+        if (!chat.active) {
+            kprintf("chat: not in a conversation (/chat starts one)\n");
+            return;
+        }
+        const char *line = chat.full ? chat.pending : "";
+        char err[160];
+        int needed = chat_turn_tokens(&chat.chat, &current.tokenizer, line, err, sizeof err);
+        if (needed < 0) {
+            kprintf("chat: %s\n", err);
+            return;
+        }
+        /* Room for the turn and a short answer, at most half the context. */
+        needed += 1 + chat.chat.suffix_count + 16;
+        if (needed > chat.chat.capacity / 2 + 16) needed = chat.chat.capacity / 2 + 16;
+        int dropped = chat_slide(&chat.chat, needed);
+        if (dropped < 0) {
+            kprintf("chat: even without old turns this line does not fit; /chat reset, or a shorter line\n");
+            return;
+        }
+        kprintf("chat: dropped %d oldest turn%s, %d tokens kept\n", dropped, dropped == 1 ? "" : "s",
+                chat.chat.count);
+        if (chat.full) {
+            chat.full = 0;
+            chat_answer(chat.pending);
+        }
+    } else if (strncmp(args, "template", 8) == 0) {
+        const char *name = args + 8;
+        while (isspace((unsigned char)*name)) name++;
+        ChatTemplate t;
+        if (strcmp(name, "auto") == 0) {
+            chat.template_override = -1;
+        } else if (chat_template_parse(name, &t) == 0) {
+            chat.template_override = (int)t;
+        } else {
+            chat_usage();
+            return;
+        }
+        kprintf("chat: template %s\n", chat.template_override < 0 ? "auto (the model's)" : name);
+        if (chat.active && chat_start() == 0) chat_started();
+    } else {
+        chat_usage();
+    }
+}
+
+void shell_cmd_system(const char *args) {
+    if (strlen(args) >= sizeof chat.system) {
+        kprintf("system: too long (at most %d bytes)\n", (int)sizeof chat.system - 1);
+        return;
+    }
+    strlcpy(chat.system, args, sizeof chat.system);
+    if (!*args)
+        kprintf("system: cleared\n");
+    else
+        kprintf("system: set\n");
+    if (chat.active && chat_start() == 0) {
+        kprintf("chat: the conversation starts over with it\n");
+        chat_started();
+    }
 }

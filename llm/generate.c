@@ -23,6 +23,30 @@ const char *stop_reason_name(StopReason r) {
     return "unknown";
 }
 
+void generate_stop_tokens(const Tokenizer *tok, int *ids, int max, int *count) {
+    static const char *const end_of_turn[] = {"<|im_end|>", "<|eot_id|>", "<|end|>", "<|endoftext|>",
+                                              "<|end_of_text|>"};
+    int n = 0;
+    if (tok->eos_id >= 0 && n < max) ids[n++] = tok->eos_id;
+    if (tok->kind != TOKENIZER_LLAMA2C) {
+        for (size_t i = 0; i < sizeof end_of_turn / sizeof end_of_turn[0] && n < max; i++) {
+            int id = tokenizer_lookup(tok, end_of_turn[i], strlen(end_of_turn[i]));
+            if (id < 0 || id == tok->eos_id) continue;
+            if (tok->token_types && tok->token_types[id] != TOKEN_TYPE_CONTROL &&
+                tok->token_types[id] != TOKEN_TYPE_USER_DEFINED)
+                continue;
+            ids[n++] = id;
+        }
+    }
+    *count = n;
+}
+
+static int is_stop_token(const int *ids, int count, int token) {
+    for (int i = 0; i < count; i++)
+        if (ids[i] == token) return 1;
+    return 0;
+}
+
 static uint64_t clock_now(const GenerateIO *io) {
     return io && io->now_ns ? io->now_ns(io->ctx) : 0;
 }
@@ -67,6 +91,8 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
         return fail(stats, err, err_size, message);
     }
     stats->prompt_tokens = prompt_count;
+    int stop_ids[8], stop_count;
+    generate_stop_tokens(tok, stop_ids, 8, &stop_count);
 
     int token = prompt_tokens[0];
     int pos = 0;
@@ -109,13 +135,14 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
         pos++;
         if (pos == prompt_count) prefill_end = clock_now(io);
 
-        /* run.c's rule: BOS delimits sequences. EOS too, to be explicit. */
-        if (next == TOKEN_BOS) {
-            reason = STOP_BOS;
+        /* The answer ends at EOS (or an end-of-turn token); run.c's rule:
+         * BOS delimits sequences (ids from the vocabulary: 1/2 for tokenizer.bin). */
+        if (pos >= prompt_count && is_stop_token(stop_ids, stop_count, next)) {
+            reason = STOP_EOS;
             break;
         }
-        if (next == TOKEN_EOS && pos >= prompt_count) {
-            reason = STOP_EOS;
+        if (next == tok->bos_id && tok->bos_id >= 0) {
+            reason = STOP_BOS;
             break;
         }
         if (pos >= prompt_count) stats->generated_tokens++;

@@ -48,4 +48,10 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
 
 const char *stop_reason_name(StopReason r);
 
+/* The tokens that end an answer: the vocabulary's EOS and, for GGUF
+ * vocabularies, its end-of-turn control tokens (<|im_end|>, <|eot_id|>,
+ * <|end|>, <|endoftext|>, <|end_of_text|>). Writes at most max ids; *count
+ * gets how many. (BOS also stops generate(), by llama2.c's rule.) */
+void generate_stop_tokens(const Tokenizer *tok, int *ids, int max, int *count);
+
 #endif

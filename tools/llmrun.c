@@ -5,6 +5,7 @@
  *                [-k TOPK] [--min-p X] [--repeat-penalty X] [--repeat-last-n N] [--threads N] [--avx2]
  *   llmrun [MODEL] [-z TOKENIZER] --tokenize          ids of stdin's text (no BOS) on one line
  *   llmrun MODEL --logits-out FILE --tokens "ID ..."  raw float32 logits [positions][vocab]
+ *   llmrun MODEL -m chat [-y SYSTEM] [--chat-template T] [--chat-scratch]   one turn per stdin line
  */
 #include <errno.h>
 #include <signal.h>
@@ -13,12 +14,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "llm/chat.h"
 #include "llm/generate.h"
 #include "llm/kernels.h"
 #include "llm/sampler.h"
 #include "llm/tokenizer.h"
 #include "llm/transformer.h"
 #include "llm/transformer_gguf.h"
+#include "tools/thread_pool.h"
 
 static void usage(void) {
     fprintf(stderr, "Usage:   llmrun <checkpoint> [options]\n"
@@ -30,12 +33,15 @@ static void usage(void) {
                     "  -n <int>    number of steps to run for, default 256. 0 = max_seq_len\n"
                     "  -i <string> input prompt\n"
                     "  -z <string> path to the tokenizer, default tokenizer.bin\n"
-                    "  -m <string> mode: generate (the only one)\n"
+                    "  -m <string> mode: generate|chat (chat: one user turn per stdin line, one answer line each)\n"
+                    "  -y <string> chat: system prompt\n"
+                    "  --chat-template <name>    chat: chatml|llama3|llama2|zephyr|none (default: the model's)\n"
+                    "  --chat-scratch            chat: run the whole conversation from position 0 every turn\n"
                     "  -k <int>    top-k sampling, 0 = off (default)\n"
                     "  --min-p <float>           min-p sampling, 0 = off (default)\n"
                     "  --repeat-penalty <float>  repetition penalty, 1 = off (default)\n"
                     "  --repeat-last-n <int>     tokens the penalty looks back over, default 64\n"
-                    "  --threads <int>           accepted; runs on 1 thread for now\n"
+                    "  --threads <int>           threads for the matmuls and attention, default all cores\n"
                     "  --avx2                    use the AVX2+FMA kernels (if the CPU has them)\n"
                     "  --tokenize                print the ids of stdin's text (no BOS) and exit\n"
                     "  --f32-matmul         GGUF: dequantise weights to fp32 for every matmul (reference path)\n"
@@ -122,6 +128,40 @@ static double per_second(double count, uint64_t ns) {
 
 /* ---------------------------------------------------------------- modes */
 
+/* -m chat: each stdin line is a user turn; each answer is printed on one
+ * line (figures on stderr). The KV cache is kept across turns unless
+ * scratch asks for a from-scratch run of the whole conversation each turn. */
+static int run_chat(Transformer *t, const Tokenizer *tok, Sampler *s, const char *system, const char *template_name,
+                    int steps, int scratch) {
+    char err[256];
+    ChatTemplate tmpl = chat_template_detect(tok);
+    if (template_name && chat_template_parse(template_name, &tmpl) != 0)
+        die("--chat-template: not chatml|llama3|llama2|zephyr|none:", template_name);
+    Chat chat;
+    if (chat_init(&chat, t, tok, tmpl, system, err, sizeof err) != 0) die(err, NULL);
+    GenerateIO io = {emit_stdout, stop_requested, monotonic_ns, NULL, NULL};
+    char line[4096];
+    while (fgets(line, sizeof line, stdin)) {
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+        if (scratch) chat.pos = 0;
+        GenerateStats st;
+        int rc = chat_turn(&chat, t, tok, s, line, steps, &io, &st, err, sizeof err);
+        if (rc == CHAT_NO_ROOM) {
+            fprintf(stderr, "llmrun: chat: %s\n", err);
+            printf("\n");
+            break;
+        }
+        if (rc != 0) die(err, NULL);
+        printf("\n");
+        fflush(stdout);
+        fprintf(stderr, "turn: prefill %d tokens, %d generated, stop: %s, %d of %d context used\n",
+                st.prompt_tokens, st.generated_tokens, stop_reason_name(st.reason), chat.count, chat.capacity);
+    }
+    chat_free(&chat);
+    return 0;
+}
+
 static int run_tokenize(const Tokenizer *tok) {
     size_t cap = 1 << 16, len = 0;
     char *text = malloc(cap + 1);
@@ -189,9 +229,12 @@ static int run_logits(Transformer *t, const char *out_path, const char *token_li
 int main(int argc, char **argv) {
     const char *checkpoint = NULL, *tokenizer_path = "tokenizer.bin", *prompt = NULL, *mode = "generate";
     const char *logits_out = NULL, *token_list = NULL;
+    const char *chat_system = NULL, *chat_template = NULL;
+    int chat_scratch = 0;
     float temperature = 1.0f, topp = 0.9f;
     unsigned long long seed = 0;
     int steps = 256, tokenize = 0, use_avx2 = 0, f32_matmul = 0, tokenizer_given = 0;
+    int threads = thread_pool_cpus();
     SamplerConfig config = sampler_default_config();
 
     int i = 1;
@@ -205,6 +248,10 @@ int main(int argc, char **argv) {
         }
         if (strcmp(flag, "--avx2") == 0) {
             use_avx2 = 1;
+            continue;
+        }
+        if (strcmp(flag, "--chat-scratch") == 0) {
+            chat_scratch = 1;
             continue;
         }
         if (strcmp(flag, "--f32-matmul") == 0) {
@@ -239,6 +286,10 @@ int main(int argc, char **argv) {
             tokenizer_path = value, tokenizer_given = 1;
         else if (strcmp(flag, "-m") == 0)
             mode = value;
+        else if (strcmp(flag, "-y") == 0)
+            chat_system = value;
+        else if (strcmp(flag, "--chat-template") == 0)
+            chat_template = value;
         else if (strcmp(flag, "-k") == 0) {
             long long v = parse_integer(flag, value);
             if (v < 0 || v > 1 << 30) die("-k must be >= 0", NULL);
@@ -252,7 +303,9 @@ int main(int argc, char **argv) {
             if (v < 0 || v > 65536) die("--repeat-last-n must be in [0, 65536]", NULL);
             config.repeat_last_n = (int)v;
         } else if (strcmp(flag, "--threads") == 0) {
-            if (parse_integer(flag, value) < 1) die("--threads must be >= 1", NULL);
+            long long v = parse_integer(flag, value);
+            if (v < 1 || v > THREAD_POOL_MAX) die("--threads must be in [1, 64]", NULL);
+            threads = (int)v;
         } else if (strcmp(flag, "--logits-out") == 0)
             logits_out = value;
         else if (strcmp(flag, "--tokens") == 0)
@@ -263,7 +316,7 @@ int main(int argc, char **argv) {
         }
     }
     if (!checkpoint && !tokenize) usage();
-    if (strcmp(mode, "generate") != 0) die("only -m generate is supported, not", mode);
+    if (strcmp(mode, "generate") != 0 && strcmp(mode, "chat") != 0) die("-m is generate or chat, not", mode);
     if ((logits_out == NULL) != (token_list == NULL)) die("--logits-out and --tokens go together", NULL);
 
     /* run.c's clamping of out-of-range parameters. */
@@ -281,6 +334,8 @@ int main(int argc, char **argv) {
             die("--avx2: this CPU has no AVX2+FMA", NULL);
         kernels_select(1);
     }
+
+    thread_pool_start(threads);
 
     char err[256];
     Transformer transformer;
@@ -327,6 +382,14 @@ int main(int argc, char **argv) {
     Sampler sampler;
     if (sampler_init(&sampler, vocab_size, &config, err, sizeof err) != 0) die(err, NULL);
     signal(SIGINT, on_sigint);
+    if (strcmp(mode, "chat") == 0) {
+        int rc = run_chat(&transformer, &tokenizer, &sampler, chat_system, chat_template, steps, chat_scratch);
+        sampler_free(&sampler);
+        tokenizer_free(&tokenizer);
+        transformer_free(&transformer);
+        free(model_data);
+        return rc;
+    }
     GenerateIO io = {emit_stdout, stop_requested, monotonic_ns, NULL, NULL};
     GenerateStats stats;
     int rc = generate(&transformer, &tokenizer, &sampler, prompt, steps, &io, &stats, err, sizeof err);

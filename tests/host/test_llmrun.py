@@ -115,7 +115,7 @@ def main():
             ("missing tokenizer", [MODEL, "-z", os.path.join(tmp, "nope.bin")]),
             ("tokenizer too small for the model", [MODEL, "-z", truncated]),
             ("bad number", [MODEL, "-z", TOK512, "-t", "warm"]),
-            ("unsupported mode", [MODEL, "-z", TOK512, "-m", "chat"]),
+            ("unsupported mode", [MODEL, "-z", TOK512, "-m", "translate"]),
         ]:
             r = run(args)
             lines = r.stderr.decode(errors="replace").strip().splitlines()

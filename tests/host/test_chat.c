@@ -1,0 +1,259 @@
+/* test_chat.c - chat templates (exact text for every family, exact ids with
+ * the gguf-arch ChatML vocabulary), stop tokens, conversations that keep the
+ * KV cache (two turns give exactly what a from-scratch run of the whole
+ * conversation gives), and the context limit (refusal, then sliding). */
+#include <string.h>
+
+#include "llm/chat.h"
+#include "llm_test_util.h"
+
+static char *models_dir;
+
+typedef struct {
+    Transformer t;
+    Tokenizer tok;
+    void *data;
+    size_t size;
+} Model;
+
+static int load(Model *m, const char *gguf_name, const char *tokenizer_bin) {
+    char path[1024], err[200];
+    size_t size;
+    snprintf(path, sizeof path, "%s/%s", models_dir, gguf_name);
+    m->data = read_file(path, &size);
+    if (!m->data) return -1;
+    m->size = size;
+    if (transformer_load(&m->t, m->data, size, err, sizeof err) != 0) {
+        printf("FAIL - load %s: %s\n", gguf_name, err);
+        exit(1);
+    }
+    int rc;
+    if (tokenizer_bin) {
+        size_t tsize;
+        snprintf(path, sizeof path, "%s/%s", models_dir, tokenizer_bin);
+        void *tdata = read_file(path, &tsize);
+        if (!tdata) return -1;
+        rc = tokenizer_load(&m->tok, tdata, tsize, m->t.config.vocab_size, err, sizeof err);
+        free(tdata);
+    } else {
+        rc = tokenizer_load_gguf(&m->tok, m->data, size, err, sizeof err);
+    }
+    if (rc != 0) {
+        printf("FAIL - tokenizer of %s: %s\n", gguf_name, err);
+        exit(1);
+    }
+    return 0;
+}
+
+static void unload(Model *m) {
+    tokenizer_free(&m->tok);
+    transformer_free(&m->t);
+    free(m->data);
+}
+
+static void test_render(void) {
+    char out[512];
+    chat_render_turn(CHAT_TEMPLATE_CHATML, "Be brief.", "Hi", 1, out, sizeof out);
+    check(strcmp(out, "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+                      "<|im_start|>assistant\n") == 0,
+          "chatml first turn with system", "%s", out);
+    chat_render_turn(CHAT_TEMPLATE_CHATML, "Be brief.", "Hi", 0, out, sizeof out);
+    check(strcmp(out, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n") == 0,
+          "chatml later turn has no system part", "%s", out);
+    check(strcmp(chat_answer_suffix(CHAT_TEMPLATE_CHATML), "<|im_end|>\n") == 0, "chatml answer suffix", "?");
+    chat_render_turn(CHAT_TEMPLATE_LLAMA3, "S", "Hi", 1, out, sizeof out);
+    check(strcmp(out, "<|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|><|start_header_id|>user"
+                      "<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n") == 0,
+          "llama3 first turn", "%s", out);
+    check(strcmp(chat_answer_suffix(CHAT_TEMPLATE_LLAMA3), "<|eot_id|>") == 0, "llama3 answer suffix", "?");
+    chat_render_turn(CHAT_TEMPLATE_LLAMA2, "S", "Hi", 1, out, sizeof out);
+    check(strcmp(out, "[INST] <<SYS>>\nS\n<</SYS>>\n\nHi [/INST]") == 0, "llama2 first turn with <<SYS>>", "%s",
+          out);
+    chat_render_turn(CHAT_TEMPLATE_LLAMA2, NULL, "Hi", 1, out, sizeof out);
+    check(strcmp(out, "[INST] Hi [/INST]") == 0, "llama2 without system", "%s", out);
+    chat_render_turn(CHAT_TEMPLATE_ZEPHYR, "S", "Hi", 1, out, sizeof out);
+    check(strcmp(out, "<|system|>\nS</s>\n<|user|>\nHi</s>\n<|assistant|>\n") == 0, "zephyr first turn", "%s",
+          out);
+    chat_render_turn(CHAT_TEMPLATE_NONE, NULL, "Once upon a time", 0, out, sizeof out);
+    check(strcmp(out, "Once upon a time") == 0 && !*chat_answer_suffix(CHAT_TEMPLATE_NONE),
+          "none: the text itself", "%s", out);
+    size_t n = chat_render_turn(CHAT_TEMPLATE_CHATML, NULL, "Hi", 1, out, 8);
+    check(n == 7 && strcmp(out, "<|im_st") == 0, "render truncates to the buffer", "%zu %s", n, out);
+
+    ChatTemplate t;
+    check(chat_template_parse("zephyr", &t) == 0 && t == CHAT_TEMPLATE_ZEPHYR &&
+              chat_template_parse("chatml", &t) == 0 && t == CHAT_TEMPLATE_CHATML &&
+              chat_template_parse("jinja", &t) == -1,
+          "template names parse", "?");
+    Tokenizer fake = {0};
+    fake.kind = TOKENIZER_BPE;
+    fake.chat_template = "{% for m in messages %}<|start_header_id|>{{ m.role }}...";
+    check(chat_template_detect(&fake) == CHAT_TEMPLATE_LLAMA3, "detects llama3 from chat_template", "?");
+    fake.chat_template = "{% if message['role'] == 'user' %}{{ '<|user|>\\n' + message['content'] + eos_token }}";
+    check(chat_template_detect(&fake) == CHAT_TEMPLATE_ZEPHYR, "detects zephyr from chat_template", "?");
+    fake.chat_template = "{{ bos_token + '[INST] ' + content + ' [/INST]' }}";
+    check(chat_template_detect(&fake) == CHAT_TEMPLATE_LLAMA2, "detects llama2 from chat_template", "?");
+}
+
+static void test_qwen_ids(Model *m) {
+    check(chat_template_detect(&m->tok) == CHAT_TEMPLATE_CHATML, "qwen vocabulary: ChatML detected", "got %s",
+          chat_template_name(chat_template_detect(&m->tok)));
+    int stops[8], n_stops;
+    generate_stop_tokens(&m->tok, stops, 8, &n_stops);
+    check(n_stops == 2 && stops[0] == 509 && stops[1] == 511, "stop tokens: <|endoftext|> and <|im_end|>",
+          "%d: %d %d", n_stops, stops[0], n_stops > 1 ? stops[1] : -1);
+
+    Chat c;
+    char err[200];
+    check(chat_init(&c, &m->t, &m->tok, CHAT_TEMPLATE_CHATML, "Be brief.", err, sizeof err) == 0, "chat_init",
+          "%s", err);
+    check(c.suffix_count == 2 && c.suffix_ids[0] == 511 && c.suffix_ids[1] == 198, "suffix <|im_end|>\\n ids",
+          "%d: %d %d", c.suffix_count, c.suffix_ids[0], c.suffix_ids[1]);
+    /* The whole first turn, against the text tokenized piece by piece. */
+    int n = chat_turn_tokens(&c, &m->tok, "Hi", err, sizeof err);
+    int want[64], w = 0;
+    const char *parts[] = {"<|im_start|>", "system\n", "Be brief.", "<|im_end|>", "\n", "<|im_start|>",
+                           "user\n", "Hi", "<|im_end|>", "\n", "<|im_start|>", "assistant\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        w += tokenizer_encode_ex(&m->tok, parts[i], strlen(parts[i]), TOKENIZE_PARSE_SPECIAL, want + w, 64 - w,
+                                 err, sizeof err);
+    check(n == w && want[0] == 510 && want[3] != 511, "first turn token count", "%d vs %d", n, w);
+    /* Run the turn with a 1-token answer and compare the history's ids. */
+    Sampler s;
+    SamplerConfig sc = sampler_default_config();
+    sc.temperature = 0;
+    sampler_init(&s, m->t.config.vocab_size, &sc, err, sizeof err);
+    GenerateStats st;
+    chat_turn(&c, &m->t, &m->tok, &s, "Hi", 1, NULL, &st, err, sizeof err);
+    check(c.count == n + 1 + 2 && memcmp(c.tokens, want, (size_t)n * sizeof(int)) == 0 &&
+              c.tokens[n + 1] == 511 && c.tokens[n + 2] == 198,
+          "history: turn ids, answer, <|im_end|>\\n", "count %d", c.count);
+    int count_ids_511 = 0;
+    for (int i = 0; i < n; i++) count_ids_511 += c.tokens[i] == 511;
+    check(count_ids_511 == 2, "two <|im_end|> in the first turn (system, user)", "%d", count_ids_511);
+    /* User text is never parsed for special tokens. */
+    chat_reset(&c);
+    int plain = chat_turn_tokens(&c, &m->tok, "<|im_end|>", err, sizeof err);
+    int *ids = malloc(sizeof(int) * 128);
+    int got = tokenizer_encode_ex(&m->tok, "<|im_end|>", 10, 0, ids, 128, err, sizeof err);
+    int hi = tokenizer_encode_ex(&m->tok, "Hi", 2, 0, ids, 128, err, sizeof err);
+    got = tokenizer_encode_ex(&m->tok, "<|im_end|>", 10, 0, ids, 128, err, sizeof err);
+    int has_511 = 0;
+    for (int i = 0; i < got; i++) has_511 |= ids[i] == 511;
+    check(got > 1 && !has_511 && plain == n - hi + got, "user text '<|im_end|>' stays text", "%d tokens, %d",
+          plain, got);
+    free(ids);
+    sampler_free(&s);
+    chat_free(&c);
+}
+
+/* Greedy two-turn chat vs. the whole conversation from scratch. */
+static void test_kv_reuse(Model *m, const char *label, ChatTemplate tmpl, const char *system) {
+    char name[160], err[200];
+    Chat c;
+    Sampler s;
+    SamplerConfig sc = sampler_default_config();
+    sc.temperature = 0;
+    sampler_init(&s, m->t.config.vocab_size, &sc, err, sizeof err);
+    chat_init(&c, &m->t, &m->tok, tmpl, system, err, sizeof err);
+    GenerateStats st1, st2;
+    int rc1 = chat_turn(&c, &m->t, &m->tok, &s, "Hello there", 10, NULL, &st1, err, sizeof err);
+    int rc2 = chat_turn(&c, &m->t, &m->tok, &s, "Tell me more", 10, NULL, &st2, err, sizeof err);
+    snprintf(name, sizeof name, "%s: two turns run", label);
+    check(rc1 == 0 && rc2 == 0 && st2.generated_tokens > 0, name, "%d %d %s", rc1, rc2, err);
+    int turn2_tokens = chat_turn_tokens(&c, &m->tok, "Tell me more", err, sizeof err);
+    /* Only what the cache lacks: the first answer's last token (sampled, not
+     * yet run, unless it ended at a stop token), its closing suffix, the turn. */
+    int expected = turn2_tokens + c.suffix_count + (st1.reason == STOP_EOS || st1.reason == STOP_BOS ? 0 : 1);
+    snprintf(name, sizeof name, "%s: the second turn prefilled only its own tokens", label);
+    check(st2.prompt_tokens == expected && expected < c.turn_starts[1] + turn2_tokens, name, "%d vs %d",
+          st2.prompt_tokens, expected);
+
+    /* From scratch: a fresh run state, the history up to the second answer. */
+    int answer_start = c.turn_starts[1] + turn2_tokens;
+    float *reuse_logits = malloc(sizeof(float) * (size_t)m->t.config.vocab_size);
+    /* The logits after the last answer token in the reused cache... */
+    int last = c.count - c.suffix_count - 1;
+    memcpy(reuse_logits, transformer_forward(&m->t, c.tokens[last], last),
+           sizeof(float) * (size_t)m->t.config.vocab_size);
+    Transformer fresh;
+    if (transformer_load(&fresh, m->data, m->size, err, sizeof err) != 0) {
+        check(0, label, "reload: %s", err);
+        return;
+    }
+    transformer_prefill(&fresh, c.tokens, answer_start, 0);
+    int same = 1;
+    for (int i = answer_start; i < c.count - c.suffix_count; i++) {
+        int next = sampler_sample(&s, fresh.state.logits);
+        if (next != c.tokens[i]) same = 0;
+        if (!transformer_forward(&fresh, c.tokens[i], i)) same = 0;
+    }
+    snprintf(name, sizeof name, "%s: second answer equals the from-scratch run (%d tokens)", label,
+             c.count - c.suffix_count - answer_start);
+    check(same, name, "tokens differ");
+    snprintf(name, sizeof name, "%s: identical logits after the last answer token", label);
+    check(memcmp(reuse_logits, fresh.state.logits, sizeof(float) * (size_t)m->t.config.vocab_size) == 0, name,
+          "logits differ");
+    transformer_free(&fresh);
+    free(reuse_logits);
+    sampler_free(&s);
+    chat_free(&c);
+}
+
+static void test_context_limit(Model *m) {
+    char err[200];
+    Chat c;
+    Sampler s;
+    SamplerConfig sc = sampler_default_config();
+    sc.temperature = 0;
+    sampler_init(&s, m->t.config.vocab_size, &sc, err, sizeof err);
+    chat_init(&c, &m->t, &m->tok, CHAT_TEMPLATE_CHATML, "Be brief.", err, sizeof err);
+    GenerateStats st;
+    int rc = 0, turns = 0;
+    while ((rc = chat_turn(&c, &m->t, &m->tok, &s, "Tell me a story", 12, NULL, &st, err, sizeof err)) == 0)
+        turns++;
+    check(rc == CHAT_NO_ROOM && turns >= 2 && strstr(err, "context"), "a turn that does not fit is refused",
+          "rc %d after %d turns: %s", rc, turns, err);
+    int before = c.count;
+    rc = chat_turn(&c, &m->t, &m->tok, &s, "Tell me a story", 12, NULL, &st, err, sizeof err);
+    check(rc == CHAT_NO_ROOM && c.count == before && c.turns == turns, "refusal changes nothing", "%d", rc);
+    int prefix[64];
+    int prefix_count = c.prefix_count;
+    memcpy(prefix, c.tokens, sizeof(int) * (size_t)prefix_count);
+    int need = chat_turn_tokens(&c, &m->tok, "Tell me a story", err, sizeof err) + 1 + c.suffix_count + 12;
+    int dropped = chat_slide(&c, need);
+    check(dropped >= 1 && c.turns == turns - dropped && c.pos == 0 && c.count + need <= c.capacity,
+          "slide drops the oldest turns", "dropped %d, count %d", dropped, c.count);
+    check(prefix_count > 0 && c.prefix_count == prefix_count &&
+              memcmp(prefix, c.tokens, sizeof(int) * (size_t)prefix_count) == 0 && c.tokens[0] == 510,
+          "slide keeps the system prompt", "prefix %d", prefix_count);
+    int later_start = c.turns > 0 ? c.turn_starts[0] : -1;
+    check(c.turns == 0 || (later_start == prefix_count && c.tokens[later_start] == 510),
+          "the kept turns follow the system part", "start %d", later_start);
+    rc = chat_turn(&c, &m->t, &m->tok, &s, "Tell me a story", 12, NULL, &st, err, sizeof err);
+    check(rc == 0 && st.prompt_tokens == c.turn_starts[c.turns - 1] + chat_turn_tokens(&c, &m->tok, "Tell me a story", err, sizeof err),
+          "after sliding the next turn runs (everything re-prefilled)", "rc %d %s", rc, err);
+    chat_reset(&c);
+    check(c.count == 0 && c.turns == 0 && c.system && strcmp(c.system, "Be brief.") == 0,
+          "reset forgets the turns, keeps the system prompt", "?");
+    sampler_free(&s);
+    chat_free(&c);
+}
+
+int main(void) {
+    models_dir = (char *)models_dir_from_env();
+    test_render();
+    Model qwen, stories;
+    if (load(&qwen, "gguf-arch/qwen3-tied-F32.gguf", NULL) != 0 ||
+        load(&stories, "stories260K.bin", "tok512.bin") != 0) {
+        printf("##########\nSKIP: test models missing under %s\n##########\n", models_dir);
+        return 77;
+    }
+    test_qwen_ids(&qwen);
+    test_kv_reuse(&qwen, "qwen3 chatml", CHAT_TEMPLATE_CHATML, "Be brief.");
+    test_kv_reuse(&stories, "stories260K none", CHAT_TEMPLATE_NONE, NULL);
+    test_context_limit(&qwen);
+    unload(&qwen);
+    unload(&stories);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,102 @@
+"""cases_gguf.py - QEMU cases for GGUF models in the shell: a GGUF llama
+model answers with the llama2.c golden text, a qwen3 model chats over two
+turns exactly like a from-scratch host run of the whole conversation, the
+context limit is reported (then /chat slide), and a truncated GGUF is
+refused while the previous model keeps answering."""
+import os
+import subprocess
+
+from cases_boot import boot_to_prompt
+from cases_llm import answer, first_difference, golden, set_all
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LLMRUN = os.path.join(ROOT, "build", "host", "llmrun")
+QWEN = "gguf-arch/qwen3-tied-Q8_0.gguf"
+SYSTEM = "Be brief."
+TURNS = ("Hello there", "Tell me more")
+STEPS = 20
+
+
+def test_gguf_stories_golden(ctx):
+    img = ctx.image("gguf-stories", [ctx.model("stories260K.gguf")], "model=stories260K.gguf\n")
+    with boot_to_prompt(ctx, image=img) as vm:
+        out = vm.command("/model")
+        assert "stories260K.gguf" in out and "GGUF, arch llama" in out and "its own vocabulary" in out, out
+        set_all(vm, temp=0, steps=200)
+        text, stats = answer(vm, "Once upon a time")
+        want = golden(ctx, "stories260K__once_upon_a_time.txt")
+        assert text == want, first_difference(text, want)
+        assert stats.group(5) == "steps", f"stop reason {stats.group(5)}"
+
+
+def host_chat(ctx, turns):
+    """What llmrun -m chat prints for these turns, run from scratch each turn."""
+    if not os.path.exists(LLMRUN):
+        raise AssertionError("build/host/llmrun is missing: run make")
+    r = subprocess.run([LLMRUN, ctx.model(QWEN), "-m", "chat", "-t", "0", "-n", str(STEPS), "-y", SYSTEM,
+                        "--chat-scratch"], input="".join(t + "\n" for t in turns).encode(),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True, timeout=120)
+    return r.stdout.decode("utf-8", errors="replace")
+
+
+def test_gguf_qwen3_chat(ctx):
+    qwen = ctx.model(QWEN)
+    work = os.path.join(ctx.image_dir, "gguf-corrupt-files")
+    os.makedirs(work, exist_ok=True)
+    data = open(qwen, "rb").read()
+    truncated = os.path.join(work, "truncated.gguf")
+    with open(truncated, "wb") as f:
+        f.write(data[: len(data) // 2])
+    img = ctx.image("gguf-qwen3", [qwen, truncated], "model=qwen3-tied-Q8_0.gguf\n")
+    # Expected answers: turn 1 alone, then turns 1+2 (the second answer follows the first one's line).
+    first = host_chat(ctx, TURNS[:1])
+    both = host_chat(ctx, TURNS)
+    assert both.startswith(first), "llmrun chat is not deterministic"
+    want1 = first[:-1].rstrip("\n")
+    want2 = both[len(first):-1].rstrip("\n")
+    with boot_to_prompt(ctx, image=img) as vm:
+        out = vm.command("/model")
+        for fact in ("GGUF, arch qwen3", "Q8_0 (mostly)", "context 128", "byte-level BPE", "chat template chatml",
+                     "parameters:", "memory:"):
+            assert fact in out, f"/model lacks {fact!r}: {out!r}"
+        set_all(vm, temp=0, steps=STEPS)
+        out = vm.command(f"/system {SYSTEM}")
+        assert "system: set" in out, out
+        out = vm.command("/chat")
+        assert "chat: on (template chatml, with a system prompt" in out, out
+        text1, _ = answer(vm, TURNS[0])
+        assert text1.rstrip("\n") == want1, f"turn 1: {first_difference(text1.rstrip(chr(10)), want1)}"
+        text2, stats2 = answer(vm, TURNS[1])
+        assert text2.rstrip("\n") == want2, f"turn 2: {first_difference(text2.rstrip(chr(10)), want2)}"
+        out = vm.command("/stats")
+        assert "last answer: " in out, out
+        prefilled = int(out.split("last answer: ")[1].split(" ")[0])
+        assert prefilled < 40, f"the second turn prefilled {prefilled} tokens: the KV cache was not kept"
+
+        # Keep talking until the 128-token context is full: a clear message, then /chat slide.
+        for _ in range(6):
+            out = vm.command("Go on")
+            if "context is full" in out:
+                break
+        else:
+            raise AssertionError(f"the context never filled: {out!r}")
+        assert "/chat reset" in out and "/chat slide" in out, out
+        out = vm.command("Go on")
+        assert "context is full" in out, f"a full conversation took another turn: {out!r}"
+        out = vm.command("/chat slide", timeout=120)
+        assert "chat: dropped" in out and "stop:" in out, f"/chat slide: {out!r}"
+        out = vm.command("/chat reset")
+        assert "started over" in out, out
+        out = vm.command("/chat off")
+        assert "chat: off" in out, out
+
+        out = vm.command("/load truncated.gguf")
+        assert "load: truncated.gguf:" in out and "still using qwen3-tied-Q8_0.gguf" in out, out
+        text, stats = answer(vm, "Hello")
+        assert stats.group(5) in ("steps", "eos"), stats.group(0)
+
+
+CASES = [
+    test_gguf_stories_golden,
+    test_gguf_qwen3_chat,
+]
