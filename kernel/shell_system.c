@@ -13,6 +13,7 @@
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/checkpoint.h"
+#include "llm/gguf.h"
 #include "llm/quant.h"
 #include "llm/transformer.h"
 
@@ -72,11 +73,10 @@ void shell_cmd_mem(const char *args) {
  * prefill batch, attention scores, logits, KV cache, RoPE tables, int16
  * activations and their scales, each array 64-byte aligned). Parsing
  * allocates nothing. Returns 0 when the file is not a llama2.c checkpoint. */
-static uint64_t checkpoint_state_bytes(const struct ramdisk_file *f) {
+static uint64_t checkpoint_state_bytes(const struct ramdisk_file *f, char *err, size_t err_size) {
     TransformerConfig c;
     TransformerWeights w;
-    char err[160];
-    if (checkpoint_parse(&c, &w, f->data, f->size, err, sizeof err) != 0) return 0;
+    if (checkpoint_parse(&c, &w, f->data, f->size, err, err_size) != 0) return 0;
     const uint64_t B = TRANSFORMER_MAX_BATCH;
     uint64_t widest = (uint64_t)(c.dim > c.hidden_dim ? c.dim : c.hidden_dim);
     uint64_t cache = (uint64_t)c.n_layers * c.seq_len * c.kv_dim;
@@ -114,8 +114,15 @@ void shell_cmd_ls(const char *args) {
         if (!f) continue;
         kprintf("  %12zu  %s", f->size, f->name);
         total += f->size;
-        uint64_t state = checkpoint_state_bytes(f);
-        if (state) {
+        char err[160] = "";
+        uint64_t state = checkpoint_state_bytes(f, err, sizeof err);
+        size_t len = strlen(f->name);
+        int named_bin = len > 4 && strcmp(f->name + len - 4, ".bin") == 0 && !strstr(f->name, "tok");
+        if (!state && gguf_is_gguf(f->data, f->size)) {
+            kprintf("  (GGUF model)");
+        } else if (!state && named_bin) {
+            kprintf("  (not a loadable checkpoint: %s)", err);
+        } else if (state) {
             kprintf("  (model, run state ");
             print_size_mib(state);
             kprintf(state <= st.free_bytes ? ")" : ": does not fit in free RAM)");

@@ -8,6 +8,8 @@
 #include "lib/string.h"
 #include <stdint.h>
 
+extern char __text_end[]; /* linker.ld */
+
 struct elf64_header {
     uint8_t ident[16];
     uint16_t type, machine;
@@ -118,8 +120,9 @@ const char *symbol_lookup(unsigned long addr, unsigned long *offset) {
             hi = mid;
     }
     const struct kernel_symbol *s = &symbols[lo];
-    /* Sized symbols must contain addr; unsized ones (asm) cover up to the next. */
-    if (s->size && addr >= s->addr + s->size) return "?";
+    /* Sized symbols must contain addr; unsized ones (asm) cover up to the
+     * next symbol but never past the end of the code. */
+    if (s->size ? addr >= s->addr + s->size : addr >= (unsigned long)__text_end) return "?";
     *offset = addr - s->addr;
     return s->name;
 }
