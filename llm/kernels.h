@@ -30,12 +30,22 @@ typedef float (*dot_fn)(const float *a, const float *b, int n);
 typedef void (*axpy_fn)(float *y, float a, const float *x, int n);
 /* out[i] = weight[i] * x[i] / sqrt(mean(x^2) + 1e-5) (out may equal x) */
 typedef void (*rmsnorm_fn)(float *out, const float *x, const float *weight, int n);
-/* In place: x = exp(x - max) / sum */
+/* In place: x = exp(x - max) / sum. The scalar set uses lib expf; the SIMD
+ * sets a float polynomial exp within 2 ulp (much cheaper under QEMU TCG,
+ * where the double-precision expf is emulated), the same code in the kernel
+ * and on the host. */
 typedef void (*softmax_fn)(float *x, int n);
-/* In place: a[i] = silu(a[i]) * b[i], silu(v) = v / (1 + exp(-v)) */
+/* In place: a[i] = silu(a[i]) * b[i], silu(v) = v / (1 + exp(-v)) (exp as
+ * for softmax) */
 typedef void (*swiglu_fn)(float *a, const float *b, int n);
 /* In place: x[i] += y[i] */
 typedef void (*add_fn)(float *x, const float *y, int n);
+/* One attention head over n_pos cached positions, position p's key at
+ * keys + p * stride and value at values + p * stride (hs floats each):
+ * att[p] = dot(q, key_p) * scale, att = softmax(att), out = sum_p att[p] *
+ * value_p. att (n_pos floats) is scratch and is left holding the weights. */
+typedef void (*attend_fn)(float *out, float *att, const float *q, const float *keys, const float *values,
+                          int stride, int n_pos, int hs, float scale);
 
 typedef struct {
     const char *name;
@@ -49,6 +59,7 @@ typedef struct {
     softmax_fn softmax;
     swiglu_fn swiglu;
     add_fn add;
+    attend_fn attend;
 } KernelSet;
 
 extern const KernelSet kernels_scalar;

@@ -100,12 +100,17 @@ AVX2 static inline __m256i avx2_madd16(const int8_t *w, __m256i x) {
     return _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w)), x);
 }
 
+/* Four rows against one token. Each group's integer sums are reduced to one
+ * exact int32 per row (|sum| <= 1024 * 128 * 127 fits), then scaled and
+ * accumulated for the four rows at once, with the scalar reference's
+ * arithmetic: sum += (float)isum * (ws * xs), group by group, no FMA. So
+ * the result is bit-identical to the scalar and SSE2 kernels. */
 AVX2 static inline __m128 avx2_q8q_rows4(const int8_t *w0, const float *ws0, const int16_t *x,
                                          const float *xs, int n, int gs) {
     const int8_t *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
     int groups = n / gs;
     const float *ws1 = ws0 + groups, *ws2 = ws1 + groups, *ws3 = ws2 + groups;
-    __m256 f0 = _mm256_setzero_ps(), f1 = f0, f2 = f0, f3 = f0;
+    __m128 f = _mm_setzero_ps();
     for (int g = 0, base = 0; g < groups; g++, base += gs) {
         __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
         for (int j = base; j < base + gs; j += 16) {
@@ -115,25 +120,28 @@ AVX2 static inline __m128 avx2_q8q_rows4(const int8_t *w0, const float *ws0, con
             a2 = _mm256_add_epi32(a2, avx2_madd16(w2 + j, xv));
             a3 = _mm256_add_epi32(a3, avx2_madd16(w3 + j, xv));
         }
-        float xsg = xs[g];
-        f0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(a0), _mm256_set1_ps(ws0[g] * xsg), f0);
-        f1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(a1), _mm256_set1_ps(ws1[g] * xsg), f1);
-        f2 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(a2), _mm256_set1_ps(ws2[g] * xsg), f2);
-        f3 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(a3), _mm256_set1_ps(ws3[g] * xsg), f3);
+        /* Per 128-bit half: (a0, a1, a2, a3) partial sums; then both halves. */
+        __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(a0, a1), _mm256_hadd_epi32(a2, a3));
+        __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+        __m128 scales = _mm_mul_ps(_mm_set_ps(ws3[g], ws2[g], ws1[g], ws0[g]), _mm_set1_ps(xs[g]));
+        f = _mm_add_ps(f, _mm_mul_ps(_mm_cvtepi32_ps(isum), scales));
     }
-    return avx2_hsum4(f0, f1, f2, f3);
+    return f;
 }
 
 AVX2 static inline float avx2_q8q_row1(const int8_t *w, const float *ws, const int16_t *x, const float *xs,
                                        int n, int gs) {
-    __m256 f = _mm256_setzero_ps();
+    float sum = 0.0f;
     for (int g = 0, base = 0; base < n; g++, base += gs) {
         __m256i a = _mm256_setzero_si256();
         for (int j = base; j < base + gs; j += 16)
             a = _mm256_add_epi32(a, avx2_madd16(w + j, _mm256_loadu_si256((const __m256i *)(x + j))));
-        f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(a), _mm256_set1_ps(ws[g] * xs[g]), f);
+        __m128i h = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+        h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(1, 0, 3, 2)));
+        h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(2, 3, 0, 1)));
+        sum += (float)_mm_cvtsi128_si32(h) * (ws[g] * xs[g]);
     }
-    return avx2_hsum(f);
+    return sum;
 }
 
 AVX2 static void matmul_q8q_avx2(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
@@ -215,26 +223,101 @@ AVX2 static void rmsnorm_avx2(float *out, const float *x, const float *weight, i
     for (; j < n; j++) out[j] = weight[j] * (scale * x[j]);
 }
 
+/* e^x for eight floats: the same range reduction and degree-7 Taylor
+ * polynomial as sse2_exp (kernels_sse2.c), evaluated with FMA; within 2 ulp
+ * for -87.3 <= x <= 88, 0 below (-inf included), clamped above. */
+AVX2 static inline __m256 avx2_exp(__m256 x) {
+    const __m256 lowest = _mm256_set1_ps(-87.33f);
+    __m256 underflow = _mm256_cmp_ps(x, lowest, _CMP_LT_OQ);
+    x = _mm256_min_ps(_mm256_max_ps(x, lowest), _mm256_set1_ps(88.0f));
+    __m256i k = _mm256_cvtps_epi32(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)));
+    __m256 kf = _mm256_cvtepi32_ps(k);
+    __m256 r = _mm256_fnmadd_ps(kf, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fmadd_ps(kf, _mm256_set1_ps(2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    __m256 two_k = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
+    return _mm256_andnot_ps(underflow, _mm256_mul_ps(p, two_k));
+}
+
 AVX2 static void softmax_avx2(float *x, int n) {
+    int n8 = n & ~7, j;
     float max = x[0];
-    for (int i = 1; i < n; i++)
-        if (x[i] > max) max = x[i];
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) {
-        x[i] = expf(x[i] - max);
-        sum += x[i];
+    if (n8) {
+        __m256 m8 = _mm256_loadu_ps(x);
+        for (j = 8; j < n8; j += 8) m8 = _mm256_max_ps(m8, _mm256_loadu_ps(x + j));
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps(m8, 1));
+        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+        max = _mm_cvtss_f32(m);
     }
-    float inv = 1.0f / sum;
+    for (j = n8; j < n; j++)
+        if (x[j] > max) max = x[j];
+    __m256 mv = _mm256_set1_ps(max), sums = _mm256_setzero_ps();
+    for (j = 0; j < n8; j += 8) {
+        __m256 e = avx2_exp(_mm256_sub_ps(_mm256_loadu_ps(x + j), mv));
+        _mm256_storeu_ps(x + j, e);
+        sums = _mm256_add_ps(sums, e);
+    }
+    if (j < n) {
+        /* Tail through a padded vector; the padding's exp is 0. */
+        float t[8] = {-1e30f, -1e30f, -1e30f, -1e30f, -1e30f, -1e30f, -1e30f, -1e30f};
+        for (int i = j; i < n; i++) t[i - j] = x[i];
+        __m256 e = avx2_exp(_mm256_sub_ps(_mm256_loadu_ps(t), mv));
+        sums = _mm256_add_ps(sums, e);
+        _mm256_storeu_ps(t, e);
+        for (int i = j; i < n; i++) x[i] = t[i - j];
+    }
+    float inv = 1.0f / avx2_hsum(sums);
     __m256 iv = _mm256_set1_ps(inv);
-    int j = 0;
-    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(x + j, _mm256_mul_ps(_mm256_loadu_ps(x + j), iv));
+    for (j = 0; j < n8; j += 8) _mm256_storeu_ps(x + j, _mm256_mul_ps(_mm256_loadu_ps(x + j), iv));
     for (; j < n; j++) x[j] *= inv;
 }
 
+AVX2 static inline __m256 avx2_swiglu8(__m256 a, __m256 b) {
+    __m256 e = avx2_exp(_mm256_sub_ps(_mm256_setzero_ps(), a));
+    return _mm256_mul_ps(_mm256_div_ps(a, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), b);
+}
+
 AVX2 static void swiglu_avx2(float *a, const float *b, int n) {
-    for (int i = 0; i < n; i++) {
-        float v = a[i];
-        a[i] = v / (1.0f + expf(-v)) * b[i];
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(a + j, avx2_swiglu8(_mm256_loadu_ps(a + j), _mm256_loadu_ps(b + j)));
+    if (j < n) {
+        float ta[8] = {0}, tb[8] = {0};
+        for (int i = j; i < n; i++) ta[i - j] = a[i], tb[i - j] = b[i];
+        _mm256_storeu_ps(ta, avx2_swiglu8(_mm256_loadu_ps(ta), _mm256_loadu_ps(tb)));
+        for (int i = j; i < n; i++) a[i] = ta[i - j];
+    }
+}
+
+/* out[c .. c + 8*W) = sum_p att[p] * v_p[c ..], in registers over all positions. */
+AVX2 static inline void avx2_weighted_cols(float *out, const float *att, const float *v, long stride,
+                                           int n_pos, int W) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int p = 0; p < n_pos; p++, v += stride) {
+        __m256 a = _mm256_set1_ps(att[p]);
+        for (int w = 0; w < W; w++) acc[w] = _mm256_fmadd_ps(a, _mm256_loadu_ps(v + 8 * w), acc[w]);
+    }
+    for (int w = 0; w < W; w++) _mm256_storeu_ps(out + 8 * w, acc[w]);
+}
+
+AVX2 static void attend_avx2(float *out, float *att, const float *q, const float *keys, const float *values,
+                             int stride, int n_pos, int hs, float scale) {
+    for (int p = 0; p < n_pos; p++) att[p] = dot_avx2(q, keys + (long)p * stride, hs) * scale;
+    softmax_avx2(att, n_pos);
+    int c = 0;
+    for (; c + 32 <= hs; c += 32) avx2_weighted_cols(out + c, att, values + c, stride, n_pos, 4);
+    for (; c + 8 <= hs; c += 8) avx2_weighted_cols(out + c, att, values + c, stride, n_pos, 1);
+    if (c < hs) {
+        for (int i = c; i < hs; i++) out[i] = 0.0f;
+        for (int p = 0; p < n_pos; p++) axpy_avx2(out + c, att[p], values + (long)p * stride + c, hs - c);
     }
 }
 
@@ -257,4 +340,5 @@ const KernelSet kernels_avx2 = {
     .softmax = softmax_avx2,
     .swiglu = swiglu_avx2,
     .add = add_avx2,
+    .attend = attend_avx2,
 };

@@ -86,6 +86,14 @@ static void add_scalar(float *x, const float *y, int n) {
     for (int i = 0; i < n; i++) x[i] += y[i];
 }
 
+static void attend_scalar(float *out, float *att, const float *q, const float *keys, const float *values,
+                          int stride, int n_pos, int hs, float scale) {
+    for (int p = 0; p < n_pos; p++) att[p] = dot_scalar(q, keys + (long)p * stride, hs) * scale;
+    softmax_scalar(att, n_pos);
+    for (int i = 0; i < hs; i++) out[i] = 0.0f;
+    for (int p = 0; p < n_pos; p++) axpy_scalar(out, att[p], values + (long)p * stride, hs);
+}
+
 const KernelSet kernels_scalar = {
     .name = "scalar",
     .matmul = matmul_scalar,
@@ -98,4 +106,5 @@ const KernelSet kernels_scalar = {
     .softmax = softmax_scalar,
     .swiglu = swiglu_scalar,
     .add = add_scalar,
+    .attend = attend_scalar,
 };

@@ -94,14 +94,27 @@ static inline __m128i sse2_group_dot(const int8_t *w, const int16_t *x, int gs) 
     return acc;
 }
 
-/* Four rows against one token; ws0 = row 0's scales (rows are `groups` apart). */
+/* (sum a0, sum a1, sum a2, sum a3) of int32 lanes: integer adds only. */
+static inline __m128i sse2_hsum4_epi32(__m128i a0, __m128i a1, __m128i a2, __m128i a3) {
+    __m128i s01 = _mm_add_epi32(_mm_unpacklo_epi32(a0, a1), _mm_unpackhi_epi32(a0, a1));
+    __m128i s23 = _mm_add_epi32(_mm_unpacklo_epi32(a2, a3), _mm_unpackhi_epi32(a2, a3));
+    return _mm_add_epi32(_mm_unpacklo_epi64(s01, s23), _mm_unpackhi_epi64(s01, s23));
+}
+
+/* Four rows against one token; ws0 = row 0's scales (rows are `groups`
+ * apart). Each group's four integer sums are made exact (the lanes hold
+ * multiples of 256: shifting first keeps a 1024-wide group inside int32),
+ * then scaled and accumulated for the four rows at once: four float
+ * operations per group instead of sixteen (float ops are what cost most
+ * under QEMU TCG). Per row this is the scalar reference's arithmetic:
+ * sum += (float)isum * (ws * xs), group by group. */
 static inline __m128 sse2_q8q_rows4(const int8_t *w0, const float *ws0, const int16_t *x, const float *xs,
                                     int n, int gs) {
     const __m128i zero = _mm_setzero_si128();
     const int8_t *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
     int groups = n / gs;
     const float *ws1 = ws0 + groups, *ws2 = ws1 + groups, *ws3 = ws2 + groups;
-    __m128 f0 = _mm_setzero_ps(), f1 = f0, f2 = f0, f3 = f0;
+    __m128 f = _mm_setzero_ps();
     for (int g = 0, base = 0; g < groups; g++, base += gs) {
         __m128i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
         for (int j = base; j < base + gs; j += 16) {
@@ -120,23 +133,25 @@ static inline __m128 sse2_q8q_rows4(const int8_t *w0, const float *ws0, const in
             a2 = _mm_add_epi32(a2, _mm_madd_epi16(_mm_unpackhi_epi8(zero, v2), xh));
             a3 = _mm_add_epi32(a3, _mm_madd_epi16(_mm_unpackhi_epi8(zero, v3), xh));
         }
-        float xsg = xs[g] * (1.0f / 256.0f);
-        f0 = _mm_add_ps(f0, _mm_mul_ps(_mm_cvtepi32_ps(a0), _mm_set1_ps(ws0[g] * xsg)));
-        f1 = _mm_add_ps(f1, _mm_mul_ps(_mm_cvtepi32_ps(a1), _mm_set1_ps(ws1[g] * xsg)));
-        f2 = _mm_add_ps(f2, _mm_mul_ps(_mm_cvtepi32_ps(a2), _mm_set1_ps(ws2[g] * xsg)));
-        f3 = _mm_add_ps(f3, _mm_mul_ps(_mm_cvtepi32_ps(a3), _mm_set1_ps(ws3[g] * xsg)));
+        __m128i isum = sse2_hsum4_epi32(_mm_srai_epi32(a0, 8), _mm_srai_epi32(a1, 8), _mm_srai_epi32(a2, 8),
+                                        _mm_srai_epi32(a3, 8));
+        __m128 scales = _mm_mul_ps(_mm_set_ps(ws3[g], ws2[g], ws1[g], ws0[g]), _mm_set1_ps(xs[g]));
+        f = _mm_add_ps(f, _mm_mul_ps(_mm_cvtepi32_ps(isum), scales));
     }
-    return sse2_hsum4(f0, f1, f2, f3);
+    return f;
 }
 
+/* One row, the same per-group arithmetic as sse2_q8q_rows4. */
 static inline float sse2_q8q_row1(const int8_t *w, const float *ws, const int16_t *x, const float *xs, int n,
                                   int gs) {
-    __m128 f = _mm_setzero_ps();
+    float sum = 0.0f;
     for (int g = 0, base = 0; base < n; g++, base += gs) {
-        __m128i a = sse2_group_dot(w + base, x + base, gs);
-        f = _mm_add_ps(f, _mm_mul_ps(_mm_cvtepi32_ps(a), _mm_set1_ps(ws[g] * (xs[g] * (1.0f / 256.0f)))));
+        __m128i a = _mm_srai_epi32(sse2_group_dot(w + base, x + base, gs), 8);
+        a = _mm_add_epi32(a, _mm_shuffle_epi32(a, _MM_SHUFFLE(1, 0, 3, 2)));
+        a = _mm_add_epi32(a, _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 3, 0, 1)));
+        sum += (float)_mm_cvtsi128_si32(a) * (ws[g] * xs[g]);
     }
-    return sse2_hsum(f);
+    return sum;
 }
 
 static void matmul_q8q_sse2(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
@@ -231,26 +246,129 @@ static void rmsnorm_sse2(float *out, const float *x, const float *weight, int n)
     for (; j < n; j++) out[j] = weight[j] * (scale * x[j]);
 }
 
+/* e^x for four floats, within 2 ulp of the exact value for -87.3 <= x <= 88
+ * (x = k ln2 + r, |r| <= ln2/2, e^r by its Taylor series to r^7, whose
+ * truncation error is below 0.1 ulp; 2^k built in the exponent bits).
+ * Smaller x, -inf included, gives 0; larger x is clamped to 88 (e^88 ~
+ * 1.7e38, finite), so finite input never yields NaN or inf. Float
+ * arithmetic only: under QEMU TCG the double-precision lib expf is slow. */
+static inline __m128 sse2_exp(__m128 x) {
+    const __m128 lowest = _mm_set1_ps(-87.33f);
+    __m128 underflow = _mm_cmplt_ps(x, lowest);
+    x = _mm_min_ps(_mm_max_ps(x, lowest), _mm_set1_ps(88.0f));
+    __m128i k = _mm_cvtps_epi32(_mm_mul_ps(x, _mm_set1_ps(1.44269504f)));
+    __m128 kf = _mm_cvtepi32_ps(k);
+    /* ln2 in two parts: kf * 0.693359375 is exact for |k| < 2^15. */
+    __m128 r = _mm_sub_ps(x, _mm_mul_ps(kf, _mm_set1_ps(0.693359375f)));
+    r = _mm_add_ps(r, _mm_mul_ps(kf, _mm_set1_ps(2.12194440e-4f)));
+    __m128 p = _mm_set1_ps(1.0f / 5040.0f);
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.0f / 720.0f));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.0f / 120.0f));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.0f / 24.0f));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.0f / 6.0f));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(0.5f));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.0f));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(1.0f));
+    __m128 two_k = _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(k, _mm_set1_epi32(127)), 23));
+    return _mm_andnot_ps(underflow, _mm_mul_ps(p, two_k));
+}
+
 static void softmax_sse2(float *x, int n) {
+    int n4 = n & ~3, j = 0;
     float max = x[0];
-    for (int i = 1; i < n; i++)
-        if (x[i] > max) max = x[i];
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) {
-        x[i] = expf(x[i] - max);
-        sum += x[i];
+    if (n4) {
+        __m128 m = _mm_loadu_ps(x);
+        for (j = 4; j < n4; j += 4) m = _mm_max_ps(m, _mm_loadu_ps(x + j));
+        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+        max = _mm_cvtss_f32(m);
     }
-    __m128 inv = _mm_set1_ps(1.0f / sum);
-    int j = 0;
-    for (; j + 4 <= n; j += 4) _mm_storeu_ps(x + j, _mm_mul_ps(_mm_loadu_ps(x + j), inv));
-    for (; j < n; j++) x[j] *= 1.0f / sum;
+    for (j = n4; j < n; j++)
+        if (x[j] > max) max = x[j];
+    __m128 mv = _mm_set1_ps(max), sums = _mm_setzero_ps();
+    for (j = 0; j < n4; j += 4) {
+        __m128 e = sse2_exp(_mm_sub_ps(_mm_loadu_ps(x + j), mv));
+        _mm_storeu_ps(x + j, e);
+        sums = _mm_add_ps(sums, e);
+    }
+    if (j < n) {
+        /* Tail through a padded vector; the padding's exp is 0. */
+        float t[4] = {-1e30f, -1e30f, -1e30f, -1e30f};
+        for (int i = j; i < n; i++) t[i - j] = x[i];
+        __m128 e = sse2_exp(_mm_sub_ps(_mm_loadu_ps(t), mv));
+        sums = _mm_add_ps(sums, e);
+        _mm_storeu_ps(t, e);
+        for (int i = j; i < n; i++) x[i] = t[i - j];
+    }
+    float inv = 1.0f / sse2_hsum(sums);
+    __m128 iv = _mm_set1_ps(inv);
+    for (j = 0; j < n4; j += 4) _mm_storeu_ps(x + j, _mm_mul_ps(_mm_loadu_ps(x + j), iv));
+    for (; j < n; j++) x[j] *= inv;
+}
+
+/* silu(a) * b for four lanes. */
+static inline __m128 sse2_swiglu4(__m128 a, __m128 b) {
+    __m128 e = sse2_exp(_mm_sub_ps(_mm_setzero_ps(), a));
+    return _mm_mul_ps(_mm_div_ps(a, _mm_add_ps(_mm_set1_ps(1.0f), e)), b);
 }
 
 static void swiglu_sse2(float *a, const float *b, int n) {
-    for (int i = 0; i < n; i++) {
-        float v = a[i];
-        a[i] = v / (1.0f + expf(-v)) * b[i];
+    int j = 0;
+    for (; j + 4 <= n; j += 4) _mm_storeu_ps(a + j, sse2_swiglu4(_mm_loadu_ps(a + j), _mm_loadu_ps(b + j)));
+    if (j < n) {
+        float ta[4] = {0, 0, 0, 0}, tb[4] = {0, 0, 0, 0};
+        for (int i = j; i < n; i++) ta[i - j] = a[i], tb[i - j] = b[i];
+        _mm_storeu_ps(ta, sse2_swiglu4(_mm_loadu_ps(ta), _mm_loadu_ps(tb)));
+        for (int i = j; i < n; i++) a[i] = ta[i - j];
     }
+}
+
+/* Scores of four cached positions (rows stride floats apart) against q;
+ * hs % 4 == 0. */
+static inline __m128 sse2_scores4(const float *k0, long stride, const float *q, int hs) {
+    const float *k1 = k0 + stride, *k2 = k1 + stride, *k3 = k2 + stride;
+    __m128 a0 = _mm_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int j = 0; j < hs; j += 4) {
+        __m128 qv = _mm_loadu_ps(q + j);
+        a0 = _mm_add_ps(a0, _mm_mul_ps(_mm_loadu_ps(k0 + j), qv));
+        a1 = _mm_add_ps(a1, _mm_mul_ps(_mm_loadu_ps(k1 + j), qv));
+        a2 = _mm_add_ps(a2, _mm_mul_ps(_mm_loadu_ps(k2 + j), qv));
+        a3 = _mm_add_ps(a3, _mm_mul_ps(_mm_loadu_ps(k3 + j), qv));
+    }
+    return sse2_hsum4(a0, a1, a2, a3);
+}
+
+/* out[c .. c + 4*W) = sum_p att[p] * v_p[c ..], accumulated in registers
+ * over every position (W = 1, 2 or 4 vectors; the compiler unrolls). */
+static inline void sse2_weighted_cols(float *out, const float *att, const float *v, long stride, int n_pos,
+                                      int W) {
+    __m128 acc[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
+    for (int p = 0; p < n_pos; p++, v += stride) {
+        __m128 a = _mm_set1_ps(att[p]);
+        for (int w = 0; w < W; w++) acc[w] = _mm_add_ps(acc[w], _mm_mul_ps(a, _mm_loadu_ps(v + 4 * w)));
+    }
+    for (int w = 0; w < W; w++) _mm_storeu_ps(out + 4 * w, acc[w]);
+}
+
+static void attend_sse2(float *out, float *att, const float *q, const float *keys, const float *values,
+                        int stride, int n_pos, int hs, float scale) {
+    if (hs % 4 != 0) {
+        for (int p = 0; p < n_pos; p++) att[p] = dot_sse2(q, keys + (long)p * stride, hs) * scale;
+        softmax_sse2(att, n_pos);
+        memset(out, 0, (size_t)hs * sizeof(float));
+        for (int p = 0; p < n_pos; p++) axpy_sse2(out, att[p], values + (long)p * stride, hs);
+        return;
+    }
+    __m128 sv = _mm_set1_ps(scale);
+    int p = 0;
+    for (; p + 4 <= n_pos; p += 4)
+        _mm_storeu_ps(att + p, _mm_mul_ps(sse2_scores4(keys + (long)p * stride, stride, q, hs), sv));
+    for (; p < n_pos; p++) att[p] = dot_sse2(q, keys + (long)p * stride, hs) * scale;
+    softmax_sse2(att, n_pos);
+    int c = 0;
+    for (; c + 16 <= hs; c += 16) sse2_weighted_cols(out + c, att, values + c, stride, n_pos, 4);
+    for (; c + 8 <= hs; c += 8) sse2_weighted_cols(out + c, att, values + c, stride, n_pos, 2);
+    for (; c < hs; c += 4) sse2_weighted_cols(out + c, att, values + c, stride, n_pos, 1);
 }
 
 static void add_sse2(float *x, const float *y, int n) {
@@ -271,4 +389,5 @@ const KernelSet kernels_sse2 = {
     .softmax = softmax_sse2,
     .swiglu = swiglu_sse2,
     .add = add_sse2,
+    .attend = attend_sse2,
 };

@@ -168,6 +168,13 @@ static void q8q_case(const KernelSet *ks, int n, int d, int batch, int gs) {
      * different order (up to 128 groups with cancellation): 5e-5. */
     snprintf(why, sizeof(why), "max relative error %.3g > 5e-5", e);
     check(e <= 5e-5, name, why);
+    if (ks != &kernels_scalar) {
+        /* The SIMD sets make each group's integer sum exact and scales it like the
+         * reference, group by group: bit-identical. */
+        snprintf(name, sizeof(name), "%s matmul_q8q bit-identical to scalar n=%d d=%d batch=%d gs=%d",
+                 ks->name, n, d, batch, gs);
+        check(memcmp(got, want, sizeof(float) * d * batch) == 0, name, "outputs differ");
+    }
     free(wq), free(ws), free(x), free(xs), free(xq), free(got), free(want);
 }
 
@@ -199,6 +206,69 @@ static void test_q8q(const KernelSet *ks) {
     free(wq), free(xq);
 }
 
+/* attend vs the scalar reference: head sizes with and without vector
+ * tails, position counts around the 4-position blocks, rows kv apart. */
+static void test_attend(const KernelSet *ks) {
+    static const int head_sizes[] = {1, 3, 4, 6, 8, 12, 16, 20, 24, 32, 48, 64, 72};
+    static const int positions[] = {1, 2, 3, 4, 5, 7, 8, 9, 33, 256};
+    for (size_t a = 0; a < sizeof(head_sizes) / sizeof(head_sizes[0]); a++)
+        for (size_t b = 0; b < sizeof(positions) / sizeof(positions[0]); b++) {
+            int hs = head_sizes[a], n_pos = positions[b], stride = hs * 3 + 1;
+            float *keys = malloc(sizeof(float) * stride * n_pos),
+                  *values = malloc(sizeof(float) * stride * n_pos);
+            float *q = malloc(sizeof(float) * hs), *att1 = malloc(sizeof(float) * n_pos);
+            float *att2 = malloc(sizeof(float) * n_pos), *got = malloc(sizeof(float) * hs);
+            float *want = malloc(sizeof(float) * hs);
+            fill(keys, stride * n_pos, 2.0f);
+            fill(values, stride * n_pos, 1.0f);
+            fill(q, hs, 2.0f);
+            float scale = 1.0f / sqrtf((float)hs);
+            ks->attend(got, att1, q, keys, values, stride, n_pos, hs, scale);
+            kernels_scalar.attend(want, att2, q, keys, values, stride, n_pos, hs, scale);
+            compare(ks, "attend out", hs, n_pos, got, want, hs, 2e-6);
+            compare(ks, "attend weights", hs, n_pos, att1, att2, n_pos, 1e-6);
+            free(keys), free(values), free(q), free(att1), free(att2), free(got), free(want);
+        }
+}
+
+/* The vector exp behind softmax and SwiGLU: softmax([0, v]) against the
+ * double-precision answer over a sweep of v, and extreme inputs. */
+static void test_exp(const KernelSet *ks) {
+    char name[96], why[128];
+    double worst = 0;
+    float worst_v = 0;
+    for (int i = 0; i <= 20000; i++) {
+        float v = -87.0f + 87.0f * (float)i / 20000.0f;
+        float x[2] = {0.0f, v};
+        ks->softmax(x, 2);
+        double ev = exp((double)v), want1 = ev / (1.0 + ev);
+        double e = fabs(x[1] - want1) / want1;
+        if (!(e <= worst)) worst = e, worst_v = v;
+    }
+    /* exp within 2 ulp, the sum and the reciprocal each 0.5 ulp: < 4e-7. */
+    snprintf(name, sizeof(name), "%s softmax exp accuracy over [-87, 0]", ks->name);
+    snprintf(why, sizeof(why), "relative error %.3g at v=%g", worst, worst_v);
+    check(worst < 4e-7, name, why);
+
+    float inf = 1.0f / 0.0f;
+    float x[9] = {-inf, 0.0f, -1e30f, -200.0f, -104.0f, -88.0f, -87.0f, 1e-30f, -1.0f};
+    ks->softmax(x, 9);
+    int ok = x[0] == 0.0f && x[2] == 0.0f && x[3] == 0.0f && x[4] == 0.0f;
+    for (int i = 0; i < 9; i++) ok &= x[i] == x[i] && x[i] >= 0.0f && x[i] <= 1.0f;
+    snprintf(name, sizeof(name), "%s softmax -inf and large negative give 0, no NaN", ks->name);
+    check(ok, name, "NaN or nonzero weight");
+
+    float a[8] = {-1e30f, -200.0f, -90.0f, -20.0f, 0.0f, 20.0f, 200.0f, 1e30f};
+    float b[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    ks->swiglu(a, b, 8);
+    ok = 1;
+    for (int i = 0; i < 8; i++) ok &= a[i] == a[i];
+    ok &= fabsf(a[0]) < 1e-6f && fabsf(a[1]) < 1e-6f && fabsf(a[2]) < 1e-6f && a[4] == 0.0f;
+    ok &= fabsf(a[5] - 20.0f) < 1e-5f && a[6] == 200.0f && a[7] == 1e30f;
+    snprintf(name, sizeof(name), "%s swiglu extremes finite and right", ks->name);
+    check(ok, name, "NaN or wrong limit");
+}
+
 int main(void) {
     /* Spot check the reference itself against hand-computed values. */
     float w[6] = {1, 2, 3, 4, 5, 6}, x[3] = {1, -1, 2}, out[2];
@@ -220,11 +290,16 @@ int main(void) {
           "scalar matmul_q8q known values", "expected 32, 166.5");
 
     test_variant(&kernels_sse2);
+    test_attend(&kernels_sse2);
+    test_exp(&kernels_sse2);
+    test_exp(&kernels_scalar);
     test_batch(&kernels_scalar);
     test_batch(&kernels_sse2);
     test_q8q(&kernels_sse2);
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         test_variant(&kernels_avx2);
+        test_attend(&kernels_avx2);
+        test_exp(&kernels_avx2);
         test_batch(&kernels_avx2);
         test_q8q(&kernels_avx2);
     } else
