@@ -155,5 +155,6 @@ clean:
 	rm -rf $(BUILD)
 
 include tests/fuzz/fuzz.mk
+include tools/bench.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -53,7 +53,7 @@ extern struct chat_session chat;
 extern const char *const simd_names[3];
 
 /* Loads a model (tokenizer NULL or "" picks one); on failure the previous model stays. */
-int load_model(const char *model_name, const char *tokenizer_name);
+int load_model(const char *model_name, const char *tokenizer_name, int quantize_q8);
 void apply_simd(int simd);
 int avx2_usable(void);
 /* Starts (or restarts) the conversation with the current settings; 0 or -1 (reported). */

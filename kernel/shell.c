@@ -9,6 +9,7 @@
 #include "kernel/line_editor.h"
 #include "kernel/llm_session.h"
 #include "kernel/pci.h"
+#include "kernel/shell_bench.h"
 #include "kernel/status.h"
 #include "kernel/timer.h"
 #include "lib/ctype.h"
@@ -25,8 +26,9 @@ static const struct shell_command shell_commands[] = {
     {"/uptime", "", "time since boot", shell_cmd_uptime},
     {"/pci", "", "list PCI functions", shell_cmd_pci},
     {"/smp", "[test]", "processors online; 'test' runs a parallel sum on every core", shell_cmd_smp},
+    {"/bench", "[TOKENS]", "prefill and decode speed of the loaded model on one core and on all", shell_cmd_bench},
     {"/model", "", "the loaded model: config, parameters, memory", shell_cmd_model},
-    {"/load", "MODEL [TOKENIZER]", "switch to another model in the ramdisk", shell_cmd_load},
+    {"/load", "MODEL [TOKENIZER] [q8]", "switch model (q8: int8 weights, faster)", shell_cmd_load},
     {"/set", "[NAME VALUE]", "sampling: temp topp topk minp penalty seed steps simd think", shell_cmd_set},
     {"/stats", "", "figures of the last answer and of all answers", shell_cmd_stats},
     {"/chat", "[off|reset|slide|template T]", "conversation mode: plain lines are turns, the KV cache is kept",

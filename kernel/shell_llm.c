@@ -53,7 +53,7 @@ void shell_cmd_load(const char *args) {
     size_t n = 0;
     while (args[n] && !isspace((unsigned char)args[n])) n++;
     if (n == 0) {
-        kprintf("usage: /load MODEL [TOKENIZER]   (files in the ramdisk: /ls)\n");
+        kprintf("usage: /load MODEL [TOKENIZER] [q8]   (files in the ramdisk: /ls)\n");
         return;
     }
     if (n >= sizeof model) {
@@ -62,9 +62,26 @@ void shell_cmd_load(const char *args) {
     }
     memcpy(model, args, n);
     model[n] = 0;
-    const char *tokenizer = args + n;
-    while (isspace((unsigned char)*tokenizer)) tokenizer++;
-    if (load_model(model, tokenizer) != 0 && current.loaded)
+    char tokenizer[NAME_MAX_LEN] = "";
+    int quantize_q8 = 0;
+    /* Remaining words: an optional tokenizer name and an optional "q8". */
+    for (const char *word = args + n;;) {
+        while (isspace((unsigned char)*word)) word++;
+        size_t len = 0;
+        while (word[len] && !isspace((unsigned char)word[len])) len++;
+        if (len == 0) break;
+        if (len == 2 && word[0] == 'q' && word[1] == '8') {
+            quantize_q8 = 1;
+        } else if (!tokenizer[0] && len < sizeof tokenizer) {
+            memcpy(tokenizer, word, len);
+            tokenizer[len] = 0;
+        } else {
+            kprintf("usage: /load MODEL [TOKENIZER] [q8]\n");
+            return;
+        }
+        word += len;
+    }
+    if (load_model(model, tokenizer, quantize_q8) != 0 && current.loaded)
         kprintf("still using %s\n", current.model_name);
 }
 

@@ -10,6 +10,7 @@
 #include "lib/string.h"
 #include "llm/checkpoint.h"
 #include "llm/kernels.h"
+#include "llm/parallel.h"
 #include "llm/quant.h"
 #include "llm/transformer_gguf.h"
 #include "llm/gguf.h"
@@ -165,15 +166,13 @@ static void layer_matmul(Transformer *t, float *out, const float *x, int batch, 
     int gs = t->quant_group_size;
     switch (t->matmul_path) {
     case MATMUL_FP32:
-        kernels->matmul_batch(out, x, batch, w_fp32 + (size_t)layer * n * d, n, d);
+        parallel_matmul_batch(out, x, batch, w_fp32 + (size_t)layer * n * d, n, d);
         break;
     case MATMUL_Q8_FP32_ACT:
-        for (int b = 0; b < batch; b++)
-            kernels->matmul_q8(out + (size_t)b * d, x + (size_t)b * n, quant_values(w_q, layer),
-                               quant_scales(w_q, layer), n, d, gs);
+        parallel_matmul_q8(out, x, batch, quant_values(w_q, layer), quant_scales(w_q, layer), n, d, gs);
         break;
     case MATMUL_Q8_INT:
-        kernels->matmul_q8q(out, t->state.xq, t->state.xq_scales, batch, quant_values(w_q, layer),
+        parallel_matmul_q8q(out, t->state.xq, t->state.xq_scales, batch, quant_values(w_q, layer),
                             quant_scales(w_q, layer), n, d, gs);
         break;
     }
@@ -202,29 +201,36 @@ static void rope_rotate(float *vec, int n, int head_size, const float *cosines, 
     }
 }
 
-/* Attention of one position (its query q, dim floats) over the cache, into out. */
-static void attention(Transformer *t, int layer, int pos, const float *query, float *out_all) {
+/* Attention of one position (its query q, dim floats) over the cache, into
+ * out_all: one kernel call per head, for heads h0..h1-1. */
+static void attention(Transformer *t, int layer, int pos, const float *query, float *out_all, int h0,
+                      int h1) {
     const TransformerConfig *c = &t->config;
     TransformerState *s = &t->state;
     int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
     size_t layer_offset = (size_t)layer * c->seq_len * c->kv_dim;
     float inv_sqrt = 1.0f / sqrtf((float)hs);
-    for (int h = 0; h < c->n_heads; h++) {
-        const float *q = query + (size_t)h * hs;
-        float *att = s->att + (size_t)h * c->seq_len;
+    for (int h = h0; h < h1; h++) {
         size_t head_offset = layer_offset + (size_t)(h / kv_mul) * hs;
-        for (int p = 0; p <= pos; p++) {
-            const float *k = s->key_cache + head_offset + (size_t)p * c->kv_dim;
-            att[p] = kernels->dot(q, k, hs) * inv_sqrt;
-        }
-        kernels->softmax(att, pos + 1);
-        float *out = out_all + (size_t)h * hs;
-        memset(out, 0, (size_t)hs * sizeof(float));
-        for (int p = 0; p <= pos; p++) {
-            const float *v = s->value_cache + head_offset + (size_t)p * c->kv_dim;
-            kernels->axpy(out, att[p], v, hs);
-        }
+        kernels->attend(out_all + (size_t)h * hs, s->att + (size_t)h * c->seq_len, query + (size_t)h * hs,
+                        s->key_cache + head_offset, s->value_cache + head_offset, c->kv_dim, pos + 1, hs,
+                        inv_sqrt);
     }
+}
+
+/* Heads h0..h1-1 of every position of a chunk (one worker's share). */
+typedef struct {
+    Transformer *t;
+    int layer, pos0, batch;
+    const float *q;
+    float *out;
+} AttentionJob;
+
+static void attention_heads(void *ctx, int h0, int h1) {
+    AttentionJob *j = ctx;
+    int dim = j->t->config.dim;
+    for (int b = 0; b < j->batch; b++)
+        attention(j->t, j->layer, j->pos0 + b, j->q + (size_t)b * dim, j->out + (size_t)b * dim, h0, h1);
 }
 
 /* Runs positions pos0 .. pos0 + batch - 1 (batch <= TRANSFORMER_MAX_BATCH)
@@ -256,7 +262,8 @@ static void forward_chunk(Transformer *t, const int *tokens, int batch, int pos0
             rope_rotate(k + (size_t)b * kv_dim, kv_dim, c->head_size, cosines, sines);
         }
         /* Causal: position pos0 + b only reads cache rows up to itself. */
-        for (int b = 0; b < batch; b++) attention(t, l, pos0 + b, q + (size_t)b * dim, xb + (size_t)b * dim);
+        AttentionJob job = {t, l, pos0, batch, q, xb};
+        parallel_for(c->n_heads, 1, (uint64_t)batch * (pos0 + batch) * dim, attention_heads, &job);
 
         prepare_input(t, xb, batch, dim);
         layer_matmul(t, xb2, xb, batch, w->wo, &w->wo_q, l, dim, dim);

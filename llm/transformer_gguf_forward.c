@@ -8,6 +8,7 @@
 #include "lib/string.h"
 #include "llm/gguf_model.h"
 #include "llm/kernels.h"
+#include "llm/parallel.h"
 #include "llm/transformer_gguf.h"
 
 /* The input of one or more matmuls, quantised at most once per format. */
@@ -26,7 +27,7 @@ static void matmul(GgufModel *m, MatmulInput *in, float *out, const GTensor *w) 
     int n = w->cols, d = w->rows;
     const uint8_t *rows = w->data;
     if (w->type == GGML_TYPE_F32) {
-        kernels->matmul(out, in->x, (const float *)w->data, n, d);
+        parallel_matmul(out, in->x, (const float *)w->data, n, d);
         return;
     }
     if (m->reference) {
@@ -50,7 +51,7 @@ static void matmul(GgufModel *m, MatmulInput *in, float *out, const GTensor *w) 
         break;
     }
     ggml_vec_dot_fn dot = ggml_vec_dot_best(w->type);
-    for (int i = 0; i < d; i++) out[i] = dot(rows + (size_t)i * w->row_bytes, act, n);
+    parallel_matmul_rows(out, dot, rows, w->row_bytes, act, n, d);
 }
 
 static void add_bias(float *x, const GTensor *b) {
@@ -97,22 +98,27 @@ static void head_norm(GgufModel *m, float *vec, int heads, const GTensor *w) {
         rmsnorm(vec + (size_t)h * hs, vec + (size_t)h * hs, (const float *)w->data, hs, m->config.norm_eps);
 }
 
-static void attention(GgufModel *m, int layer, int pos, float *out_all) {
+typedef struct {
+    GgufModel *m;
+    int layer, pos;
+    float *out;
+} AttentionJob;
+
+/* Heads h0..h1-1 (one worker's share). */
+static void attention_heads(void *ctx, int h0, int h1) {
+    AttentionJob *j = ctx;
+    GgufModel *m = j->m;
     const TransformerConfig *c = &m->config;
+    int layer = j->layer, pos = j->pos;
+    float *out_all = j->out;
     int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
     size_t layer_offset = (size_t)layer * c->seq_len * c->kv_dim;
     float inv_sqrt = 1.0f / sqrtf((float)hs);
-    for (int h = 0; h < c->n_heads; h++) {
-        const float *q = m->q + (size_t)h * hs;
-        float *att = m->att + (size_t)h * c->seq_len;
+    for (int h = h0; h < h1; h++) {
         size_t head_offset = layer_offset + (size_t)(h / kv_mul) * hs;
-        for (int p = 0; p <= pos; p++)
-            att[p] = kernels->dot(q, m->key_cache + head_offset + (size_t)p * c->kv_dim, hs) * inv_sqrt;
-        kernels->softmax(att, pos + 1);
-        float *out = out_all + (size_t)h * hs;
-        memset(out, 0, (size_t)hs * sizeof(float));
-        for (int p = 0; p <= pos; p++)
-            kernels->axpy(out, att[p], m->value_cache + head_offset + (size_t)p * c->kv_dim, hs);
+        kernels->attend(out_all + (size_t)h * hs, m->att + (size_t)h * c->seq_len, m->q + (size_t)h * hs,
+                        m->key_cache + head_offset, m->value_cache + head_offset, c->kv_dim, pos + 1, hs,
+                        inv_sqrt);
     }
 }
 
@@ -144,7 +150,8 @@ float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits
         size_t cache_row = ((size_t)l * c->seq_len + pos) * kv_dim;
         memcpy(m->key_cache + cache_row, m->k, (size_t)kv_dim * sizeof(float));
         memcpy(m->value_cache + cache_row, m->v, (size_t)kv_dim * sizeof(float));
-        attention(m, l, pos, xb);
+        AttentionJob job = {m, l, pos, xb};
+        parallel_for(c->n_heads, 1, (uint64_t)(pos + 1) * m->q_dim, attention_heads, &job);
 
         in = input_of(xb, m->q_dim);
         matmul(m, &in, xb2, &L->wo);

@@ -1,0 +1,233 @@
+/* bench - host throughput table: random models of the stories15M, 42M and
+ * 110M shapes (made once by gen_model, cached in --dir), fp32 and int8
+ * (quantised at load), on 1 thread and on all cores: batched prefill of a
+ * 256-token prompt, single-token decode, and decode as a share of the
+ * memory-bandwidth limit (matrix bytes read per token / measured bandwidth).
+ *
+ *   bench [--dir build/bench] [--gen build/host/gen_model] [--threads N]
+ *   BENCH_QUICK=1 bench      stories15M only, shorter runs
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "llm/parallel.h"
+#include "llm/transformer.h"
+#include "tools/thread_pool.h"
+
+#define BANDWIDTH_BYTES (512u << 20) /* far larger than any cache */
+#define INT8_GROUP 32
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---------------------------------------------------------------- bandwidth */
+
+#define READ_BLOCK_WORDS (1u << 17) /* 1 MiB */
+
+typedef struct {
+    const uint64_t *data;
+    _Atomic uint64_t sum; /* keeps the reads from being optimised away */
+} ReadJob;
+
+/* Blocks [b0, b1) of the buffer, claimed through parallel_for. */
+static void read_blocks(void *ctx, int b0, int b1) {
+    ReadJob *job = ctx;
+    const uint64_t *p = job->data + (size_t)b0 * READ_BLOCK_WORDS,
+                   *end = job->data + (size_t)b1 * READ_BLOCK_WORDS;
+    uint64_t a = 0, b = 0, c = 0, d = 0;
+    for (; p < end; p += 4) {
+        a += p[0];
+        b += p[1];
+        c += p[2];
+        d += p[3];
+    }
+    atomic_fetch_add(&job->sum, a + b + c + d);
+}
+
+/* Best of a few streaming passes over the buffer, in bytes per second. */
+static double measure_bandwidth(const uint64_t *data, size_t bytes, int threads) {
+    thread_pool_start(threads);
+    ReadJob job = {data, 0};
+    int blocks = (int)(bytes / 8 / READ_BLOCK_WORDS);
+    double best = 0;
+    for (int pass = 0; pass < 5; pass++) {
+        double t0 = now_seconds();
+        parallel_for(blocks, 1, UINT64_MAX, read_blocks, &job);
+        double t = now_seconds() - t0;
+        if (t > 0 && (double)blocks * READ_BLOCK_WORDS * 8 / t > best)
+            best = (double)blocks * READ_BLOCK_WORDS * 8 / t;
+    }
+    thread_pool_stop();
+    return best;
+}
+
+/* ---------------------------------------------------------------- models */
+
+typedef struct {
+    const char *name, *shape;
+} BenchModel;
+
+static void *load_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *buf = len > 0 ? malloc((size_t)len) : NULL;
+    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *size = buf ? (size_t)len : 0;
+    return buf;
+}
+
+/* The cached checkpoint for a shape, made by gen_model when missing. */
+static void *model_file(const char *dir, const char *gen, const BenchModel *m, size_t *size) {
+    char path[512], cmd[1200];
+    snprintf(path, sizeof path, "%s/%s.bin", dir, m->name);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "bench: generating %s (%s shape, random weights)\n", path, m->shape);
+        snprintf(cmd, sizeof cmd,
+                 "mkdir -p '%s' && '%s' --shape %s --version 1 --out '%s.tmp' && mv '%s.tmp' '%s'", dir, gen,
+                 m->shape, path, path, path);
+        if (system(cmd) != 0) {
+            fprintf(stderr, "bench: gen_model failed for %s\n", path);
+            return NULL;
+        }
+    }
+    void *data = load_file(path, size);
+    if (!data) fprintf(stderr, "bench: cannot read %s: %s\n", path, strerror(errno));
+    return data;
+}
+
+/* Matrix bytes one decode step reads (classifier included; norms, the
+ * embedding row and the KV cache are small and left out). */
+static double weight_bytes_per_token(const Transformer *t) {
+    const TransformerConfig *c = &t->config;
+    double D = c->dim, H = c->hidden_dim, KV = c->kv_dim, V = c->vocab_size;
+    double values = c->n_layers * (2 * D * D + 2 * D * KV + 3 * D * H) + V * D;
+    if (transformer_is_quantized(t)) return values * (1.0 + 4.0 / t->quant_group_size);
+    return values * 4.0;
+}
+
+typedef struct {
+    double prefill, decode; /* tok/s */
+} Speeds;
+
+static Speeds measure(Transformer *t, int prompt_len, int decode_steps) {
+    const TransformerConfig *c = &t->config;
+    Speeds sp = {0, 0};
+    int *tokens = malloc((size_t)prompt_len * sizeof(int));
+    if (prompt_len > c->seq_len) prompt_len = c->seq_len;
+    for (int i = 0; i < prompt_len; i++) tokens[i] = 1 + (i * 7919) % (c->vocab_size - 1);
+    double t0 = now_seconds();
+    if (transformer_prefill(t, tokens, prompt_len, 0) == 0) sp.prefill = prompt_len / (now_seconds() - t0);
+    /* Decode from the start of the context (positions 0..steps-1). */
+    int token = 1;
+    transformer_forward(t, token, 0); /* warm-up */
+    t0 = now_seconds();
+    for (int pos = 1; pos <= decode_steps && pos < c->seq_len; pos++) {
+        float *logits = transformer_forward(t, token, pos);
+        int best = 0;
+        for (int i = 1; i < c->vocab_size; i++)
+            if (logits[i] > logits[best]) best = i;
+        token = best;
+    }
+    sp.decode = decode_steps / (now_seconds() - t0);
+    free(tokens);
+    return sp;
+}
+
+int main(int argc, char **argv) {
+    const char *dir = "build/bench", *gen = "build/host/gen_model";
+    int all = thread_pool_cpus();
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 < argc && strcmp(argv[i], "--dir") == 0)
+            dir = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--gen") == 0)
+            gen = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--threads") == 0) {
+            all = atoi(argv[++i]);
+            if (all < 1 || all > THREAD_POOL_MAX) {
+                fprintf(stderr, "bench: --threads must be in [1, %d]\n", THREAD_POOL_MAX);
+                return 1;
+            }
+        } else {
+            fprintf(
+                stderr,
+                "usage: bench [--dir DIR] [--gen GEN_MODEL] [--threads N]   (BENCH_QUICK=1: short run)\n");
+            return 1;
+        }
+    }
+    const char *quick_env = getenv("BENCH_QUICK");
+    int quick = quick_env && *quick_env && strcmp(quick_env, "0") != 0;
+    static const BenchModel models[] = {
+        {"stories15M", "15M"}, {"stories42M", "42M"}, {"stories110M", "110M"}};
+    int n_models = quick ? 1 : 3;
+    int prompt_len = quick ? 64 : 256, decode_steps = quick ? 16 : 48;
+
+    size_t bw_bytes = quick ? BANDWIDTH_BYTES / 4 : BANDWIDTH_BYTES;
+    uint64_t *buffer = malloc(bw_bytes);
+    if (!buffer) {
+        fprintf(stderr, "bench: out of memory for the bandwidth buffer\n");
+        return 1;
+    }
+    for (size_t i = 0; i < bw_bytes / 8; i++) buffer[i] = i * 0x9E3779B97F4A7C15ull;
+    int thread_counts[2] = {1, all};
+    int n_counts = all > 1 ? 2 : 1;
+    double bandwidth[2];
+    for (int k = 0; k < n_counts; k++) {
+        bandwidth[k] = measure_bandwidth(buffer, bw_bytes, thread_counts[k]);
+        printf("read bandwidth, %d thread%s: %.2f GB/s\n", thread_counts[k], thread_counts[k] > 1 ? "s" : "",
+               bandwidth[k] / 1e9);
+    }
+    free(buffer);
+    printf("prefill: %d-token prompt (batched); decode: %d tokens; share: decode speed / (bandwidth / weight "
+           "bytes "
+           "per token)\n\n",
+           prompt_len, decode_steps);
+    printf("%-12s %-6s %7s %14s %13s %9s %12s\n", "model", "format", "threads", "prefill tok/s",
+           "decode tok/s", "MB/token", "bw share");
+    fflush(stdout);
+
+    for (int m = 0; m < n_models; m++) {
+        size_t size;
+        void *data = model_file(dir, gen, &models[m], &size);
+        if (!data) return 1;
+        for (int quant = 0; quant <= 1; quant++) {
+            char err[256];
+            Transformer t;
+            if (transformer_load(&t, data, size, err, sizeof err) != 0 ||
+                (quant && transformer_quantize(&t, INT8_GROUP, err, sizeof err) != 0)) {
+                fprintf(stderr, "bench: %s: %s\n", models[m].name, err);
+                return 1;
+            }
+            double bytes = weight_bytes_per_token(&t);
+            for (int k = 0; k < n_counts; k++) {
+                thread_pool_start(thread_counts[k]);
+                Speeds sp = measure(&t, prompt_len, decode_steps);
+                thread_pool_stop();
+                double limit = bandwidth[k] / bytes; /* tok/s if only weight reads counted */
+                printf("%-12s %-6s %7d %14.1f %13.2f %9.1f %11.0f%%\n", models[m].name,
+                       quant ? "int8" : "f32", thread_counts[k], sp.prefill, sp.decode, bytes / 1e6,
+                       100.0 * sp.decode / limit);
+                fflush(stdout);
+            }
+            transformer_free(&t);
+        }
+        free(data);
+    }
+    return 0;
+}
