@@ -42,10 +42,12 @@ def boot_figures(ctx, boots, smp):
         print(f"RAM used at the prompt beyond the ramdisk: {statistics.median(used):.1f} MiB")
 
 
-def decode_figures(ctx, model, tokenizer, smp, steps, prompt):
-    name = "bench-" + os.path.basename(model)
-    img = ctx.image(name, [model, tokenizer],
-                    f"model={os.path.basename(model)}\ntokenizer={os.path.basename(tokenizer)}\n")
+def decode_figures(ctx, model, tokenizer, smp, steps, prompt, quantize):
+    name = "bench-" + os.path.basename(model) + ("-q8" if quantize else "")
+    cfg = f"model={os.path.basename(model)}\ntokenizer={os.path.basename(tokenizer)}\n"
+    if quantize:
+        cfg += "quantize=q8\n"
+    img = ctx.image(name, [model, tokenizer], cfg)
     with ctx.boot(image=img, smp=smp, memory="2G") as vm:
         vm.expect(READY, timeout=120)
         vm.wait_prompt(timeout=60)
@@ -55,7 +57,8 @@ def decode_figures(ctx, model, tokenizer, smp, steps, prompt):
         out = vm.command(prompt, timeout=3600)
         wall = time.monotonic() - t0
         m = STATS.search(out)
-        print(f"{os.path.basename(model)} smp={smp}: {m.group(1) if m else 'no stats line'} "
+        fmt = " q8" if quantize else ""
+        print(f"{os.path.basename(model)}{fmt} smp={smp}: {m.group(1) if m else 'no stats line'} "
               f"(wall {wall:.1f} s)")
         mem = vm.command("/mem")
         print("  " + " | ".join(line.strip() for line in mem.splitlines()[1:] if line.strip()))
@@ -71,13 +74,14 @@ def main():
     ap.add_argument("--tokenizer", action="append", default=[])
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--prompt", default="Once upon a time")
+    ap.add_argument("--q8", action="store_true", help="quantise fp32 models to int8 at load (boot.cfg quantize=q8)")
     args = ap.parse_args()
     ctx = Context(args.shared, args.ovmf)
     if args.boots:
         boot_figures(ctx, args.boots, args.smp)
     for i, model in enumerate(args.model):
         tok = args.tokenizer[min(i, len(args.tokenizer) - 1)]
-        decode_figures(ctx, os.path.abspath(model), os.path.abspath(tok), args.smp, args.steps, args.prompt)
+        decode_figures(ctx, os.path.abspath(model), os.path.abspath(tok), args.smp, args.steps, args.prompt, args.q8)
 
 
 if __name__ == "__main__":

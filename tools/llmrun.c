@@ -42,7 +42,8 @@ static void usage(void) {
                     "  --repeat-penalty <float>  repetition penalty, 1 = off (default)\n"
                     "  --repeat-last-n <int>     tokens the penalty looks back over, default 64\n"
                     "  --threads <int>           threads for the matmuls and attention, default all cores\n"
-                    "  --avx2                    use the AVX2+FMA kernels (if the CPU has them)\n"
+                    "  --simd auto|scalar|sse2|avx2  kernel set (default auto: AVX2+FMA when the CPU has it)\n"
+                    "  --avx2                    same as --simd avx2\n"
                     "  --tokenize                print the ids of stdin's text (no BOS) and exit\n"
                     "  --f32-matmul         GGUF: dequantise weights to fp32 for every matmul (reference path)\n"
                     "  --logits-out <file> --tokens \"<id> <id> ...\"  write the logits of every position\n");
@@ -233,6 +234,7 @@ int main(int argc, char **argv) {
     int chat_scratch = 0;
     float temperature = 1.0f, topp = 0.9f;
     unsigned long long seed = 0;
+    const char *simd = "auto";
     int steps = 256, tokenize = 0, use_avx2 = 0, f32_matmul = 0, tokenizer_given = 0;
     int threads = thread_pool_cpus();
     SamplerConfig config = sampler_default_config();
@@ -306,7 +308,9 @@ int main(int argc, char **argv) {
             long long v = parse_integer(flag, value);
             if (v < 1 || v > THREAD_POOL_MAX) die("--threads must be in [1, 64]", NULL);
             threads = (int)v;
-        } else if (strcmp(flag, "--logits-out") == 0)
+        } else if (strcmp(flag, "--simd") == 0)
+            simd = value;
+        else if (strcmp(flag, "--logits-out") == 0)
             logits_out = value;
         else if (strcmp(flag, "--tokens") == 0)
             token_list = value;
@@ -328,12 +332,18 @@ int main(int argc, char **argv) {
     config.topp = topp;
     config.seed = seed;
 
-    if (use_avx2) {
-        __builtin_cpu_init();
-        if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
-            die("--avx2: this CPU has no AVX2+FMA", NULL);
-        kernels_select(1);
-    }
+    __builtin_cpu_init();
+    int have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (use_avx2) simd = "avx2";
+    if (strcmp(simd, "avx2") == 0 && !have_avx2) die("--simd avx2: this CPU has no AVX2+FMA", NULL);
+    if (strcmp(simd, "scalar") == 0)
+        kernels = &kernels_scalar;
+    else if (strcmp(simd, "sse2") == 0)
+        kernels_select(0);
+    else if (strcmp(simd, "avx2") == 0 || strcmp(simd, "auto") == 0)
+        kernels_select(have_avx2); /* natively AVX2+FMA is the fastest set */
+    else
+        die("--simd takes auto, scalar, sse2 or avx2", NULL);
 
     thread_pool_start(threads);
 
