@@ -24,24 +24,39 @@ static void check(int ok, const char *name, const char *fmt, ...) {
     failures++;
 }
 
-/* The whole file in a malloc'd buffer (4-byte aligned, as malloc is), or NULL. */
-static void *read_file(const char *path, size_t *size) {
+/* A check whose reason is plain text (no format). */
+__attribute__((unused)) static void check_plain(int ok, const char *name, const char *why) {
+    check(ok, name, "%s", why);
+}
+
+/* The whole file in a malloc'd buffer (4-byte aligned, as malloc is, with a
+ * NUL after the data so text files can be used as strings), or NULL. */
+__attribute__((unused)) static void *read_file(const char *path, size_t *size) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     long len = ftell(f);
     fseek(f, 0, SEEK_SET);
-    void *buf = malloc(len > 0 ? (size_t)len : 1);
+    char *buf = malloc(len > 0 ? (size_t)len + 1 : 1);
     if (len < 0 || fread(buf, 1, (size_t)len, f) != (size_t)len) {
         free(buf);
         buf = NULL;
+    } else {
+        buf[len > 0 ? len : 0] = '\0';
     }
     fclose(f);
     *size = len > 0 ? (size_t)len : 0;
     return buf;
 }
 
-static const char *models_dir_from_env(void) {
+/* read_file of DIR/NAME. */
+__attribute__((unused)) static char *read_file_in(const char *dir, const char *name, size_t *size) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return read_file(path, size);
+}
+
+__attribute__((unused)) static const char *models_dir_from_env(void) {
     const char *dir = getenv("MODELS_DIR");
     return dir && *dir ? dir : "../shared/models";
 }

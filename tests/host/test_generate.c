@@ -6,36 +6,7 @@
 #include <string.h>
 
 #include "llm/generate.h"
-
-static int failures;
-
-static void check(int ok, const char *name, const char *why) {
-    if (ok)
-        printf("ok - %s\n", name);
-    else
-        printf("FAIL - %s: %s\n", name, why);
-    if (!ok) failures++;
-}
-
-static char *read_file(const char *dir, const char *name, size_t *size) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *data = malloc((size_t)n + 1);
-    if (fread(data, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        free(data);
-        return NULL;
-    }
-    fclose(f);
-    data[n] = '\0';
-    *size = (size_t)n;
-    return data;
-}
+#include "tests/host/llm_test_util.h"
 
 /* What the callbacks collect. */
 typedef struct {
@@ -99,18 +70,18 @@ static void check_text(const char *name, const Capture *c, const char *expected,
         snprintf(why, sizeof why, "differs at byte %zu (got %zu bytes, want %zu): got '%.40s'", i, c->len,
                  expected_len, c->text + i);
     }
-    check(ok, name, why);
+    check_plain(ok, name, why);
 }
 
 static void check_golden(const char *dir, const char *stem, const char *prompt) {
     char path[256], name[256];
     size_t text_size, ids_size;
     snprintf(path, sizeof path, "golden/%s.txt", stem);
-    char *text = read_file(dir, path, &text_size);
+    char *text = read_file_in(dir, path, &text_size);
     snprintf(path, sizeof path, "golden/%s.ids", stem);
-    char *ids_text = read_file(dir, path, &ids_size);
+    char *ids_text = read_file_in(dir, path, &ids_size);
     if (!text || !ids_text) {
-        check(0, stem, "golden files missing");
+        check_plain(0, stem, "golden files missing");
         return;
     }
     GenerateStats stats;
@@ -125,9 +96,9 @@ static void check_golden(const char *dir, const char *stem, const char *prompt) 
     for (long v = strtol(s, &end, 10); end != s && n < 1024; v = strtol(s, &end, 10))
         want[n++] = (int)v, s = end;
     snprintf(name, sizeof name, "%s: token ids equal the golden (%d ids)", stem, n);
-    check(rc == 0 && c->n_ids == n && memcmp(c->ids, want, (size_t)n * sizeof(int)) == 0, name, "ids differ");
+    check_plain(rc == 0 && c->n_ids == n && memcmp(c->ids, want, (size_t)n * sizeof(int)) == 0, name, "ids differ");
     snprintf(name, sizeof name, "%s: stopped after 200 steps", stem);
-    check(stats.reason == STOP_STEPS && stats.positions == 200, name, stop_reason_name(stats.reason));
+    check_plain(stats.reason == STOP_STEPS && stats.positions == 200, name, stop_reason_name(stats.reason));
     free(c);
     free(text);
     free(ids_text);
@@ -179,7 +150,7 @@ static void test_stops_and_errors(void) {
     Capture *c = run(long_prompt, 0, 0.0f, 0.9f, 1, &stats, &rc, err, sizeof err, 0);
     int ok = rc == -1 && stats.reason == STOP_ERROR && strstr(err, "prompt is ") &&
              strstr(err, " tokens, the context is 512") && c->len == 0 && c->n_ids == 0;
-    check(ok, "an over-long prompt is refused before running", err);
+    check_plain(ok, "an over-long prompt is refused before running", err);
     free(c);
     free(long_prompt);
 
@@ -187,21 +158,21 @@ static void test_stops_and_errors(void) {
     char why[128];
     snprintf(why, sizeof why, "rc %d reason %s positions %d generated %d", rc, stop_reason_name(stats.reason),
              stats.positions, stats.generated_tokens);
-    check(rc == 0 && stats.reason == STOP_USER && stats.positions == 10 && stats.generated_tokens == 10 &&
+    check_plain(rc == 0 && stats.reason == STOP_USER && stats.positions == 10 && stats.generated_tokens == 10 &&
               c->polls == 11,
           "should_stop stops after 10 tokens with STOP_USER", why);
     free(c);
 
     /* Steps shorter than the prompt: only the forced tokens run, like llama2.c. */
     c = run("Lily and Tom went to the park", 4, 0.0f, 0.9f, 1, &stats, &rc, err, sizeof err, 0);
-    check(rc == 0 && strcmp(c->text, "Lily and Tom") == 0 && stats.prompt_tokens == 12 &&
+    check_plain(rc == 0 && strcmp(c->text, "Lily and Tom") == 0 && stats.prompt_tokens == 12 &&
               stats.generated_tokens == 0 && stats.positions == 4,
           "steps shorter than the prompt stop inside it", c->text);
     free(c);
 
     /* Timing: the fake clock ticks 1000 per call. */
     c = run("Once upon", 20, 0.0f, 0.9f, 1, &stats, &rc, err, sizeof err, 0);
-    check(stats.prompt_tokens == 3 && stats.generated_tokens == 18 && stats.prefill_ns > 0 &&
+    check_plain(stats.prompt_tokens == 3 && stats.generated_tokens == 18 && stats.prefill_ns > 0 &&
               stats.decode_ns > 0 && stats.total_ns == stats.prefill_ns + stats.decode_ns &&
               stats.after_first_ns < stats.total_ns,
           "statistics: token counts and prefill/decode split", "wrong stats");
@@ -210,7 +181,7 @@ static void test_stops_and_errors(void) {
     /* steps <= 0 means the whole context. */
     c = run("", 0, 0.0f, 0.9f, 1, &stats, &rc, err, sizeof err, 0);
     snprintf(why, sizeof why, "reason %s positions %d", stop_reason_name(stats.reason), stats.positions);
-    check(rc == 0 && ((stats.reason == STOP_CONTEXT && stats.positions == 512) || stats.reason == STOP_BOS),
+    check_plain(rc == 0 && ((stats.reason == STOP_CONTEXT && stats.positions == 512) || stats.reason == STOP_BOS),
           "steps 0 runs to the end of the context", why);
     free(c);
 
@@ -221,10 +192,10 @@ static void test_stops_and_errors(void) {
     SamplerConfig config = sampler_default_config();
     sampler_init(&sampler, model.config.vocab_size, &config, NULL, 0);
     rc = generate(&model, &small, &sampler, "", 10, NULL, &stats, err, sizeof err);
-    check(rc == -1 && strstr(err, "tokenizer"), "a tokenizer that does not fit the model is refused", err);
+    check_plain(rc == -1 && strstr(err, "tokenizer"), "a tokenizer that does not fit the model is refused", err);
     sampler_free(&sampler);
 
-    check(strcmp(stop_reason_name(STOP_BOS), "bos") == 0 && strcmp(stop_reason_name(STOP_USER), "user") == 0,
+    check_plain(strcmp(stop_reason_name(STOP_BOS), "bos") == 0 && strcmp(stop_reason_name(STOP_USER), "user") == 0,
           "stop reason names", "wrong name");
 }
 
@@ -232,8 +203,8 @@ int main(void) {
     const char *dir = getenv("MODELS_DIR");
     if (!dir) dir = "../shared/models";
     size_t model_size, tok_size;
-    char *model_data = read_file(dir, "stories260K.bin", &model_size);
-    char *tok_data = read_file(dir, "tok512.bin", &tok_size);
+    char *model_data = read_file_in(dir, "stories260K.bin", &model_size);
+    char *tok_data = read_file_in(dir, "tok512.bin", &tok_size);
     if (!model_data || !tok_data) {
         printf("SKIP: stories260K.bin / tok512.bin not found in %s (set MODELS_DIR)\n", dir);
         return 77;

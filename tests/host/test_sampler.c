@@ -8,21 +8,12 @@
 #include <string.h>
 
 #include "llm/sampler.h"
-
-static int failures;
-
-static void check(int ok, const char *name, const char *why) {
-    if (ok)
-        printf("ok - %s\n", name);
-    else
-        printf("FAIL - %s: %s\n", name, why);
-    if (!ok) failures++;
-}
+#include "tests/host/llm_test_util.h"
 
 static void checkf(int ok, const char *name, const char *fmt, int a, int b) {
     char why[128];
     snprintf(why, sizeof why, fmt, a, b);
-    check(ok, name, why);
+    check_plain(ok, name, why);
 }
 
 /* An independent xorshift64* (the test's own copy). */
@@ -102,7 +93,7 @@ static void test_pieces(void) {
     float x[3] = {1.0f, 2.0f, 3.0f};
     sampler_softmax(x, 3);
     double z = exp(1) + exp(2) + exp(3);
-    check(fabs(x[0] - exp(1) / z) < 1e-6 && fabs(x[2] - exp(3) / z) < 1e-6, "softmax", "wrong probabilities");
+    check_plain(fabs(x[0] - exp(1) / z) < 1e-6 && fabs(x[2] - exp(3) / z) < 1e-6, "softmax", "wrong probabilities");
 }
 
 static void test_seeded_sequences(void) {
@@ -116,7 +107,7 @@ static void test_seeded_sequences(void) {
         fill_log_probs(logits);
         if (sampler_sample(&s, logits) != want_mult[i]) ok = 0;
     }
-    check(ok, "seed 42, top-p 1: multinomial sequence 2 3 3 3 3", "sequence differs");
+    check_plain(ok, "seed 42, top-p 1: multinomial sequence 2 3 3 3 3", "sequence differs");
     sampler_free(&s);
 
     /* Top-p 0.5: nucleus {0.4, 0.3}, mass 0.7; r = coin * 0.7 -> 3, 2, 2, 2, 2. */
@@ -128,7 +119,7 @@ static void test_seeded_sequences(void) {
         fill_log_probs(logits);
         if (sampler_sample(&s, logits) != want_topp[i]) ok = 0;
     }
-    check(ok, "seed 42, top-p 0.5: nucleus sequence 3 2 2 2 2", "sequence differs");
+    check_plain(ok, "seed 42, top-p 0.5: nucleus sequence 3 2 2 2 2", "sequence differs");
     sampler_free(&s);
 
     /* Exactly one coin per sampled token, none when greedy. */
@@ -140,7 +131,7 @@ static void test_seeded_sequences(void) {
         sampler_sample(&s, logits);
         reference_coin();
     }
-    check(s.rng_state == reference_state, "one coin per sampled token", "rng state differs");
+    check_plain(s.rng_state == reference_state, "one coin per sampled token", "rng state differs");
     sampler_free(&s);
     s = make_sampler(0.0f, 0.9f, 1234);
     int greedy_ok = 1;
@@ -149,8 +140,8 @@ static void test_seeded_sequences(void) {
         fill_log_probs(logits);
         if (sampler_sample(&s, logits) != 3) greedy_ok = 0;
     }
-    check(greedy_ok, "temperature 0 is argmax", "another token was chosen");
-    check(s.rng_state == 1234, "greedy sampling draws no coins", "rng state moved");
+    check_plain(greedy_ok, "temperature 0 is argmax", "another token was chosen");
+    check_plain(s.rng_state == 1234, "greedy sampling draws no coins", "rng state moved");
     sampler_free(&s);
 }
 
@@ -168,7 +159,7 @@ static void test_distribution(void) {
         if (fabs((double)counts[i] / draws - base_probs[i]) > 0.01) ok = 0;
     char why[128];
     snprintf(why, sizeof why, "counts %d %d %d %d", counts[0], counts[1], counts[2], counts[3]);
-    check(ok, "multinomial frequencies match the distribution (40000 draws)", why);
+    check_plain(ok, "multinomial frequencies match the distribution (40000 draws)", why);
     sampler_free(&s);
 
     /* Temperature 0.5 doubles the logits: softmax([2, 0]) = [0.8808, 0.1192]. */
@@ -177,7 +168,7 @@ static void test_distribution(void) {
     sampler_init(&s, 2, &c, NULL, 0);
     float logits[2] = {1.0f, 0.0f};
     sampler_sample(&s, logits);
-    check(fabs(logits[0] - 1.0 / (1.0 + exp(-2.0))) < 1e-6, "temperature divides the logits",
+    check_plain(fabs(logits[0] - 1.0 / (1.0 + exp(-2.0))) < 1e-6, "temperature divides the logits",
           "wrong probability");
     sampler_free(&s);
 }
@@ -206,27 +197,27 @@ static void test_extensions(void) {
     int counts[4];
     Sampler s = make_extended(1, 0, 1.0f);
     count_draws(&s, counts, 2000);
-    check(counts[3] == 2000, "top-k 1 is always the most probable token", "other tokens drawn");
+    check_plain(counts[3] == 2000, "top-k 1 is always the most probable token", "other tokens drawn");
     sampler_free(&s);
 
     s = make_extended(2, 0, 1.0f);
     count_draws(&s, counts, 20000);
     double share = (double)counts[3] / 20000;
-    check(counts[0] == 0 && counts[1] == 0 && fabs(share - 0.4 / 0.7) < 0.015,
+    check_plain(counts[0] == 0 && counts[1] == 0 && fabs(share - 0.4 / 0.7) < 0.015,
           "top-k 2 keeps the two best, renormalised", "wrong counts");
     sampler_free(&s);
 
     /* min-p 0.6: threshold 0.6 * 0.4 = 0.24 keeps 0.3 and 0.4. */
     s = make_extended(0, 0.6f, 1.0f);
     count_draws(&s, counts, 20000);
-    check(counts[0] == 0 && counts[1] == 0 && counts[2] > 0 && counts[3] > 0,
+    check_plain(counts[0] == 0 && counts[1] == 0 && counts[2] > 0 && counts[3] > 0,
           "min-p drops tokens below min_p * top", "wrong counts");
     sampler_free(&s);
 
     /* top-k 3 then top-p 0.5 of the kept mass 0.9: 0.4 + 0.3 > 0.45 keeps two. */
     s = make_extended(3, 0, 0.5f);
     count_draws(&s, counts, 5000);
-    check(counts[0] == 0 && counts[1] == 0 && counts[2] > 0, "top-k combined with top-p", "wrong counts");
+    check_plain(counts[0] == 0 && counts[1] == 0 && counts[2] > 0, "top-k combined with top-p", "wrong counts");
     sampler_free(&s);
 
     /* Repetition penalty, greedy: 2.0 seen -> 2.0 / 1.5 = 1.33 < 1.9. */
@@ -245,18 +236,18 @@ static void test_extensions(void) {
     /* The window now holds 1, 1: only token 1 is penalised, once: -1.0 * 1.5 = -1.5 < -1.2. */
     checkf(sampler_sample(&s, negative) == 0, "repeat penalty multiplies a negative logit, window slides",
            "got %d want %d", -1, 0);
-    check(negative[1] == -1.5f, "a token repeated in the window is penalised once", "penalised twice");
+    check_plain(negative[1] == -1.5f, "a token repeated in the window is penalised once", "penalised twice");
     sampler_free(&s);
 
     char err[128] = "";
     c = sampler_default_config();
     c.temperature = -1;
-    check(sampler_init(&s, 4, &c, err, sizeof err) == -1 && err[0], "rejects a negative temperature", err);
+    check_plain(sampler_init(&s, 4, &c, err, sizeof err) == -1 && err[0], "rejects a negative temperature", err);
     c = sampler_default_config();
     c.min_p = 2;
-    check(sampler_init(&s, 4, &c, err, sizeof err) == -1 && err[0], "rejects min-p > 1", err);
+    check_plain(sampler_init(&s, 4, &c, err, sizeof err) == -1 && err[0], "rejects min-p > 1", err);
     c = sampler_default_config();
-    check(sampler_init(&s, 0, &c, err, sizeof err) == -1 && err[0], "rejects an empty vocabulary", err);
+    check_plain(sampler_init(&s, 0, &c, err, sizeof err) == -1 && err[0], "rejects an empty vocabulary", err);
 }
 
 int main(void) {

@@ -7,36 +7,7 @@
 #include <time.h>
 
 #include "llm/tokenizer.h"
-
-static int failures;
-
-static void check(int ok, const char *name, const char *why) {
-    if (ok)
-        printf("ok - %s\n", name);
-    else
-        printf("FAIL - %s: %s\n", name, why);
-    if (!ok) failures++;
-}
-
-static char *read_file(const char *dir, const char *name, size_t *size) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *data = malloc((size_t)n + 1);
-    if (fread(data, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        free(data);
-        return NULL;
-    }
-    fclose(f);
-    data[n] = '\0';
-    *size = (size_t)n;
-    return data;
-}
+#include "tests/host/llm_test_util.h"
 
 static void format_ids(char *out, size_t size, const int *ids, int n) {
     size_t used = 0;
@@ -63,7 +34,7 @@ static void check_encode(const Tokenizer *t, const char *name, const char *text,
         format_ids(want, sizeof want, expected, expected_n);
         snprintf(why, sizeof why, "got [%s] want [%s]", got, want);
     }
-    check(ok, name, why);
+    check_plain(ok, name, why);
     free(ids);
 }
 
@@ -113,9 +84,9 @@ static void test_reference_section3(const Tokenizer *t) {
 /* golden/NAME__prompt_ids.txt: lines of 'text' id id ... (BOS included). */
 static void test_golden_prompt_ids(const Tokenizer *t, const char *dir, const char *file) {
     size_t size;
-    char *data = read_file(dir, file, &size);
+    char *data = read_file_in(dir, file, &size);
     if (!data) {
-        check(0, file, "cannot read");
+        check_plain(0, file, "cannot read");
         return;
     }
     int cases = 0;
@@ -131,7 +102,7 @@ static void test_golden_prompt_ids(const Tokenizer *t, const char *dir, const ch
         check_encode(t, name, line + 1, 1, ids, n);
         cases++;
     }
-    check(cases == 4, "golden prompt file has 4 cases", "wrong case count");
+    check_plain(cases == 4, "golden prompt file has 4 cases", "wrong case count");
     free(data);
 }
 
@@ -139,10 +110,10 @@ static void test_golden_prompt_ids(const Tokenizer *t, const char *dir, const ch
  * file ends with a separator, giving a final empty case), one output line each. */
 static void test_llama_spm_cases(const Tokenizer *t, const char *dir) {
     size_t inp_size, out_size;
-    char *inp = read_file(dir, "vocab/ggml-vocab-llama-spm.gguf.inp", &inp_size);
-    char *out = read_file(dir, "vocab/ggml-vocab-llama-spm.gguf.out", &out_size);
+    char *inp = read_file_in(dir, "vocab/ggml-vocab-llama-spm.gguf.inp", &inp_size);
+    char *out = read_file_in(dir, "vocab/ggml-vocab-llama-spm.gguf.out", &out_size);
     if (!inp || !out) {
-        check(0, "llama-spm vocab cases", "cannot read .inp/.out");
+        check_plain(0, "llama-spm vocab cases", "cannot read .inp/.out");
         free(inp);
         free(out);
         return;
@@ -172,7 +143,7 @@ static void test_llama_spm_cases(const Tokenizer *t, const char *dir) {
     }
     char why[64];
     snprintf(why, sizeof why, "%d cases, %d passed", index, passed);
-    check(index == 47 && passed == 47, "llama-spm: all 47 cases", why);
+    check_plain(index == 47 && passed == 47, "llama-spm: all 47 cases", why);
     free(inp);
     free(out);
 }
@@ -197,7 +168,7 @@ static void test_raw_round_trip(const Tokenizer *t, const char *name, const char
     int ok = n >= 0 && (strlen(text) == 0 ? len == 0
                                           : (len == strlen(text) + 1 && joined[0] == ' ' &&
                                              memcmp(joined + 1, text, strlen(text)) == 0));
-    check(ok, name, "pieces do not spell the text");
+    check_plain(ok, name, "pieces do not spell the text");
     free(joined);
     free(ids);
 }
@@ -218,28 +189,28 @@ static void test_decode_round_trip(const Tokenizer *t, const char *name, const c
     out[used] = '\0';
     char why[4200];
     snprintf(why, sizeof why, "got '%s'", out);
-    check(strcmp(out, expected) == 0, name, why);
+    check_plain(strcmp(out, expected) == 0, name, why);
     free(ids);
 }
 
 static void test_decode_rules(const Tokenizer *t) {
     size_t len;
     const char *p = tokenizer_decode(t, 1, 15043, &len); /* " Hello" after BOS */
-    check(len == 5 && memcmp(p, "Hello", 5) == 0, "decode strips the space after BOS", "wrong piece");
+    check_plain(len == 5 && memcmp(p, "Hello", 5) == 0, "decode strips the space after BOS", "wrong piece");
     p = tokenizer_decode(t, 500, 15043, &len);
-    check(len == 6 && memcmp(p, " Hello", 6) == 0, "decode keeps the space elsewhere", "wrong piece");
+    check_plain(len == 6 && memcmp(p, " Hello", 6) == 0, "decode keeps the space elsewhere", "wrong piece");
     p = tokenizer_decode(t, 500, 13 + 0, &len); /* <0x0A> */
-    check(len == 1 && p[0] == '\n', "decode <0x0A> is a newline", "wrong piece");
+    check_plain(len == 1 && p[0] == '\n', "decode <0x0A> is a newline", "wrong piece");
     p = tokenizer_decode(t, 500, 0x41 + 3, &len);
-    check(len == 1 && p[0] == 'A', "decode <0x41> is 'A'", "wrong piece");
+    check_plain(len == 1 && p[0] == 'A', "decode <0x41> is 'A'", "wrong piece");
     p = tokenizer_decode(t, 500, 0x07 + 3, &len);
-    check(len == 0, "decode drops an unprintable byte (<0x07>)", "byte was kept");
+    check_plain(len == 0, "decode drops an unprintable byte (<0x07>)", "byte was kept");
     p = tokenizer_decode(t, 500, 0xF0 + 3, &len);
-    check(len == 0, "decode drops a lone high byte (<0xF0>) like safe_printf", "byte was kept");
+    check_plain(len == 0, "decode drops a lone high byte (<0xF0>) like safe_printf", "byte was kept");
     p = tokenizer_decode(t, 500, 99999, &len);
-    check(len == 0 && p != NULL, "decode of an out-of-range token is empty", "not empty");
-    check(tokenizer_lookup(t, " Hello", 6) == 15043, "lookup ' Hello'", "wrong id");
-    check(tokenizer_lookup(t, "no such piece!!", 15) == -1, "lookup of a missing piece is -1", "found");
+    check_plain(len == 0 && p != NULL, "decode of an out-of-range token is empty", "not empty");
+    check_plain(tokenizer_lookup(t, " Hello", 6) == 15043, "lookup ' Hello'", "wrong id");
+    check_plain(tokenizer_lookup(t, "no such piece!!", 15) == -1, "lookup of a missing piece is -1", "found");
 }
 
 /* ---- merge order against a naive llama2.c encoder on a synthetic vocabulary with many ties */
@@ -312,7 +283,7 @@ static void test_merge_order_synthetic(void) {
     Tokenizer t;
     char err[128];
     int ok = tokenizer_load(&t, data, (size_t)(p - data), count, err, sizeof err) == 0;
-    check(ok, "synthetic tokenizer loads", err);
+    check_plain(ok, "synthetic tokenizer loads", err);
     if (!ok) {
         free(data);
         return;
@@ -336,7 +307,7 @@ static void test_merge_order_synthetic(void) {
             mismatches++;
         }
     }
-    check(mismatches == 0, "merge order equals llama2.c's naive loop (400 random texts, tied scores)",
+    check_plain(mismatches == 0, "merge order equals llama2.c's naive loop (400 random texts, tied scores)",
           first_bad);
     tokenizer_free(&t);
     free(data);
@@ -345,14 +316,14 @@ static void test_merge_order_synthetic(void) {
 static void test_bad_files(const char *tok_data, size_t tok_size) {
     Tokenizer t;
     char err[128] = "";
-    check(tokenizer_load(&t, tok_data, 3, 32000, err, sizeof err) == -1 && err[0], "rejects a 3-byte file",
+    check_plain(tokenizer_load(&t, tok_data, 3, 32000, err, sizeof err) == -1 && err[0], "rejects a 3-byte file",
           err);
     err[0] = 0;
-    check(tokenizer_load(&t, tok_data, tok_size / 2, 32000, err, sizeof err) == -1 &&
+    check_plain(tokenizer_load(&t, tok_data, tok_size / 2, 32000, err, sizeof err) == -1 &&
               strstr(err, "truncated"),
           "rejects a truncated file", err);
     err[0] = 0;
-    check(tokenizer_load(&t, tok_data, tok_size, 32001, err, sizeof err) == -1 && err[0],
+    check_plain(tokenizer_load(&t, tok_data, tok_size, 32001, err, sizeof err) == -1 && err[0],
           "rejects a vocab size larger than the file", err);
     unsigned char bad[4 + 8 + 4];
     int32_t max_len = 4, len = 1000;
@@ -362,16 +333,16 @@ static void test_bad_files(const char *tok_data, size_t tok_size) {
     memcpy(bad + 8, &len, 4);
     memcpy(bad + 12, "abcd", 4);
     err[0] = 0;
-    check(tokenizer_load(&t, bad, sizeof bad, 1, err, sizeof err) == -1 && strstr(err, "length"),
+    check_plain(tokenizer_load(&t, bad, sizeof bad, 1, err, sizeof err) == -1 && strstr(err, "length"),
           "rejects a piece length past the end", err);
     len = -5;
     memcpy(bad + 8, &len, 4);
     err[0] = 0;
-    check(tokenizer_load(&t, bad, sizeof bad, 1, err, sizeof err) == -1 && err[0],
+    check_plain(tokenizer_load(&t, bad, sizeof bad, 1, err, sizeof err) == -1 && err[0],
           "rejects a negative length", err);
     /* Inferred size: every entry of the buffer. */
     int ok = tokenizer_load(&t, tok_data, tok_size, 0, err, sizeof err) == 0 && t.vocab_size == 32000;
-    check(ok, "vocab size 0 counts the entries", err);
+    check_plain(ok, "vocab size 0 counts the entries", err);
     if (ok) tokenizer_free(&t);
 }
 
@@ -390,7 +361,7 @@ static void test_long_prompt_speed(const Tokenizer *t) {
     char why[128];
     snprintf(why, sizeof why, "%d tokens in %.3f s", count, seconds);
     /* 14400 characters: the O(n^2) loop would take seconds under the sanitizers. */
-    check(count > 2000 && seconds < 2.0, "encodes a 14 KB prompt quickly", why);
+    check_plain(count > 2000 && seconds < 2.0, "encodes a 14 KB prompt quickly", why);
     printf("# long prompt: %s\n", why);
     free(ids);
     free(text);
@@ -400,8 +371,8 @@ int main(void) {
     const char *dir = getenv("MODELS_DIR");
     if (!dir) dir = "../shared/models";
     size_t big_size, small_size;
-    char *big = read_file(dir, "tokenizer.bin", &big_size);
-    char *small = read_file(dir, "tok512.bin", &small_size);
+    char *big = read_file_in(dir, "tokenizer.bin", &big_size);
+    char *small = read_file_in(dir, "tok512.bin", &small_size);
     if (!big || !small) {
         printf("SKIP: tokenizer.bin / tok512.bin not found in %s (set MODELS_DIR)\n", dir);
         return 77;
@@ -413,9 +384,9 @@ int main(void) {
         printf("FAIL - load tokenizers: %s\n", err);
         return 1;
     }
-    check(t32k.max_token_length == 27 && t512.max_token_length == 7, "header max_token_length",
+    check_plain(t32k.max_token_length == 27 && t512.max_token_length == 7, "header max_token_length",
           "wrong value");
-    check(t512.bytes_read == small_size && t32k.bytes_read == big_size, "the whole file is read",
+    check_plain(t512.bytes_read == small_size && t32k.bytes_read == big_size, "the whole file is read",
           "bytes left over");
 
     test_reference_section3(&t32k);
@@ -441,8 +412,8 @@ int main(void) {
     {
         int ids[8];
         int n = tokenizer_encode(&t512, "hi", 1, 1, ids, 8, NULL, 0);
-        check(n >= 3 && ids[0] == 1 && ids[n - 1] == 2, "encode with BOS and EOS", "missing BOS/EOS");
-        check(tokenizer_encode(&t512, "hello", 1, 0, ids, 4, err, sizeof err) == -1,
+        check_plain(n >= 3 && ids[0] == 1 && ids[n - 1] == 2, "encode with BOS and EOS", "missing BOS/EOS");
+        check_plain(tokenizer_encode(&t512, "hello", 1, 0, ids, 4, err, sizeof err) == -1,
               "encode refuses a too-small token buffer", "accepted");
     }
     test_merge_order_synthetic();
