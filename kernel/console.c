@@ -162,24 +162,9 @@ static int decode_byte(int c) {
         }
         state = DECODE_NORMAL; /* ESC + other byte (Alt-key): swallowed */
         return KEY_NONE;
-    case DECODE_SS3:
+    case DECODE_SS3: /* ESC O x: the same final letters as CSI, no parameters */
         state = DECODE_NORMAL;
-        switch (c) {
-        case 'A':
-            return KEY_UP;
-        case 'B':
-            return KEY_DOWN;
-        case 'C':
-            return KEY_RIGHT;
-        case 'D':
-            return KEY_LEFT;
-        case 'H':
-            return KEY_HOME;
-        case 'F':
-            return KEY_END;
-        default:
-            return KEY_NONE;
-        }
+        return c == '~' ? KEY_NONE : csi_final_key(c);
     case DECODE_CSI:
         if (c >= 0x30 && c <= 0x3f) { /* parameter bytes */
             if (csi_len < (int)sizeof csi_params - 1)
