@@ -192,6 +192,27 @@ def test_missing_ramdisk_named_in_cfg(ctx):
         assert "> " not in vm.text(), f"kernel ran without its ramdisk: {out!r}"
 
 
+def test_missing_kernel(ctx):
+    img = ctx.image("missing-kernel", [ctx.model("tok512.bin")], cfg="ramdisk=ramdisk.tar\n")
+    os.system(f"mdel -i {img}@@1M ::/kernel.elf")
+    with ctx.boot(image=img) as vm:
+        vm.expect(re.compile(rb"kernel\.elf[^\n]*\n"), timeout=60)
+        time.sleep(2)
+        assert vm.proc.poll() is None, "loader did not halt (QEMU exited)"
+        assert "kernel: started" not in vm.text()
+
+
+def test_garbage_boot_cfg(ctx):
+    """boot.cfg of random bytes, an over-long line and a bad key: the kernel
+    still boots (defaults) and the shell works."""
+    junk = os.urandom(3000).replace(b"\n", b" ").decode("latin-1")
+    cfg = f"{junk}\nmodel={'x' * 2000}\n=novalue\nseed=notanumber\n"
+    img = ctx.image("garbage-cfg", [ctx.model("stories260K.bin"), ctx.model("tok512.bin")], cfg=cfg)
+    with boot_to_prompt(ctx, image=img) as vm:
+        out = vm.command("/echo alive")
+        assert out.rstrip().endswith("alive"), f"after a garbage boot.cfg: {out!r}"
+
+
 def test_corrupt_ramdisk(ctx):
     """A tar whose last entry runs past the end of the archive: the kernel
     reports it and still reaches the prompt with the good entries."""
@@ -242,6 +263,8 @@ CASES = [
     test_screen_shows_prompt,
     test_no_boot_cfg,
     test_missing_ramdisk_named_in_cfg,
+    test_missing_kernel,
+    test_garbage_boot_cfg,
     test_corrupt_ramdisk,
     test_garbage_ramdisk,
 ]

@@ -61,7 +61,7 @@ class Context:
         else:
             open(ramdisk, "wb").close()
         cfg_path = os.path.join(work, "boot.cfg")
-        with open(cfg_path, "w") as f:
+        with open(cfg_path, "w", encoding="latin-1") as f:
             f.write(cfg or "")
         img = os.path.join(self.image_dir, name + ".img")
         run(["sh", os.path.join(ROOT, "tools/mkimage.sh"), img,
