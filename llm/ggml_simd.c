@@ -140,92 +140,145 @@ static float sse2_dot_f16(const void *row, const void *act, int n) {
 
 /* ---------------------------------------------------------------- AVX2 */
 
-AVX2 static float avx2_dot_q8_0(const void *row, const void *act, int n) {
-    const BlockQ8_0 *w = row;
-    const BlockQ8A *a = act;
-    __m256 acc = _mm256_setzero_ps();
-    for (int b = 0; b < n / 32; b++) {
-        __m256 s = _mm256_cvtepi32_ps(avx2_dot32(load32(w[b].qs), load32(a[b].qs)));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(half_scale(w[b].d) * a[b].d), s, acc);
-    }
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
-    return _mm_cvtss_f32(h);
+/* One block's contribution to a row's float accumulator (eight lanes,
+ * summed once per row). The matmuls below run the same steps in the same
+ * order for every row, whether it is computed alone or beside another, so
+ * results do not depend on how rows are grouped or split over threads. */
+
+AVX2 static inline __m256 q8_0_step(const BlockQ8_0 *w, const BlockQ8A *a, __m256 acc) {
+    __m256 s = _mm256_cvtepi32_ps(avx2_dot32(load32(w->qs), load32(a->qs)));
+    return _mm256_fmadd_ps(_mm256_set1_ps(half_scale(w->d) * a->d), s, acc);
 }
 
-AVX2 static float avx2_dot_q4_0(const void *row, const void *act, int n) {
-    const BlockQ4_0 *w = row;
-    const BlockQ8A *a = act;
-    const __m128i mask = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
-    __m256 acc = _mm256_setzero_ps();
-    for (int b = 0; b < n / 32; b++) {
-        __m128i raw = load16(w[b].qs);
-        __m128i lo = _mm_sub_epi8(_mm_and_si128(raw, mask), eight);
-        __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), mask), eight);
-        __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
-        __m256 s = _mm256_cvtepi32_ps(avx2_dot32(q, load32(a[b].qs)));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(half_scale(w[b].d) * a[b].d), s, acc);
-    }
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
-    return _mm_cvtss_f32(h);
+/* Nibbles (0..15) times x, minus 8 * x: pairs stay within int16. */
+AVX2 static inline __m256 q4_0_step(const BlockQ4_0 *w, const BlockQ8A *a, __m256 acc) {
+    const __m256i mask = _mm256_set1_epi8(0x0f), eight = _mm256_set1_epi8(8);
+    __m256i raw = _mm256_broadcastsi128_si256(load16(w->qs));
+    __m256i q = _mm256_and_si256(_mm256_srlv_epi64(raw, _mm256_set_epi64x(4, 4, 0, 0)), mask);
+    __m256i x = load32(a->qs);
+    __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q, x), _mm256_maddubs_epi16(eight, x));
+    __m256 s = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+    return _mm256_fmadd_ps(_mm256_set1_ps(half_scale(w->d) * a->d), s, acc);
 }
 
-AVX2 static float avx2_dot_q4_k(const void *row, const void *act, int n) {
-    const BlockQ4_K *w = row;
-    const BlockQ8K *a = act;
+/* The 6-bit scales (bytes 0-7) and mins (bytes 8-15) of a Q4_K/Q5_K block:
+ * values 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins), values
+ * 4-7 from the nibbles of bytes 8-11 plus the top 2 bits of bytes 0-7. */
+static inline void k4_scale_words(const uint8_t *s, uint32_t out[4]) {
+    uint32_t w0, w1, w2;
+    __builtin_memcpy(&w0, s, 4), __builtin_memcpy(&w1, s + 4, 4), __builtin_memcpy(&w2, s + 8, 4);
+    out[0] = w0 & 0x3f3f3f3f;
+    out[1] = (w2 & 0x0f0f0f0f) | (((w0 >> 6) & 0x03030303) << 4);
+    out[2] = w1 & 0x3f3f3f3f;
+    out[3] = ((w2 >> 4) & 0x0f0f0f0f) | (((w1 >> 6) & 0x03030303) << 4);
+}
+
+AVX2 static inline __m256 q4_k_step(const BlockQ4_K *w, const BlockQ8K *a, __m256 acc) {
     const __m256i mask = _mm256_set1_epi8(0x0f);
-    float sum = 0;
-    for (int b = 0; b < n / QK_K; b++) {
-        int sc[8], m[8];
-        k4_scales(w[b].scales, sc, m);
-        const int8_t *x = a[b].qs;
-        __m256i acc = _mm256_setzero_si256();
-        for (int j = 0; j < 4; j++) {
-            __m256i r = load32(w[b].qs + 32 * j);
-            __m256i lo = avx2_dot32_u(_mm256_and_si256(r, mask), load32(x + 64 * j));
-            __m256i hi =
-                avx2_dot32_u(_mm256_and_si256(_mm256_srli_epi16(r, 4), mask), load32(x + 64 * j + 32));
-            acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(lo, _mm256_set1_epi32(sc[2 * j])));
-            acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(hi, _mm256_set1_epi32(sc[2 * j + 1])));
-        }
-        int msum = 0;
-        for (int j = 0; j < 8; j++) msum += m[j] * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
-        sum +=
-            a[b].d * (half_scale(w[b].d) * (float)avx2_hsum_i32(acc) - half_scale(w[b].dmin) * (float)msum);
+    uint32_t words[4];
+    k4_scale_words(w->scales, words);
+    const uint8_t *sc = (const uint8_t *)words;
+    __m256i isum = _mm256_setzero_si256();
+    for (int j = 0; j < 4; j++) {
+        __m256i r = load32(w->qs + 32 * j);
+        __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(r, mask), load32(a->qs + 64 * j));
+        __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(r, 4), mask), load32(a->qs + 64 * j + 32));
+        isum = _mm256_add_epi32(isum, _mm256_madd_epi16(lo, _mm256_set1_epi16(sc[2 * j])));
+        isum = _mm256_add_epi32(isum, _mm256_madd_epi16(hi, _mm256_set1_epi16(sc[2 * j + 1])));
     }
-    return sum;
+    /* mins: min j times the sum of x over its 32 values (two bsums) */
+    __m128i m8 = _mm_loadl_epi64((const __m128i *)(words + 2));
+    __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
+    __m256i msum = _mm256_madd_epi16(load32(a->bsums), mins);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(a->d * half_scale(w->d)), _mm256_cvtepi32_ps(isum), acc);
+    return _mm256_fnmadd_ps(_mm256_set1_ps(a->d * half_scale(w->dmin)), _mm256_cvtepi32_ps(msum), acc);
 }
 
-AVX2 static float avx2_dot_q6_k(const void *row, const void *act, int n) {
-    const BlockQ6_K *w = row;
-    const BlockQ8K *a = act;
-    float sum = 0;
-    for (int b = 0; b < n / QK_K; b++) {
-        int isum = 0, bias = 0;
-        for (int half = 0; half < 2; half++) {
-            __m128i v[8];
-            q6_decode_half(w[b].ql + 64 * half, w[b].qh + 32 * half, v);
-            const int8_t *x = a[b].qs + 128 * half;
-            const int8_t *sc = w[b].scales + 8 * half;
-            __m256i acc = _mm256_setzero_si256();
-            for (int s = 0; s < 8; s += 2) {
-                __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(v[s]), v[s + 1], 1);
-                __m256i d = avx2_dot32_u(q, load32(x + 16 * s));
-                __m256i scales = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi32(sc[s])),
-                                                         _mm_set1_epi32(sc[s + 1]), 1);
-                acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(d, scales));
-            }
-            isum += avx2_hsum_i32(acc);
-            for (int s = 0; s < 8; s++) bias += sc[s] * a[b].bsums[8 * half + s];
+/* Q6_K: values 0..63 (q + 32) times x, per-16 signed scales, minus
+ * 32 * scale * sum(x) through the bsums. */
+AVX2 static inline __m256 q6_k_step(const BlockQ6_K *w, const BlockQ8K *a, __m256 acc) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
+    const __m256i scales16 = _mm256_cvtepi8_epi16(load16(w->scales));
+    __m256i isum = _mm256_setzero_si256();
+    for (int half = 0; half < 2; half++) {
+        __m256i l0 = load32(w->ql + 64 * half), l1 = load32(w->ql + 64 * half + 32);
+        __m256i h = load32(w->qh + 32 * half);
+        __m256i q[4];
+        q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
+        q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
+        q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
+        q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                               _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+        /* this half's eight scales as int16 in both lanes; group k takes
+         * scale 2k in the low lane and 2k+1 in the high one */
+        __m256i sc = _mm256_broadcastsi128_si256(half ? _mm256_extracti128_si256(scales16, 1)
+                                                      : _mm256_castsi256_si128(scales16));
+        for (int k = 0; k < 4; k++) {
+            __m256i p = _mm256_maddubs_epi16(q[k], load32(a->qs + 128 * half + 32 * k));
+            __m256i pick = _mm256_set_m128i(_mm_set1_epi16((short)(0x0100 * (4 * k + 3) + 4 * k + 2)),
+                                            _mm_set1_epi16((short)(0x0100 * (4 * k + 1) + 4 * k)));
+            isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, _mm256_shuffle_epi8(sc, pick)));
         }
-        /* (q - 32) * x summed = q * x - 32 * sum(x). */
-        sum += a[b].d * half_scale(w[b].d) * (float)(isum - 32 * bias);
     }
-    return sum;
+    __m256i bias = _mm256_madd_epi16(load32(a->bsums), scales16);
+    isum = _mm256_sub_epi32(isum, _mm256_slli_epi32(bias, 5));
+    return _mm256_fmadd_ps(_mm256_set1_ps(a->d * half_scale(w->d)), _mm256_cvtepi32_ps(isum), acc);
 }
+
+AVX2 static inline float avx2_hsum(__m256 acc) {
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
+    return _mm_cvtss_f32(h);
+}
+
+/* out[i] = row i . act for count consecutive rows: two rows per pass share
+ * the activation loads, and the pair after next is prefetched (the weights
+ * stream from memory once per token, too fast for the hardware prefetcher
+ * alone). Prefetches past the last row are harmless. */
+#define AVX2_MATMUL(NAME, WBLOCK, ABLOCK, ELEMS, STEP)                                                          \
+    AVX2 static void NAME(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n, int count) { \
+        const ABLOCK *a = act;                                                                                   \
+        int blocks = n / (ELEMS), i = 0;                                                                         \
+        for (; i + 2 <= count; i += 2) {                                                                         \
+            const WBLOCK *w0 = (const WBLOCK *)(rows + (size_t)i * row_bytes);                                   \
+            const WBLOCK *w1 = (const WBLOCK *)(rows + (size_t)(i + 1) * row_bytes);                             \
+            const char *ahead = (const char *)w0 + 4 * row_bytes;                                                \
+            __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                                       \
+            for (int b = 0; b < blocks; b++) {                                                                   \
+                for (size_t line = 0; line < sizeof(WBLOCK); line += 64) {                                       \
+                    _mm_prefetch(ahead + b * sizeof(WBLOCK) + line, _MM_HINT_T0);                                \
+                    _mm_prefetch(ahead + row_bytes + b * sizeof(WBLOCK) + line, _MM_HINT_T0);                    \
+                }                                                                                                \
+                acc0 = STEP(&w0[b], &a[b], acc0);                                                                \
+                acc1 = STEP(&w1[b], &a[b], acc1);                                                                \
+            }                                                                                                    \
+            out[i] = avx2_hsum(acc0);                                                                            \
+            out[i + 1] = avx2_hsum(acc1);                                                                        \
+        }                                                                                                        \
+        for (; i < count; i++) {                                                                                 \
+            const WBLOCK *w0 = (const WBLOCK *)(rows + (size_t)i * row_bytes);                                   \
+            __m256 acc0 = _mm256_setzero_ps();                                                                   \
+            for (int b = 0; b < blocks; b++) acc0 = STEP(&w0[b], &a[b], acc0);                                   \
+            out[i] = avx2_hsum(acc0);                                                                            \
+        }                                                                                                        \
+    }
+
+AVX2_MATMUL(avx2_matmul_q8_0, BlockQ8_0, BlockQ8A, QK32, q8_0_step)
+AVX2_MATMUL(avx2_matmul_q4_0, BlockQ4_0, BlockQ8A, QK32, q4_0_step)
+AVX2_MATMUL(avx2_matmul_q4_k, BlockQ4_K, BlockQ8K, QK_K, q4_k_step)
+AVX2_MATMUL(avx2_matmul_q6_k, BlockQ6_K, BlockQ8K, QK_K, q6_k_step)
+
+#define AVX2_DOT(NAME, MATMUL)                                                                                   \
+    AVX2 static float NAME(const void *row, const void *act, int n) {                                            \
+        float out;                                                                                               \
+        MATMUL(&out, row, 0, act, n, 1);                                                                         \
+        return out;                                                                                              \
+    }
+AVX2_DOT(avx2_dot_q8_0, avx2_matmul_q8_0)
+AVX2_DOT(avx2_dot_q4_0, avx2_matmul_q4_0)
+AVX2_DOT(avx2_dot_q4_k, avx2_matmul_q4_k)
+AVX2_DOT(avx2_dot_q6_k, avx2_matmul_q6_k)
 
 AVX2 static float avx2_dot_f16(const void *row, const void *act, int n) {
     const uint16_t *w = row;
@@ -270,6 +323,26 @@ ggml_vec_dot_fn ggml_vec_dot_simd(uint32_t type, int avx2) {
     default:
         return ggml_vec_dot_simd_more(type, avx2);
     }
+}
+
+ggml_matmul_fn ggml_matmul_simd(uint32_t type, int avx2) {
+    if (!avx2) return NULL;
+    switch (type) {
+    case GGML_TYPE_Q8_0:
+        return avx2_matmul_q8_0;
+    case GGML_TYPE_Q4_0:
+        return avx2_matmul_q4_0;
+    case GGML_TYPE_Q4_K:
+        return avx2_matmul_q4_k;
+    case GGML_TYPE_Q6_K:
+        return avx2_matmul_q6_k;
+    default:
+        return NULL;
+    }
+}
+
+ggml_matmul_fn ggml_matmul_best(uint32_t type) {
+    return kernels == &kernels_avx2 ? ggml_matmul_simd(type, 1) : NULL;
 }
 
 ggml_vec_dot_fn ggml_vec_dot_best(uint32_t type) {

@@ -282,6 +282,14 @@ static inline int nearest_int(float v) {
     return (u.i & 0x007fffff) - 0x00400000;
 }
 
+/* roundf (halves away from zero) for |v| < 2^23, inline: v minus its
+ * truncation is exact, so the comparison decides like roundf does. */
+static inline int round_away(float v) {
+    int t = (int)v;
+    float frac = v - (float)t;
+    return t + (frac >= 0.5f) - (frac <= -0.5f);
+}
+
 void ggml_quantize_act_q8a(BlockQ8A *out, const float *x, int n) {
     for (int b = 0; b < n / QK32; b++, x += QK32) {
         float amax = 0;
@@ -293,7 +301,7 @@ void ggml_quantize_act_q8a(BlockQ8A *out, const float *x, int n) {
         float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
         int sum = 0;
         for (int j = 0; j < QK32; j++) {
-            int v = (int)roundf(x[j] * id);
+            int v = round_away(x[j] * id);
             out[b].qs[j] = (int8_t)v;
             sum += v;
         }

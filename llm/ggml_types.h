@@ -152,5 +152,13 @@ ggml_vec_dot_fn ggml_vec_dot_scalar(uint32_t type);
 ggml_vec_dot_fn ggml_vec_dot_best(uint32_t type);
 /* The SSE2 (avx2 0) or AVX2 (avx2 1) variant; NULL when there is none. */
 ggml_vec_dot_fn ggml_vec_dot_simd(uint32_t type, int avx2);
+/* out[i] = dot(rows + i * row_bytes, act, n) for i < count: several rows
+ * per pass with prefetching; each out[i] is bit-identical to the same
+ * variant's ggml_vec_dot (so independent of how rows are split). NULL when
+ * the type has no such kernel in that variant (loop over the dot then). */
+typedef void (*ggml_matmul_fn)(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
+                               int count);
+ggml_matmul_fn ggml_matmul_simd(uint32_t type, int avx2);
+ggml_matmul_fn ggml_matmul_best(uint32_t type); /* for the active kernel set */
 
 #endif

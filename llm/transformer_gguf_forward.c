@@ -23,6 +23,20 @@ static MatmulInput input_of(const float *x, int n) {
     return in;
 }
 
+typedef struct {
+    ggml_matmul_fn fn;
+    float *out;
+    const uint8_t *rows;
+    size_t row_bytes;
+    const void *act;
+    int n;
+} TypedMatmulJob;
+
+static void typed_matmul_rows(void *ctx, int r0, int r1) {
+    TypedMatmulJob *j = ctx;
+    j->fn(j->out + r0, j->rows + (size_t)r0 * j->row_bytes, j->row_bytes, j->act, j->n, r1 - r0);
+}
+
 static void matmul(GgufModel *m, MatmulInput *in, float *out, const GTensor *w) {
     int n = w->cols, d = w->rows;
     const uint8_t *rows = w->data;
@@ -49,6 +63,13 @@ static void matmul(GgufModel *m, MatmulInput *in, float *out, const GTensor *w) 
         break;
     case ACT_F32:
         break;
+    }
+    ggml_matmul_fn fn = ggml_matmul_best(w->type);
+    if (fn) {
+        /* chunks of whole row pairs, the kernels' unit */
+        TypedMatmulJob job = {fn, out, rows, w->row_bytes, act, n};
+        parallel_for(d, 2, (uint64_t)n * (uint64_t)d, typed_matmul_rows, &job);
+        return;
     }
     ggml_vec_dot_fn dot = ggml_vec_dot_best(w->type);
     parallel_matmul_rows(out, dot, rows, w->row_bytes, act, n, d);

@@ -1,11 +1,12 @@
 /* bench_forward - times the forward pass on a checkpoint file (llama2.c .bin or GGUF).
  * Usage: bench_forward MODEL.bin [-n POSITIONS] [--kernels auto|scalar|sse2|avx2]
- *                      [--q8 [GS]] [--prefill N]
+ *                      [--q8 [GS]] [--prefill N] [--threads N]
  * Decode: feeds its own greedy argmax back in (from BOS), prints ms/token and
  * tok/s. --q8 quantises an fp32 model to int8 at load (group size GS, default
  * 32). --prefill N also times one batched transformer_prefill of N tokens
  * against N single transformer_forward calls, and checks both give the same
- * last logits. */
+ * last logits. --threads N runs the matmuls and attention on N threads
+ * (default 1). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +15,10 @@
 
 #include "llm/kernels.h"
 #include "llm/transformer.h"
+#include "tools/thread_pool.h"
 
 static const char *usage = "usage: bench_forward MODEL.bin|MODEL.gguf [-n POSITIONS] [--kernels auto|scalar|sse2|avx2] "
-                           "[--q8 [GS]] [--prefill N]\n";
+                           "[--q8 [GS]] [--prefill N] [--threads N]\n";
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -91,7 +93,7 @@ static void bench_prefill(Transformer *t, int n) {
 
 int main(int argc, char **argv) {
     const char *path = NULL, *kernel = "auto";
-    int positions = 256, group_size = 0, prefill = 0;
+    int positions = 256, group_size = 0, prefill = 0, threads = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-n") && value) {
@@ -110,6 +112,11 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--prefill") && value) {
             if (positive_int(argv[++i], &prefill) != 0) {
                 fprintf(stderr, "bench_forward: --prefill needs a positive number\n%s", usage);
+                return 2;
+            }
+        } else if (!strcmp(a, "--threads") && value) {
+            if (positive_int(argv[++i], &threads) != 0 || threads > THREAD_POOL_MAX) {
+                fprintf(stderr, "bench_forward: --threads must be in [1, %d]\n%s", THREAD_POOL_MAX, usage);
                 return 2;
             }
         } else if (a[0] != '-' && !path) {
@@ -167,14 +174,16 @@ int main(int argc, char **argv) {
     if (transformer_is_quantized(&t) && !t.gguf) printf(" (group %d)", t.quant_group_size);
     printf("\n");
 
+    thread_pool_start(threads);
     int token = 1;
     double start = now_seconds();
     for (int pos = 0; pos < positions; pos++)
         token = argmax(transformer_forward(&t, token, pos), c->vocab_size);
     double elapsed = now_seconds() - start;
-    printf("kernels %s: %d positions in %.3f s: %.3f ms/token, %.1f tok/s\n", kernels->name, positions,
-           elapsed, 1e3 * elapsed / positions, positions / elapsed);
+    printf("kernels %s, %d thread%s: %d positions in %.3f s: %.3f ms/token, %.1f tok/s\n", kernels->name, threads,
+           threads == 1 ? "" : "s", positions, elapsed, 1e3 * elapsed / positions, positions / elapsed);
     if (prefill) bench_prefill(&t, prefill);
+    thread_pool_stop();
     transformer_free(&t);
     free(data);
     return 0;

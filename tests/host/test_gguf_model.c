@@ -251,6 +251,24 @@ static void test_simd_dots(void) {
             snprintf(name, sizeof name, "%s %s dot equals scalar", variant ? "AVX2" : "SSE2",
                      ggml_type_name(types[t]));
             check(worst < 1e-5, name, "relative difference %.3g", worst);
+            /* The multi-row matmul: every row (paired or the odd one out)
+             * bit-identical to the dot of the same variant. */
+            ggml_matmul_fn matmul = ggml_matmul_simd(types[t], variant);
+            if (matmul) {
+                enum { ROWS = 5 };
+                static uint8_t rows[ROWS * N * 4];
+                size_t bytes = (size_t)ggml_row_bytes(types[t], N);
+                for (int r = 0; r < ROWS; r++) memcpy(rows + r * bytes, row, bytes);
+                const void *act = ggml_type_info(types[t])->act == ACT_Q8A ? (const void *)xa : (const void *)xk;
+                float out[ROWS];
+                matmul(out, rows, bytes, act, N, ROWS);
+                float want = ggml_vec_dot_simd(types[t], variant)(row, act, N);
+                int same = 1;
+                for (int r = 0; r < ROWS; r++) same &= memcmp(&out[r], &want, sizeof want) == 0;
+                snprintf(name, sizeof name, "%s %s matmul rows equal its dot", variant ? "AVX2" : "SSE2",
+                         ggml_type_name(types[t]));
+                check(same, name, "rows %g %g %g %g %g, dot %g", out[0], out[1], out[2], out[3], out[4], want);
+            }
         }
     }
 }
