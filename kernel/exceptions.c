@@ -10,7 +10,7 @@
 #include "lib/string.h"
 #include <stdint.h>
 
-extern char __boot_stack_guard[], __boot_stack_bottom[];
+extern char __boot_stack_guard[], __boot_stack_bottom[], __text_start[], __text_end[];
 
 static const char *const exception_names[32] = {
     "Divide Error",
@@ -79,10 +79,23 @@ static void print_page_fault_reason(uint64_t cr2, uint64_t error) {
                           : "read",
             (error & 4) ? "user" : "kernel", (error & 8) ? ", reserved bit set" : "",
             cr2 < 4096 ? " (NULL pointer)" : "");
+    const char *stack = paging_stack_guard_name(cr2);
     if (cr2 >= (uint64_t)__boot_stack_guard && cr2 < (uint64_t)__boot_stack_bottom)
         kprintf("  the address is the boot stack's guard page: kernel stack overflow\n");
-    else if (paging_is_stack_guard(cr2))
-        kprintf("  the address is a kernel stack's guard page: kernel stack overflow\n");
+    else if (stack)
+        kprintf("  the address is the guard page below %s: kernel stack overflow\n", stack);
+}
+
+/* An instruction fetch that faults was reached by a call or a jump; after a
+ * call (the common case: a bad function pointer) [RSP] is the return
+ * address, which names the caller. Printed only when it points into code. */
+static void print_fetch_caller(uint64_t rsp) {
+    if (!paging_is_mapped(rsp, sizeof(uint64_t))) return;
+    uint64_t ret = *(const uint64_t *)rsp;
+    if (ret < (uint64_t)__text_start || ret >= (uint64_t)__text_end) return;
+    unsigned long off = 0;
+    const char *sym = symbol_lookup(ret, &off);
+    kprintf("  called from %s+0x%lx (return address 0x%016lx at [RSP])\n", sym, off, (unsigned long)ret);
 }
 
 __attribute__((noreturn)) void exception_fatal(struct interrupt_frame *f) {
@@ -96,6 +109,7 @@ __attribute__((noreturn)) void exception_fatal(struct interrupt_frame *f) {
             exception_mnemonics[v], (unsigned long)f->vector, (unsigned long)f->error_code);
     kprintf("  RIP 0x%016lx %s+0x%lx\n", (unsigned long)f->rip, sym, off);
     if (f->vector == 14) print_page_fault_reason(cr2, f->error_code);
+    if (f->vector == 14 && (f->error_code & 16)) print_fetch_caller(f->rsp);
     kprintf("  CR0 0x%016lx  CR3 0x%016lx  CR4 0x%016lx\n", (unsigned long)read_cr(0),
             (unsigned long)read_cr(3), (unsigned long)read_cr(4));
     kprintf("  RAX 0x%016lx  RBX 0x%016lx  RCX 0x%016lx\n", (unsigned long)f->rax, (unsigned long)f->rbx,

@@ -108,7 +108,7 @@ void kernel_main(uint64_t boot_info_phys) {
     smp_init(boot_info);
 
     print_cpu();
-    kprintf("cpu: %d logical cores, TSC %lu MHz (%s)\n", cpu.logical_cores,
+    kprintf("cpu: %d logical core%s, TSC %lu MHz (%s)\n", cpu.logical_cores, cpu.logical_cores == 1 ? "" : "s",
             (unsigned long)(tsc_hz() / 1000000), timer_source());
     struct memory_stats m;
     memory_get_stats(&m);
@@ -121,7 +121,8 @@ void kernel_main(uint64_t boot_info_phys) {
     usb_init();
     if (boot_info->ramdisk && boot_info->ramdisk_size) {
         int files = ramdisk_init(phys_to_virt(boot_info->ramdisk), boot_info->ramdisk_size);
-        kprintf("ramdisk: %d files, %lu KiB\n", files, (unsigned long)(boot_info->ramdisk_size >> 10));
+        kprintf("ramdisk: %d file%s, %lu KiB\n", files, files == 1 ? "" : "s",
+                (unsigned long)(boot_info->ramdisk_size >> 10));
     } else {
         ramdisk_init(NULL, 0);
         kprintf("ramdisk: none\n");

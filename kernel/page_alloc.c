@@ -2,8 +2,12 @@
  * [0, end of the highest RAM region), set = in use. The bitmap lives in the
  * first usable region big enough for it. Usable RAM is free at start,
  * boot-services memory once reclaimed; loader memory (kernel, ramdisk, boot
- * info, kernel file) and everything below 1 MiB stay reserved. */
+ * info, kernel file) and everything below 1 MiB stay reserved.
+ * page_alloc/page_alloc_above/page_free may run on any CPU: a spinlock
+ * guards the bitmap. Lock order: the heap's lock, then this one (this file
+ * never calls the heap or the console with the lock held). */
 #include "kernel/memory.h"
+#include "kernel/cpu.h"
 #include "kernel/kernel.h"
 #include "kernel/console.h"
 #include "lib/format.h"
@@ -19,6 +23,15 @@ static uint64_t free_pages;
 static uint64_t rover = FIRST_PAGE;
 static uint64_t highest_ram;
 static uint64_t loader_ram_pages;
+static volatile int page_lock_word;
+
+static void page_lock(void) {
+    while (__atomic_exchange_n(&page_lock_word, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&page_lock_word, __ATOMIC_RELAXED)) cpu_relax();
+}
+static void page_unlock(void) {
+    __atomic_store_n(&page_lock_word, 0, __ATOMIC_RELEASE);
+}
 
 /* Ranges that must never become free, whatever type the map gives them. */
 struct phys_range {
@@ -182,20 +195,33 @@ static uint64_t take_run(uint64_t first, uint64_t count) {
 }
 
 uint64_t page_alloc(size_t count) {
-    if (!bitmap || count == 0 || count > free_pages) return 0;
-    uint64_t first = find_free_run(rover, bitmap_pages, count);
-    if (!first) first = find_free_run(FIRST_PAGE, bitmap_pages, count);
-    if (!first) return 0;
-    rover = first + count;
-    return take_run(first, count);
+    if (!bitmap || count == 0) return 0;
+    page_lock();
+    uint64_t phys = 0;
+    if (count <= free_pages) {
+        uint64_t first = find_free_run(rover, bitmap_pages, count);
+        if (!first) first = find_free_run(FIRST_PAGE, bitmap_pages, count);
+        if (first) {
+            rover = first + count;
+            phys = take_run(first, count);
+        }
+    }
+    page_unlock();
+    return phys;
 }
 
 uint64_t page_alloc_above(uint64_t min_phys, size_t count) {
-    if (!bitmap || count == 0 || count > free_pages) return 0;
+    if (!bitmap || count == 0) return 0;
     uint64_t start = (min_phys + PAGE_SIZE - 1) / PAGE_SIZE;
     if (start < FIRST_PAGE) start = FIRST_PAGE;
-    uint64_t first = find_free_run(start, bitmap_pages, count);
-    return first ? take_run(first, count) : 0;
+    page_lock();
+    uint64_t phys = 0;
+    if (count <= free_pages) {
+        uint64_t first = find_free_run(start, bitmap_pages, count);
+        if (first) phys = take_run(first, count);
+    }
+    page_unlock();
+    return phys;
 }
 
 void page_free(uint64_t phys, size_t count) {
@@ -206,14 +232,20 @@ void page_free(uint64_t phys, size_t count) {
                 (unsigned long)count);
         return;
     }
+    uint64_t doubles = 0, first_double = 0;
+    page_lock();
     for (uint64_t p = first; p < first + count; p++) {
         if (!page_used(p)) {
-            kprintf("page_free: double free of page 0x%lx ignored\n", (unsigned long)(p * PAGE_SIZE));
+            if (!doubles++) first_double = p;
             continue;
         }
         mark_free(p);
         free_pages++;
     }
+    page_unlock();
+    if (doubles) /* reported after unlocking: the console may take its own locks */
+        kprintf("page_free: double free of %lu page%s from 0x%lx ignored\n", (unsigned long)doubles,
+                doubles == 1 ? "" : "s", (unsigned long)(first_double * PAGE_SIZE));
 }
 
 void memory_get_stats(struct memory_stats *out) {

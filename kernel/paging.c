@@ -2,7 +2,9 @@
  *   - direct map of every RAM region at DIRECT_MAP_BASE (1 GiB / 2 MiB pages
  *     where aligned, NX), the framebuffer write-combining;
  *   - the kernel image at its link address in 4 KiB pages: text RX, rodata
- *     R NX, data/bss RW NX, the boot stack's guard page left unmapped;
+ *     R NX, data/bss RW NX, the guard pages below the boot stack and the
+ *     BSP's IST stacks left unmapped;
+ *   - a stack region: every other kernel stack above an unmapped guard page;
  *   - no identity map, so a NULL dereference faults.
  * Page-table pages come from page_alloc and are reached through the direct
  * map (the loader's tables provide the same direct map until the switch). */
@@ -38,6 +40,8 @@ static uint64_t *pml4;
 static uint64_t pml4_phys;
 static uint64_t nx_bit;
 static uint64_t table_pages;
+
+static int is_image_guard(uint64_t page);
 
 uint64_t paging_table_pages(void) {
     return table_pages;
@@ -174,7 +178,7 @@ static void map_ram(const struct boot_info *info) {
 static void map_kernel_image(void) {
     uint64_t loader_cr3 = read_cr3();
     for (uint64_t v = (uint64_t)__kernel_start; v < (uint64_t)__kernel_end; v += PAGE_SIZE) {
-        if (v == (uint64_t)__boot_stack_guard) continue; /* stack overflow must fault */
+        if (is_image_guard(v)) continue; /* stack overflow must fault */
         uint64_t phys = walk(loader_cr3, v);
         if (phys == ~0ull) panic("paging: kernel page 0x%lx not mapped by the loader", (unsigned long)v);
         uint64_t attrs = PTE_PRESENT;
@@ -232,19 +236,63 @@ void paging_init_ap(void) {
     cpu_write_msr(MSR_PAT, PAT_VALUE);
 }
 
+/* Stack guard pages, named for fault reports: the stack region's (one below
+ * every mapped stack) and the kernel image's (static stacks). Recorded on
+ * the BSP during boot only, so no lock. */
+#define MAX_STACK_GUARDS 320 /* 64 CPUs x (stack + 4 IST stacks) */
+#define GUARD_LABEL_SIZE 40
+struct stack_guard {
+    uint64_t page;
+    char label[GUARD_LABEL_SIZE];
+};
+static struct stack_guard stack_guards[MAX_STACK_GUARDS];
+static int stack_guard_count;
+
+static void record_guard(uint64_t page, const char *label) {
+    if (stack_guard_count == MAX_STACK_GUARDS) return; /* still a guard, just unnamed */
+    struct stack_guard *g = &stack_guards[stack_guard_count++];
+    g->page = page;
+    strlcpy(g->label, label ? label : "a kernel stack", sizeof g->label);
+}
+
+static int is_image_guard(uint64_t page) {
+    if (page == (uint64_t)__boot_stack_guard) return 1;
+    for (int i = 0; i < stack_guard_count; i++)
+        if (stack_guards[i].page == page && page >= (uint64_t)__kernel_start && page < (uint64_t)__kernel_end)
+            return 1;
+    return 0;
+}
+
+void paging_add_image_guard(uint64_t virt, const char *label) {
+    if (pml4) panic("paging: image guard page added after paging_init");
+    record_guard(virt & ~(PAGE_SIZE - 1), label);
+}
+
 /* Stacks live in their own region, each above an unmapped guard page. */
 #define STACK_REGION_BASE 0xfffffe0000000000ull
 static uint64_t next_stack_virt = STACK_REGION_BASE;
 
-void *paging_map_stack(uint64_t phys, uint64_t size) {
+void *paging_map_stack(uint64_t phys, uint64_t size, const char *label) {
     size = (size + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
     uint64_t virt = next_stack_virt + PAGE_SIZE; /* the page below stays unmapped */
+    record_guard(next_stack_virt, label);
     next_stack_virt = virt + size;
     map_range(virt, phys, size, PTE_PRESENT | PTE_WRITE | nx_bit, 0);
     return (void *)virt;
 }
 
 int paging_is_stack_guard(uint64_t virt) {
+    uint64_t page = virt & ~(PAGE_SIZE - 1);
+    if (pml4 && is_image_guard(page)) return !paging_is_mapped(page, 1);
     if (virt < STACK_REGION_BASE || virt >= next_stack_virt) return 0;
-    return !paging_is_mapped(virt & ~(PAGE_SIZE - 1), 1);
+    return !paging_is_mapped(page, 1);
+}
+
+const char *paging_stack_guard_name(uint64_t virt) {
+    if (!paging_is_stack_guard(virt)) return NULL;
+    uint64_t page = virt & ~(PAGE_SIZE - 1);
+    if (page == (uint64_t)__boot_stack_guard) return "the boot processor's stack";
+    for (int i = 0; i < stack_guard_count; i++)
+        if (stack_guards[i].page == page) return stack_guards[i].label;
+    return "a kernel stack";
 }

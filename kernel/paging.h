@@ -25,10 +25,16 @@ uint64_t paging_kernel_cr3(void);
 /* On an application processor: the PAT the BSP uses. */
 void paging_init_ap(void);
 /* Maps a stack (physical pages) at a fresh kernel virtual address with an
- * unmapped guard page below it; returns its lowest address. */
-void *paging_map_stack(uint64_t phys, uint64_t size);
-/* True for an address in an unmapped guard page of the stack region. */
+ * unmapped guard page below it; returns its lowest address. `label` (e.g.
+ * "CPU 1's stack", copied) names the stack in fault reports. */
+void *paging_map_stack(uint64_t phys, uint64_t size, const char *label);
+/* Leaves one page of the kernel image unmapped as the guard page below a
+ * static stack; must be called before paging_init. */
+void paging_add_image_guard(uint64_t virt, const char *label);
+/* True for an address in an unmapped stack guard page (stack region or image). */
 int paging_is_stack_guard(uint64_t virt);
+/* What the guard page holding virt protects ("CPU 1's stack"), or NULL. */
+const char *paging_stack_guard_name(uint64_t virt);
 /* Page-table pages used by the kernel's own tables. */
 uint64_t paging_table_pages(void);
 

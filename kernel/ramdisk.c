@@ -45,7 +45,7 @@ int ramdisk_init(const void *archive, size_t size) {
 
     char *block = kmalloc(files * sizeof(struct ramdisk_file) + name_bytes);
     if (!block) {
-        kprintf("ramdisk: out of memory for %d file names\n", files);
+        kprintf("ramdisk: out of memory for %d file name%s\n", files, files == 1 ? "" : "s");
         return 0;
     }
     struct ramdisk_file *table = (struct ramdisk_file *)block;

@@ -19,6 +19,7 @@
 #include "kernel/paging.h"
 #include "kernel/timer.h"
 #include "kernel/workers.h"
+#include "lib/format.h"
 #include "lib/string.h"
 
 #define AP_STACK_SIZE (64 * 1024)
@@ -197,11 +198,14 @@ void smp_init(const struct boot_info *info) {
         uint64_t stack = page_alloc(AP_STACK_SIZE / PAGE_SIZE);
         void *tables = gdt_prepare_cpu();
         if (!stack || !tables) {
-            kprintf("smp: out of memory for AP stacks: starting %d of %d APs\n", aps, n - 1);
+            kprintf("smp: out of memory for AP stacks: starting %d of %d AP%s\n", aps, n - 1,
+                    n - 1 == 1 ? "" : "s");
             if (stack) page_free(stack, AP_STACK_SIZE / PAGE_SIZE);
             break;
         }
-        uint8_t *base = paging_map_stack(stack, AP_STACK_SIZE);
+        char label[32];
+        snprintf(label, sizeof label, "CPU %d's stack", aps + 1);
+        uint8_t *base = paging_map_stack(stack, AP_STACK_SIZE, label);
         ap_stack_tops[aps] = (uint64_t)(base + AP_STACK_SIZE);
         cpus[aps + 1].tables = tables;
         aps++;

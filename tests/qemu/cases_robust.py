@@ -262,9 +262,10 @@ def fixed_probe(vm, runs=10):
 
 # ---------------------------------------------------------------- memory protection
 
-def check_fault(ctx, kind, expect, function=r"debug_fault|recurse_forever"):
-    with boot_to_prompt(ctx) as vm:
-        vm.send(f"/fault {kind}\r")
+def check_fault(ctx, kind, expect, function=r"debug_fault|recurse_forever", command="/fault", smp=None):
+    options = {"smp": smp} if smp else {}
+    with boot_to_prompt(ctx, **options) as vm:
+        vm.send(f"{command} {kind}\r")
         vm.expect(PANIC_MARKER, timeout=60, allow_panic=True)
         time.sleep(0.5)
         dump = vm.text()
@@ -282,15 +283,23 @@ def test_fault_stack_overflow_guard_page(ctx):
     check_fault(ctx, "stack", [r"Page Fault", r"guard page", r"stack overflow"], r"recurse_forever")
 
 
+def test_fault_stack_overflow_on_ap(ctx):
+    # The last worker is an AP: its stack lives in the guarded stack region
+    # and the dump names whose guard page was hit.
+    check_fault(ctx, "stack", [r"Page Fault", r"guard page below CPU 1's stack: kernel stack overflow"],
+                r"recurse_forever", command="/smp fault", smp=2)
+
+
 def test_fault_write_to_rodata(ctx):
     check_fault(ctx, "ro", [r"Page Fault", r"protection violation, write"])
 
 
 def test_fault_execute_data_nx(ctx):
-    # The fetch faults at the data itself (CR2 == RIP); the trace starts
-    # at the caller of debug_fault, whose frame the jump did not replace.
+    # The fetch faults at the data itself (CR2 == RIP); the return address
+    # at [RSP] names debug_fault, and the trace goes on to its caller.
     check_fault(ctx, "nx", [r"Page Fault", r"protection violation, instruction fetch",
-                            r"RIP (0x[0-9a-f]+)[^\n]*\n\s+CR2 \1"], r"shell_cmd_fault")
+                            r"RIP (0x[0-9a-f]+)[^\n]*\n\s+CR2 \1",
+                            r"called from debug_fault\+0x[0-9a-f]+ \(return address"], r"shell_cmd_fault")
 
 
 def test_fault_general_protection(ctx):
@@ -378,6 +387,7 @@ CASES = [
     test_ctrl_c_storms,
     test_soak_300_answers,
     test_fault_stack_overflow_guard_page,
+    test_fault_stack_overflow_on_ap,
     test_fault_write_to_rodata,
     test_fault_execute_data_nx,
     test_fault_general_protection,

@@ -1,11 +1,11 @@
 """screen.py - read the text on a QEMU screendump (PPM) by matching every
 8x16 cell against the kernel's own font.
 
-The font is kernel/font8x16.c: 5x8 pixel art per character from 0x20,
-expanded by the kernel into 8x16 cells (each art row twice, art columns at
-pixel columns 1..5). The glyphs are rebuilt here the same way. The kernel
-scales cells 1x-4x (kernel/fbcon.c); inverse cells (the status line) and the
-cursor (last two pixel rows lit) are read too.
+The font is kernel/font8x16.c: 8x16 pixel art per character from 0x20, one
+8-character string ('#' lit, '.' not) per pixel row, 16 rows per glyph. The
+glyphs are rebuilt here from that art. The kernel scales cells 1x-4x
+(kernel/fbcon.c); inverse cells (the status line) and the cursor (last two
+pixel rows lit) are read too.
 """
 import os
 import re
@@ -13,22 +13,23 @@ import re
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FONT_SOURCE = os.path.join(ROOT, "kernel", "font8x16.c")
 FONT_FIRST_CHAR = 0x20
-ART = re.compile(r'\{\s*((?:"[.#]{5}"\s*,?\s*){8})\}')
+ART = re.compile(r'\{\s*((?:"[.#]{8}"\s*,?\s*){16})\}')
+CURSOR_ROWS = 2  # the cursor lights the cell's last two pixel rows
 
 
 def load_font():
+    """Two maps: full 16-row bitmap -> char, and the top 14 rows -> char
+    (for the cell under the cursor)."""
     with open(FONT_SOURCE, encoding="utf-8") as f:
         source = f.read()
-    glyphs = {}
+    glyphs, tops = {}, {}
     for index, m in enumerate(ART.finditer(source)):
-        rows = re.findall(r'"([.#]{5})"', m.group(1))
-        bitmap = bytearray(16)
-        for r, art in enumerate(rows):
-            bits = sum(0x80 >> (x + 1) for x, ch in enumerate(art) if ch == "#")
-            bitmap[2 * r] = bitmap[2 * r + 1] = bits
-        glyphs.setdefault(bytes(bitmap), chr(FONT_FIRST_CHAR + index))
+        rows = re.findall(r'"([.#]{8})"', m.group(1))
+        bitmap = bytes(sum(0x80 >> x for x, ch in enumerate(art) if ch == "#") for art in rows)
+        glyphs.setdefault(bitmap, chr(FONT_FIRST_CHAR + index))
+        tops.setdefault(bitmap[:16 - CURSOR_ROWS], chr(FONT_FIRST_CHAR + index))
     assert len(glyphs) > 90, f"font art not found in {FONT_SOURCE}"
-    return glyphs
+    return glyphs, tops
 
 
 def read_ppm(path):
@@ -48,7 +49,7 @@ def read_ppm(path):
 
 def read_text(path):
     """The screen as a list of text lines (trailing spaces stripped)."""
-    glyphs = load_font()
+    glyphs, tops = load_font()
     w, h, pix = read_ppm(path)
 
     def lit(x, y):
@@ -71,8 +72,8 @@ def read_text(path):
                     bits[gy] = b
                 key = bytes(bits)
                 inverted = bytes(x ^ 0xFF for x in key)
-                under_cursor = key[:14] + bytes(2) if key[14:] == b"\xff\xff" else key
-                chars.append(glyphs.get(key) or glyphs.get(inverted) or glyphs.get(under_cursor)
+                under_cursor = tops.get(key[:-CURSOR_ROWS]) if key[-CURSOR_ROWS:] == b"\xff" * CURSOR_ROWS else None
+                chars.append(glyphs.get(key) or glyphs.get(inverted) or under_cursor
                              or ("?" if any(key) else " "))
             lines.append("".join(chars).rstrip())
         while lines and not lines[-1]:
