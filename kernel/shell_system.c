@@ -14,6 +14,7 @@
 #include "lib/string.h"
 #include "llm/checkpoint.h"
 #include "llm/gguf.h"
+#include "llm/model_estimate.h"
 #include "llm/quant.h"
 #include "llm/transformer.h"
 
@@ -68,29 +69,6 @@ void shell_cmd_mem(const char *args) {
     kprintf("  %-14s 0x%llx\n", "highest phys", (unsigned long long)st.highest_phys);
 }
 
-/* Bytes of run state transformer_load would allocate for a llama2.c
- * checkpoint (mirrors state_alloc in llm/transformer.c: activations for a
- * prefill batch, attention scores, logits, KV cache, RoPE tables, int16
- * activations and their scales, each array 64-byte aligned). Parsing
- * allocates nothing. Returns 0 when the file is not a llama2.c checkpoint. */
-static uint64_t checkpoint_state_bytes(const struct ramdisk_file *f, char *err, size_t err_size) {
-    TransformerConfig c;
-    TransformerWeights w;
-    if (checkpoint_parse(&c, &w, f->data, f->size, err, err_size) != 0) return 0;
-    const uint64_t B = TRANSFORMER_MAX_BATCH;
-    uint64_t widest = (uint64_t)(c.dim > c.hidden_dim ? c.dim : c.hidden_dim);
-    uint64_t cache = (uint64_t)c.n_layers * c.seq_len * c.kv_dim;
-    uint64_t rope = (uint64_t)c.seq_len * (c.head_size / 2);
-    const uint64_t floats[] = {
-        B * c.dim, B * c.dim, B * c.dim, B * c.hidden_dim, B * c.hidden_dim, B * c.dim,
-        (uint64_t)c.n_heads * c.seq_len, (uint64_t)c.vocab_size, cache, cache, rope, rope,
-        (B * widest + 1) / 2, B * (widest / QUANT_GROUP_STEP + 1),
-    };
-    uint64_t bytes = 64;
-    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) bytes += (floats[i] * 4 + 63) & ~63ull;
-    return bytes;
-}
-
 static void print_size_mib(uint64_t bytes) {
     uint64_t tenths = (bytes * 10 + MIB / 2) / MIB;
     kprintf("%llu.%llu MiB", (unsigned long long)(tenths / 10), (unsigned long long)(tenths % 10));
@@ -114,19 +92,24 @@ void shell_cmd_ls(const char *args) {
         if (!f) continue;
         kprintf("  %12zu  %s", f->size, f->name);
         total += f->size;
-        char err[160] = "";
-        uint64_t state = checkpoint_state_bytes(f, err, sizeof err);
+        int64_t estimate = transformer_state_bytes_estimate(f->data, f->size);
+        uint64_t state = estimate > 0 ? (uint64_t)estimate : 0;
         size_t len = strlen(f->name);
         int named_bin = len > 4 && strcmp(f->name + len - 4, ".bin") == 0 && !strstr(f->name, "tok");
-        if (!state && gguf_is_gguf(f->data, f->size)) {
-            kprintf("  (GGUF model)");
-        } else if (!state && named_bin) {
-            kprintf("  (not a loadable checkpoint: %s)", err);
-        } else if (state) {
-            kprintf("  (model, run state ");
+        int gguf = gguf_is_gguf(f->data, f->size);
+        if (state) {
+            kprintf(gguf ? "  (GGUF model, run state " : "  (model, run state ");
             print_size_mib(state);
             kprintf(state <= st.free_bytes ? ")" : ": does not fit in free RAM)");
             too_big += state > st.free_bytes;
+        } else if (gguf) {
+            kprintf("  (GGUF model: unsupported or malformed)");
+        } else if (named_bin) {
+            char err[160] = "";
+            TransformerConfig c;
+            TransformerWeights w;
+            checkpoint_parse(&c, &w, f->data, f->size, err, sizeof err);
+            kprintf("  (not a loadable checkpoint: %s)", err);
         }
         kprintf("\n");
     }

@@ -95,9 +95,10 @@ typedef struct {
 /* 1 when the buffer starts with the GGUF magic. */
 int gguf_is_gguf(const void *data, size_t size);
 
-/* Parses and validates header, metadata and tensor infos. Tensor data of an
- * unknown ggml type is rejected ("tensor X has unsupported type N"); sizes
- * of known types are checked to lie inside the file. Returns 0, or -1 with
+/* Parses and validates header, metadata and tensor infos. A tensor of an
+ * unknown ggml type is kept with n_bytes 0 (so a newer file's vocabulary
+ * stays readable); the model loader refuses it by name. Sizes of known types
+ * are checked to lie inside the file. Returns 0, or -1 with
  * a one-line reason in err (nothing stays allocated then). */
 int gguf_open(GgufFile *f, const void *data, size_t size, char *err, size_t err_size);
 void gguf_close(GgufFile *f);

@@ -231,6 +231,13 @@ static int build(Transformer *t, GgufModel *m, char *err, size_t n) {
         return -1;
     }
     c->vocab_size = (int)emb->ne[1];
+    /* The file's own vocabulary must index the embedding's rows exactly. */
+    GgufArray tokens;
+    if (gguf_get_array(&m->file, "tokenizer.ggml.tokens", &tokens) == 0 && tokens.count != emb->ne[1]) {
+        snprintf(err, n, "gguf: the vocabulary has %llu tokens, token_embd.weight %llu rows",
+                 (unsigned long long)tokens.count, (unsigned long long)emb->ne[1]);
+        return -1;
+    }
     if (bind(m, &m->tok_embd, "token_embd.weight", c->dim, c->vocab_size, 0, 0, err, n) ||
         bind(m, &m->output_norm, "output_norm.weight", c->dim, 0, 0, 1, err, n) ||
         bind(m, &m->output, "output.weight", c->dim, c->vocab_size, 1, 0, err, n))
