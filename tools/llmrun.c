@@ -18,6 +18,7 @@
 #include "llm/generate.h"
 #include "llm/kernels.h"
 #include "llm/sampler.h"
+#include "llm/gguf.h"
 #include "llm/tokenizer.h"
 #include "llm/transformer.h"
 #include "llm/transformer_gguf.h"
@@ -354,6 +355,16 @@ int main(int argc, char **argv) {
     size_t model_size = 0;
     if (checkpoint) {
         model_data = read_whole_file(checkpoint, &model_size);
+        /* --tokenize on a GGUF needs only its vocabulary: vocabulary-only
+         * files (no tensors) and unsupported architectures work too. */
+        if (tokenize && !tokenizer_given && gguf_is_gguf(model_data, model_size)) {
+            Tokenizer vocab;
+            if (tokenizer_load_gguf(&vocab, model_data, model_size, err, sizeof err) != 0) die(checkpoint, err);
+            int rc = run_tokenize(&vocab);
+            tokenizer_free(&vocab);
+            free(model_data);
+            return rc;
+        }
         if (transformer_load(&transformer, model_data, model_size, err, sizeof err) != 0)
             die(checkpoint, err);
         vocab_size = transformer.config.vocab_size;

@@ -84,6 +84,21 @@ def main():
     r = run(["-z", TOK32K, "--tokenize"], b"")
     check(r.returncode == 0 and r.stdout == b"\n", "--tokenize of empty input", repr(r.stdout))
 
+    # Vocabulary-only GGUF files (no tensors): every llama.cpp case of each.
+    for vocab in ("llama-spm", "gpt-2", "falcon", "starcoder", "deepseek-coder", "phi-3"):
+        base = os.path.join(MODELS, "vocab", f"ggml-vocab-{vocab}.gguf")
+        with open(base + ".inp", encoding="utf-8") as f:
+            cases = f.read().split("\n__ggml_vocab_test__\n")
+        with open(base + ".out", encoding="utf-8") as f:
+            expected = f.read().split("\n")
+        bad = []
+        for text, ids in zip(cases, expected):
+            r = run([base, "--tokenize"], text.encode())
+            if r.returncode != 0 or r.stdout.decode().split() != ids.split():
+                bad.append((text[:30], r.stdout[:60], ids[:60], r.stderr[-100:]))
+        check(not bad and len(cases) >= 40, f"--tokenize on vocabulary-only {vocab}.gguf: {len(cases)} cases",
+              repr(bad[:2]))
+
     # --logits-out: REFERENCE_OUTPUTS.md section 1 logits for positions 0 (BOS) and 1 (403).
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "logits.bin")
