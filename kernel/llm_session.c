@@ -22,16 +22,24 @@ struct loaded_model current;
 struct settings settings = {1.0f, 0.9f, 0.0f, 1.0f, 0, 256, 0, 1, 0};
 struct answer_history history;
 struct chat_session chat = {.template_override = -1};
-const char *const simd_names[3] = {"scalar", "sse2", "avx2"};
+const char *const simd_names[4] = {"scalar", "sse2", "avx2", "avx512"};
+
+/* settings.simd: 0 scalar, 1 sse2, 2 avx2, 3 avx512 (the index into simd_names). */
+#define SIMD_AVX512 3
 
 void apply_simd(int simd) {
     settings.simd = simd;
-    kernels_select(simd == 2);
+    kernels_select_level(simd - 1); /* 1 sse2, 2 avx2, 3 avx512 -> KERNELS_SSE2 .. KERNELS_AVX512 */
     if (simd == 0) kernels = &kernels_scalar;
 }
 
 int avx2_usable(void) {
     return cpu.avx2 && cpu.fma && cpu.avx_enabled;
+}
+
+/* cpu_init clears the avx512 flags unless XCR0 has the opmask and ZMM state. */
+int avx512_usable(void) {
+    return avx2_usable() && cpu.avx512f && cpu.avx512bw;
 }
 
 /* ------------------------------------------------------------ loading */
@@ -58,8 +66,17 @@ static int fastest_simd(void) {
     uint64_t sse2 = time_matmul(&kernels_sse2);
     if (!avx2_usable()) return 1;
     uint64_t avx2 = time_matmul(&kernels_avx2);
-    kprintf("llm: matmul probe: sse2 %llu ns, avx2 %llu ns\n", (unsigned long long)sse2, (unsigned long long)avx2);
-    return avx2 < sse2 ? 2 : 1;
+    int best = avx2 < sse2 ? 2 : 1;
+    if (avx512_usable()) {
+        uint64_t avx512 = time_matmul(&kernels_avx512);
+        kprintf("llm: matmul probe: sse2 %llu ns, avx2 %llu ns, avx512 %llu ns\n", (unsigned long long)sse2,
+                (unsigned long long)avx2, (unsigned long long)avx512);
+        if (avx512 < (best == 2 ? avx2 : sse2)) best = SIMD_AVX512;
+    } else {
+        kprintf("llm: matmul probe: sse2 %llu ns, avx2 %llu ns\n", (unsigned long long)sse2,
+                (unsigned long long)avx2);
+    }
+    return best;
 }
 
 static int tokenizer_fits(const struct ramdisk_file *f, int vocab_size, Tokenizer *out, char *err,

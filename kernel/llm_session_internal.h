@@ -50,7 +50,8 @@ extern struct loaded_model current;
 extern struct settings settings;
 extern struct answer_history history;
 extern struct chat_session chat;
-extern const char *const simd_names[3];
+extern const char *const simd_names[4];
+int avx512_usable(void);
 
 /* Loads a model (tokenizer NULL or "" picks one); on failure the previous model stays. */
 int load_model(const char *model_name, const char *tokenizer_name, int quantize_q8);

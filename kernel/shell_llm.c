@@ -11,6 +11,8 @@
 #include "llm/kernels.h"
 #include "llm/transformer_gguf.h"
 
+/* In llm_session.c; to move into llm_session_internal.h next to avx2_usable. */
+
 static double mib(uint64_t bytes) {
     return (double)bytes / (1024.0 * 1024.0);
 }
@@ -160,9 +162,13 @@ void shell_cmd_set(const char *args) {
         }
     } else if (strcmp(name, "simd") == 0) {
         int simd = strcmp(value, "scalar") == 0 ? 0 : strcmp(value, "sse2") == 0 ? 1
-                   : strcmp(value, "avx2") == 0 ? 2 : -1;
+                   : strcmp(value, "avx2") == 0 ? 2 : strcmp(value, "avx512") == 0 ? 3 : -1;
         if (simd == 2 && !avx2_usable()) {
             kprintf("set: this CPU (or its XCR0 state) has no AVX2+FMA\n");
+            return;
+        }
+        if (simd == 3 && !avx512_usable()) {
+            kprintf("set: this CPU (or its XCR0 state) has no AVX-512F+BW\n");
             return;
         }
         ok = simd >= 0;

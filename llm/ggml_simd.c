@@ -342,11 +342,11 @@ ggml_matmul_fn ggml_matmul_simd(uint32_t type, int avx2) {
 }
 
 ggml_matmul_fn ggml_matmul_best(uint32_t type) {
-    return kernels == &kernels_avx2 ? ggml_matmul_simd(type, 1) : NULL;
+    return kernels_level() >= KERNELS_AVX2 ? ggml_matmul_simd(type, 1) : NULL;
 }
 
 ggml_vec_dot_fn ggml_vec_dot_best(uint32_t type) {
     if (kernels == &kernels_scalar) return ggml_vec_dot_scalar(type);
-    ggml_vec_dot_fn fn = ggml_vec_dot_simd(type, kernels == &kernels_avx2);
+    ggml_vec_dot_fn fn = ggml_vec_dot_simd(type, kernels_level() >= KERNELS_AVX2);
     return fn ? fn : ggml_vec_dot_scalar(type);
 }

@@ -1,7 +1,8 @@
-/* kernels.h - the numeric inner loops of the transformer, in three variants:
- * a plain scalar reference (for tests), SSE2 (the x86_64 baseline) and
- * AVX2+FMA. kernels_select() picks the set the kernel_* entry points use;
- * the default before any call is SSE2. */
+/* kernels.h - the numeric inner loops of the transformer, in four variants:
+ * a plain scalar reference (for tests), SSE2 (the x86_64 baseline), AVX2+FMA
+ * and AVX-512 (F+BW: 512-bit matmuls, the rest shared with AVX2).
+ * kernels_select_level() picks the set the kernel_* entry points use; the
+ * default before any call is SSE2. */
 #ifndef LLM_KERNELS_H
 #define LLM_KERNELS_H
 
@@ -65,11 +66,22 @@ typedef struct {
 extern const KernelSet kernels_scalar;
 extern const KernelSet kernels_sse2;
 extern const KernelSet kernels_avx2; /* only call when the CPU (and OS/XCR0) allow AVX2+FMA */
+/* Only call when the CPU (and OS/XCR0: opmask and ZMM state) allow
+ * AVX-512F + AVX-512BW and AVX2+FMA. */
+extern const KernelSet kernels_avx512;
 
 /* The active set; kernels_select() sets it. */
 extern const KernelSet *kernels;
 
-/* Chooses AVX2+FMA when use_avx2_fma is nonzero, SSE2 otherwise. */
+/* Chooses AVX2+FMA when use_avx2_fma is nonzero, SSE2 otherwise (kept for
+ * existing callers; it never picks AVX-512). */
 void kernels_select(int use_avx2_fma);
+
+enum { KERNELS_SCALAR = -1, KERNELS_SSE2 = 0, KERNELS_AVX2 = 1, KERNELS_AVX512 = 2 };
+/* KERNELS_SSE2 (or lower), KERNELS_AVX2 or KERNELS_AVX512 (or higher). */
+void kernels_select_level(int level);
+/* The active set's level (KERNELS_SCALAR for the scalar reference); e.g.
+ * level >= KERNELS_AVX2 means AVX2+FMA instructions are allowed. */
+int kernels_level(void);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "lib/math.h"
 #include "llm/kernels.h"
+#include "llm/kernels_internal.h"
 
 #define AVX2 __attribute__((target("avx2,fma")))
 
@@ -106,13 +107,18 @@ AVX2 static inline __m256i avx2_madd16(const int8_t *w, __m256i x) {
  * arithmetic: sum += (float)isum * (ws * xs), group by group, no FMA. So
  * the result is bit-identical to the scalar and SSE2 kernels. */
 AVX2 static inline __m128 avx2_q8q_rows4(const int8_t *w0, const float *ws0, const int16_t *x,
-                                         const float *xs, int n, int gs) {
+                                         const float *xs, int n, int gs, const int8_t *ahead) {
     const int8_t *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
     int groups = n / gs;
     const float *ws1 = ws0 + groups, *ws2 = ws1 + groups, *ws3 = ws2 + groups;
     __m128 f = _mm_setzero_ps();
     for (int g = 0, base = 0; g < groups; g++, base += gs) {
         __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+        /* The next block's rows (4 * n contiguous bytes), a group's share at
+         * a time: the hardware prefetcher alone leaves decode latency-bound. */
+        if (ahead)
+            for (int k = 0; k < 4 * gs; k += 64)
+                _mm_prefetch((const char *)ahead + 4 * base + k, _MM_HINT_T0);
         for (int j = base; j < base + gs; j += 16) {
             __m256i xv = _mm256_loadu_si256((const __m256i *)(x + j));
             a0 = _mm256_add_epi32(a0, avx2_madd16(w0 + j, xv));
@@ -147,11 +153,14 @@ AVX2 static inline float avx2_q8q_row1(const int8_t *w, const float *ws, const i
 AVX2 static void matmul_q8q_avx2(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
                                  const float *ws, int n, int d, int gs) {
     int groups = n / gs, i = 0;
-    for (; i + 4 <= d; i += 4)
+    for (; i + 4 <= d; i += 4) {
+        /* Prefetch only for one token (decode): a batch rereads the rows from L1. */
+        const int8_t *ahead = batch == 1 && i + 8 <= d ? wq + (long)(i + 4) * n : 0;
         for (int b = 0; b < batch; b++)
             _mm_storeu_ps(out + (long)b * d + i,
                           avx2_q8q_rows4(wq + (long)i * n, ws + (long)i * groups, xq + (long)b * n,
-                                         xs + (long)b * groups, n, gs));
+                                         xs + (long)b * groups, n, gs, ahead));
+    }
     for (; i < d; i++)
         for (int b = 0; b < batch; b++)
             out[(long)b * d + i] = avx2_q8q_row1(wq + (long)i * n, ws + (long)i * groups, xq + (long)b * n,
@@ -178,8 +187,8 @@ AVX2 static inline float avx2_dot_q8(const int8_t *q, const float *x, int len) {
     return sum;
 }
 
-AVX2 static void matmul_q8_avx2(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
-                                int group_size) {
+AVX2 void kernels_matmul_q8_avx2(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
+                                 int group_size) {
     for (int i = 0; i < d; i++) {
         long k = (long)i * n;
         float sum = 0.0f;
@@ -195,7 +204,7 @@ AVX2 static void matmul_q8_avx2(float *out, const float *x, const int8_t *q, con
     }
 }
 
-AVX2 static float dot_avx2(const float *a, const float *b, int n) {
+AVX2 float kernels_dot_avx2(const float *a, const float *b, int n) {
     __m256 acc = _mm256_setzero_ps();
     int j = 0;
     for (; j + 8 <= n; j += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + j), _mm256_loadu_ps(b + j), acc);
@@ -204,7 +213,7 @@ AVX2 static float dot_avx2(const float *a, const float *b, int n) {
     return sum;
 }
 
-AVX2 static void axpy_avx2(float *y, float a, const float *x, int n) {
+AVX2 void kernels_axpy_avx2(float *y, float a, const float *x, int n) {
     __m256 av = _mm256_set1_ps(a);
     int j = 0;
     for (; j + 8 <= n; j += 8)
@@ -212,8 +221,8 @@ AVX2 static void axpy_avx2(float *y, float a, const float *x, int n) {
     for (; j < n; j++) y[j] += a * x[j];
 }
 
-AVX2 static void rmsnorm_avx2(float *out, const float *x, const float *weight, int n) {
-    float ss = dot_avx2(x, x, n);
+AVX2 void kernels_rmsnorm_avx2(float *out, const float *x, const float *weight, int n) {
+    float ss = kernels_dot_avx2(x, x, n);
     float scale = 1.0f / sqrtf(ss / n + 1e-5f);
     __m256 sv = _mm256_set1_ps(scale);
     int j = 0;
@@ -246,7 +255,7 @@ AVX2 static inline __m256 avx2_exp(__m256 x) {
     return _mm256_andnot_ps(underflow, _mm256_mul_ps(p, two_k));
 }
 
-AVX2 static void softmax_avx2(float *x, int n) {
+AVX2 void kernels_softmax_avx2(float *x, int n) {
     int n8 = n & ~7, j;
     float max = x[0];
     if (n8) {
@@ -285,7 +294,7 @@ AVX2 static inline __m256 avx2_swiglu8(__m256 a, __m256 b) {
     return _mm256_mul_ps(_mm256_div_ps(a, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), b);
 }
 
-AVX2 static void swiglu_avx2(float *a, const float *b, int n) {
+AVX2 void kernels_swiglu_avx2(float *a, const float *b, int n) {
     int j = 0;
     for (; j + 8 <= n; j += 8)
         _mm256_storeu_ps(a + j, avx2_swiglu8(_mm256_loadu_ps(a + j), _mm256_loadu_ps(b + j)));
@@ -308,20 +317,21 @@ AVX2 static inline void avx2_weighted_cols(float *out, const float *att, const f
     for (int w = 0; w < W; w++) _mm256_storeu_ps(out + 8 * w, acc[w]);
 }
 
-AVX2 static void attend_avx2(float *out, float *att, const float *q, const float *keys, const float *values,
-                             int stride, int n_pos, int hs, float scale) {
-    for (int p = 0; p < n_pos; p++) att[p] = dot_avx2(q, keys + (long)p * stride, hs) * scale;
-    softmax_avx2(att, n_pos);
+AVX2 void kernels_attend_avx2(float *out, float *att, const float *q, const float *keys, const float *values,
+                              int stride, int n_pos, int hs, float scale) {
+    for (int p = 0; p < n_pos; p++) att[p] = kernels_dot_avx2(q, keys + (long)p * stride, hs) * scale;
+    kernels_softmax_avx2(att, n_pos);
     int c = 0;
     for (; c + 32 <= hs; c += 32) avx2_weighted_cols(out + c, att, values + c, stride, n_pos, 4);
     for (; c + 8 <= hs; c += 8) avx2_weighted_cols(out + c, att, values + c, stride, n_pos, 1);
     if (c < hs) {
         for (int i = c; i < hs; i++) out[i] = 0.0f;
-        for (int p = 0; p < n_pos; p++) axpy_avx2(out + c, att[p], values + (long)p * stride + c, hs - c);
+        for (int p = 0; p < n_pos; p++)
+            kernels_axpy_avx2(out + c, att[p], values + (long)p * stride + c, hs - c);
     }
 }
 
-AVX2 static void add_avx2(float *x, const float *y, int n) {
+AVX2 void kernels_add_avx2(float *x, const float *y, int n) {
     int j = 0;
     for (; j + 8 <= n; j += 8)
         _mm256_storeu_ps(x + j, _mm256_add_ps(_mm256_loadu_ps(x + j), _mm256_loadu_ps(y + j)));
@@ -331,14 +341,14 @@ AVX2 static void add_avx2(float *x, const float *y, int n) {
 const KernelSet kernels_avx2 = {
     .name = "avx2",
     .matmul = matmul_avx2,
-    .matmul_q8 = matmul_q8_avx2,
+    .matmul_q8 = kernels_matmul_q8_avx2,
     .matmul_batch = matmul_batch_avx2,
     .matmul_q8q = matmul_q8q_avx2,
-    .dot = dot_avx2,
-    .axpy = axpy_avx2,
-    .rmsnorm = rmsnorm_avx2,
-    .softmax = softmax_avx2,
-    .swiglu = swiglu_avx2,
-    .add = add_avx2,
-    .attend = attend_avx2,
+    .dot = kernels_dot_avx2,
+    .axpy = kernels_axpy_avx2,
+    .rmsnorm = kernels_rmsnorm_avx2,
+    .softmax = kernels_softmax_avx2,
+    .swiglu = kernels_swiglu_avx2,
+    .add = kernels_add_avx2,
+    .attend = kernels_attend_avx2,
 };

@@ -5,6 +5,7 @@
  * memory-bandwidth limit (matrix bytes read per token / measured bandwidth).
  *
  *   bench [--dir build/bench] [--gen build/host/gen_model] [--threads N]
+ *         [--simd auto|sse2|avx2|avx512]   (auto: the widest the CPU has)
  *   BENCH_QUICK=1 bench      stories15M only, shorter runs
  */
 #include <emmintrin.h>
@@ -159,11 +160,14 @@ static Speeds measure(Transformer *t, int prompt_len, int decode_steps) {
 int main(int argc, char **argv) {
     const char *dir = "build/bench", *gen = "build/host/gen_model";
     int all = thread_pool_cpus();
+    const char *simd = "auto";
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--dir") == 0)
             dir = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--gen") == 0)
             gen = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--simd") == 0)
+            simd = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--threads") == 0) {
             all = atoi(argv[++i]);
             if (all < 1 || all > THREAD_POOL_MAX) {
@@ -173,14 +177,30 @@ int main(int argc, char **argv) {
         } else {
             fprintf(
                 stderr,
-                "usage: bench [--dir DIR] [--gen GEN_MODEL] [--threads N]   (BENCH_QUICK=1: short run)\n");
+                "usage: bench [--dir DIR] [--gen GEN_MODEL] [--threads N] [--simd auto|sse2|avx2|avx512]   "
+                "(BENCH_QUICK=1: short run)\n");
             return 1;
         }
     }
-    /* Natively AVX2+FMA is the fastest kernel set (under QEMU it is not:
-     * the kernel measures; see kernel/llm_session.c). */
+    /* Natively the widest set is the fastest (under QEMU it is not: the
+     * kernel measures; see kernel/llm_session.c). */
     __builtin_cpu_init();
-    kernels_select(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+    int best = KERNELS_SSE2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        best = KERNELS_AVX2;
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) best = KERNELS_AVX512;
+    }
+    int level = strcmp(simd, "auto") == 0     ? best
+                : strcmp(simd, "sse2") == 0   ? KERNELS_SSE2
+                : strcmp(simd, "avx2") == 0   ? KERNELS_AVX2
+                : strcmp(simd, "avx512") == 0 ? KERNELS_AVX512
+                                              : -2;
+    if (level == -2 || level > best) {
+        fprintf(stderr, "bench: --simd %s: %s\n", simd,
+                level == -2 ? "takes auto, sse2, avx2 or avx512" : "this CPU does not have it");
+        return 1;
+    }
+    kernels_select_level(level);
     printf("kernels: %s\n", kernels->name);
     const char *quick_env = getenv("BENCH_QUICK");
     int quick = quick_env && *quick_env && strcmp(quick_env, "0") != 0;

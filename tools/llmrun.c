@@ -43,7 +43,7 @@ static void usage(void) {
                     "  --repeat-penalty <float>  repetition penalty, 1 = off (default)\n"
                     "  --repeat-last-n <int>     tokens the penalty looks back over, default 64\n"
                     "  --threads <int>           threads for the matmuls and attention, default all cores\n"
-                    "  --simd auto|scalar|sse2|avx2  kernel set (default auto: AVX2+FMA when the CPU has it)\n"
+                    "  --simd auto|scalar|sse2|avx2|avx512  kernel set (default auto: the widest the CPU has)\n"
                     "  --avx2                    same as --simd avx2\n"
                     "  --tokenize                print the ids of stdin's text (no BOS) and exit\n"
                     "  --f32-matmul         GGUF: dequantise weights to fp32 for every matmul (reference path)\n"
@@ -335,16 +335,22 @@ int main(int argc, char **argv) {
 
     __builtin_cpu_init();
     int have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    int have_avx512 = have_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
     if (use_avx2) simd = "avx2";
     if (strcmp(simd, "avx2") == 0 && !have_avx2) die("--simd avx2: this CPU has no AVX2+FMA", NULL);
+    if (strcmp(simd, "avx512") == 0 && !have_avx512) die("--simd avx512: this CPU has no AVX-512F+BW", NULL);
     if (strcmp(simd, "scalar") == 0)
         kernels = &kernels_scalar;
     else if (strcmp(simd, "sse2") == 0)
-        kernels_select(0);
-    else if (strcmp(simd, "avx2") == 0 || strcmp(simd, "auto") == 0)
-        kernels_select(have_avx2); /* natively AVX2+FMA is the fastest set */
+        kernels_select_level(KERNELS_SSE2);
+    else if (strcmp(simd, "avx2") == 0)
+        kernels_select_level(KERNELS_AVX2);
+    else if (strcmp(simd, "avx512") == 0)
+        kernels_select_level(KERNELS_AVX512);
+    else if (strcmp(simd, "auto") == 0) /* natively the widest set is the fastest */
+        kernels_select_level(have_avx512 ? KERNELS_AVX512 : have_avx2 ? KERNELS_AVX2 : KERNELS_SSE2);
     else
-        die("--simd takes auto, scalar, sse2 or avx2", NULL);
+        die("--simd takes auto, scalar, sse2, avx2 or avx512", NULL);
 
     thread_pool_start(threads);
 

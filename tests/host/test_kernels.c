@@ -1,5 +1,5 @@
-/* test_kernels - every kernel variant (scalar reference, SSE2, AVX2+FMA when
- * the host has it) agrees on random inputs, including odd sizes that
+/* test_kernels - every kernel variant (scalar reference, SSE2, AVX2+FMA and
+ * AVX-512 when the host has them) agrees on random inputs, including odd sizes that
  * exercise the vector tails and int8 groups that straddle rows. */
 #include <math.h>
 #include <stdint.h>
@@ -180,13 +180,14 @@ static void q8q_case(const KernelSet *ks, int n, int d, int batch, int gs) {
 
 static void test_q8q(const KernelSet *ks) {
     static const int sizes_n[] = {16, 32, 48, 96, 160, 288, 2048};
-    static const int sizes_d[] = {1, 3, 4, 5, 13};
+    static const int sizes_d[] = {1, 3, 4, 5, 8, 13, 17}; /* around the 4- and 8-row blocks */
     static const int groups[] = {16, 32, 64, 96};
     for (size_t a = 0; a < sizeof(sizes_n) / sizeof(sizes_n[0]); a++)
         for (size_t c = 0; c < sizeof(sizes_d) / sizeof(sizes_d[0]); c++)
             for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
                 if (sizes_n[a] % groups[g] == 0)
                     q8q_case(ks, sizes_n[a], sizes_d[c], c % 2 ? 3 : 1, groups[g]);
+    q8q_case(ks, 288, 24, 4, 32); /* several full 8-row blocks, batched */
     q8q_case(ks, 2048, 6, 2, 1024);
 
     /* Worst case for the int32 sums: every product at its extreme over the
@@ -304,11 +305,31 @@ int main(void) {
         test_q8q(&kernels_avx2);
     } else
         printf("ok - avx2 variant not tested: this CPU has no AVX2+FMA\n");
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        test_variant(&kernels_avx512);
+        test_attend(&kernels_avx512);
+        test_exp(&kernels_avx512);
+        test_batch(&kernels_avx512);
+        test_q8q(&kernels_avx512);
+    } else
+        printf("ok - avx512 variant not tested: this CPU has no AVX-512F+BW\n");
 
     kernels_select(0);
     check(kernels == &kernels_sse2, "kernels_select(0) picks sse2", "wrong set");
     kernels_select(1);
     check(kernels == &kernels_avx2, "kernels_select(1) picks avx2", "wrong set");
+    kernels_select_level(KERNELS_AVX512);
+    check(kernels == &kernels_avx512 && kernels_level() == KERNELS_AVX512, "kernels_select_level(2) picks avx512",
+          "wrong set");
+    kernels_select_level(KERNELS_AVX2);
+    check(kernels == &kernels_avx2 && kernels_level() == KERNELS_AVX2, "kernels_select_level(1) picks avx2",
+          "wrong set");
+    kernels_select_level(KERNELS_SSE2);
+    check(kernels == &kernels_sse2 && kernels_level() == KERNELS_SSE2, "kernels_select_level(0) picks sse2",
+          "wrong set");
+    kernels = &kernels_scalar;
+    check(kernels_level() == KERNELS_SCALAR, "kernels_level() names the scalar set", "wrong level");
     kernels_select(0);
     return failures ? 1 : 0;
 }

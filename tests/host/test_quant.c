@@ -79,6 +79,34 @@ static void test_error_bound(void) {
     }
 }
 
+/* Halfway and just-below-halfway steps, signs, the largest values: the
+ * vectorised rounding must match roundf (half away from zero) everywhere. */
+static void test_weight_rounding(void) {
+    enum { N = 64 };
+    float w[N] = {127.0f, -2.5f, 2.5f, 0.5f, -0.5f, 1.5f, -1.5f, 126.5f, -126.5f, 0.49999997f, -0.49999997f,
+                  2.4999998f, -2.4999998f, 0.0f, -0.0f, 1e-30f, 3.5000002f, -3.5000002f, 63.5f, -63.5f};
+    for (int i = 20; i < N; i++) w[i] = (float)(i - 42) * 2.75f + 0.25f * (float)(i % 3);
+    int8_t q[N];
+    float s[N / 32];
+    quant_weights(q, s, w, N, 32);
+    int same = 1, first_bad = -1;
+    for (int i = 0; i < N; i++) {
+        int8_t want = (int8_t)(int)roundf(w[i] / s[i / 32]);
+        if (q[i] != want && first_bad < 0) first_bad = i;
+        same &= q[i] == want;
+    }
+    check(same && s[0] == 1.0f, "weights round half away from zero exactly like roundf",
+          "value %d differs", first_bad);
+    float zeros[32] = {0};
+    int8_t qz[32];
+    float sz[1];
+    memset(qz, 1, sizeof qz);
+    quant_weights(qz, sz, zeros, 32, 32);
+    int all_zero = sz[0] == 0.0f;
+    for (int i = 0; i < 32; i++) all_zero &= qz[i] == 0;
+    check(all_zero, "an all-zero weight group gives scale 0 and zeros", "nonzero output");
+}
+
 int main(void) {
     (void)read_file, (void)models_dir_from_env; /* shared helpers this test does not need */
     check(quant_group_supported(16) && quant_group_supported(32) && quant_group_supported(1024),
@@ -88,5 +116,6 @@ int main(void) {
           "group sizes 0, 8, 24, 1040, -32 refused", "accepted");
     test_known_activations();
     test_error_bound();
+    test_weight_rounding();
     return failures ? 1 : 0;
 }
