@@ -21,6 +21,7 @@
 #include "llm/kernels.h"
 #include "llm/parallel.h"
 #include "llm/transformer.h"
+#include "tools/file_util.h"
 #include "tools/thread_pool.h"
 
 #define BANDWIDTH_BYTES (512u << 20) /* far larger than any cache */
@@ -86,22 +87,6 @@ typedef struct {
     const char *name, *shape;
 } BenchModel;
 
-static void *load_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *buf = len > 0 ? malloc((size_t)len) : NULL;
-    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *size = buf ? (size_t)len : 0;
-    return buf;
-}
-
 /* The cached checkpoint for a shape, made by gen_model when missing. */
 static void *model_file(const char *dir, const char *gen, const BenchModel *m, size_t *size) {
     char path[512], cmd[1200];
@@ -117,7 +102,7 @@ static void *model_file(const char *dir, const char *gen, const BenchModel *m, s
             return NULL;
         }
     }
-    void *data = load_file(path, size);
+    void *data = file_read_all(path, size);
     if (!data) fprintf(stderr, "bench: cannot read %s: %s\n", path, strerror(errno));
     return data;
 }

@@ -15,6 +15,7 @@
 
 #include "llm/kernels.h"
 #include "llm/transformer.h"
+#include "tools/file_util.h"
 #include "tools/thread_pool.h"
 
 static const char *usage = "usage: bench_forward MODEL.bin|MODEL.gguf [-n POSITIONS] [--kernels auto|scalar|sse2|avx2] "
@@ -24,22 +25,6 @@ static double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *buf = len > 0 ? malloc((size_t)len) : NULL;
-    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *size = (size_t)len;
-    return buf;
 }
 
 static int argmax(const float *v, int n) {
@@ -145,7 +130,7 @@ int main(int argc, char **argv) {
     }
 
     size_t size = 0;
-    void *data = read_file(path, &size);
+    void *data = file_read_all(path, &size);
     if (!data) {
         fprintf(stderr, "bench_forward: cannot read %s\n", path);
         return 1;

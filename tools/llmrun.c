@@ -22,6 +22,7 @@
 #include "llm/tokenizer.h"
 #include "llm/transformer.h"
 #include "llm/transformer_gguf.h"
+#include "tools/file_util.h"
 #include "tools/thread_pool.h"
 
 static void usage(void) {
@@ -57,26 +58,11 @@ static void die(const char *what, const char *why) {
 }
 
 static char *read_whole_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "llmrun: cannot open %s: %s\n", path, strerror(errno));
+    char *data = file_read_all(path, size);
+    if (!data) {
+        fprintf(stderr, "llmrun: cannot read %s: %s\n", path, strerror(errno));
         exit(EXIT_FAILURE);
     }
-    size_t cap = 1 << 16, len = 0;
-    char *data = malloc(cap + 1);
-    for (;;) {
-        if (!data) die("out of memory reading", path);
-        size_t got = fread(data + len, 1, cap - len, f);
-        len += got;
-        if (len < cap) break;
-        cap *= 2;
-        data = realloc(data, cap + 1);
-    }
-    int failed = ferror(f);
-    fclose(f);
-    if (failed) die("read error on", path);
-    data[len] = '\0';
-    *size = len;
     return data;
 }
 
