@@ -2,8 +2,11 @@
  * and the GOP framebuffer. */
 #include "boot/loader.h"
 
-#define FB_MAX_WIDTH 1920
-#define FB_MAX_HEIGHT 1080
+/* The kernel's console scales its font up to 4K (kernel/fbcon.c), so the
+ * firmware's mode is kept unless it is larger than that or has no
+ * framebuffer; switching modes is the riskier path on real machines. */
+#define FB_MAX_WIDTH 3840
+#define FB_MAX_HEIGHT 2160
 
 static bool guid_equal(const EFI_GUID *a, const EFI_GUID *b) {
     const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
@@ -29,7 +32,7 @@ static bool mode_usable(const EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *info) {
     return info->PixelFormat != PixelBltOnly && info->PixelFormat < PixelFormatMax;
 }
 
-/* Current mode if it is reasonable, else the largest mode <= 1920x1080. */
+/* Current mode if it is usable, else the largest usable mode <= 3840x2160. */
 static void choose_mode(EFI_GRAPHICS_OUTPUT_PROTOCOL *gop) {
     const EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *cur = gop->Mode->Info;
     if (cur && mode_usable(cur) && cur->HorizontalResolution <= FB_MAX_WIDTH &&
