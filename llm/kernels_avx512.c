@@ -3,12 +3,14 @@
  * token's time and reuse the AVX2 versions. Each function carries its own
  * target attribute so this file builds with the SSE2 baseline flags; only
  * call these after checking CPUID (and, in the kernel, XCR0). */
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include "llm/kernels.h"
 #include "llm/kernels_internal.h"
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx2,fma")))
+#define AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,fma")))
 
 /* The upper 256 bits of a float vector (AVX-512F only: no DQ needed). */
 AVX512 static inline __m256 hi256_ps(__m512 v) {
@@ -135,46 +137,59 @@ AVX512 static inline __m512i madd16(const int8_t *w, const int16_t *x) {
 
 /* Rows w[r] (r < 8; callers repeat a row to fill a short block) against one
  * token: lane r is row r's result. Row r's scales are at ws0 +
- * scale_index[r] (one per group). */
+ * scale_index[r] (one per group). ACC(acc, w, x) adds the int16 products of
+ * 32 weights and activations to acc: vpmaddwd + vpaddd, or one vpdpwssd
+ * where AVX-512 VNNI exists (the same exact integer sums either way). */
+#define Q8Q_ROWS8_BODY(ACC)                                                                                   \
+    __m256 f = _mm256_setzero_ps();                                                                           \
+    for (int g = 0, base = 0; base < n; g++, base += gs) {                                                    \
+        __m512i a[8];                                                                                         \
+        /* The next block's rows (8 * n contiguous bytes) a group's share at a                               \
+         * time, so they are in cache when that block starts. */                                              \
+        if (ahead)                                                                                            \
+            for (int k = 0; k < 8 * gs; k += 64) _mm_prefetch((const char *)ahead + 8 * base + k, _MM_HINT_T0); \
+        int j = base, end = base + gs;                                                                        \
+        for (int r = 0; r < 8; r++) a[r] = _mm512_setzero_si512();                                            \
+        for (; j + 32 <= end; j += 32) {                                                                      \
+            __m512i xv = _mm512_loadu_si512((const void *)(x + j));                                           \
+            _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) a[r] = ACC(a[r], w[r] + j, xv);               \
+        }                                                                                                     \
+        if (j < end) {                                                                                        \
+            _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) a[r] = _mm512_add_epi32(a[r], madd16(w[r] + j, x + j)); \
+        }                                                                                                     \
+        __m256i isum = reduce8(a);                                                                            \
+        __m256 scales = _mm256_mul_ps(_mm256_i32gather_ps(ws0 + g, scale_index, 4), _mm256_set1_ps(xs[g]));  \
+        f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scales));                                \
+    }                                                                                                         \
+    return f;
+
+#define ACC_MADD(acc, w, xv) _mm512_add_epi32((acc), madd32((w), (xv)))
+#define ACC_VNNI(acc, w, xv) \
+    _mm512_dpwssd_epi32((acc), _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(w))), (xv))
+
 AVX512 static inline __m256 q8q_rows8(const int8_t *const w[8], const float *ws0, __m256i scale_index,
                                       const int16_t *x, const float *xs, int n, int gs, const int8_t *ahead) {
-    __m256 f = _mm256_setzero_ps();
-    for (int g = 0, base = 0; base < n; g++, base += gs) {
-        __m512i a[8];
-        /* The next block's rows (8 * n contiguous bytes) a group's share at
-         * a time, so they are in cache when that block starts. */
-        if (ahead)
-            for (int k = 0; k < 8 * gs; k += 64)
-                _mm_prefetch((const char *)ahead + 8 * base + k, _MM_HINT_T0);
-        int j = base, end = base + gs;
-        if (j + 32 <= end) {
-            __m512i xv = _mm512_loadu_si512((const void *)(x + j));
-#pragma GCC unroll 8
-            for (int r = 0; r < 8; r++) a[r] = madd32(w[r] + j, xv);
-            j += 32;
-        } else {
-#pragma GCC unroll 8
-            for (int r = 0; r < 8; r++) a[r] = madd16(w[r] + j, x + j);
-            j += 16;
-        }
-        for (; j + 32 <= end; j += 32) {
-            __m512i xv = _mm512_loadu_si512((const void *)(x + j));
-#pragma GCC unroll 8
-            for (int r = 0; r < 8; r++) a[r] = _mm512_add_epi32(a[r], madd32(w[r] + j, xv));
-        }
-        if (j < end) {
-#pragma GCC unroll 8
-            for (int r = 0; r < 8; r++) a[r] = _mm512_add_epi32(a[r], madd16(w[r] + j, x + j));
-        }
-        __m256i isum = reduce8(a);
-        __m256 scales = _mm256_mul_ps(_mm256_i32gather_ps(ws0 + g, scale_index, 4), _mm256_set1_ps(xs[g]));
-        f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scales));
-    }
-    return f;
+    Q8Q_ROWS8_BODY(ACC_MADD)
+}
+
+AVX512_VNNI static inline __m256 q8q_rows8_vnni(const int8_t *const w[8], const float *ws0, __m256i scale_index,
+                                                const int16_t *x, const float *xs, int n, int gs,
+                                                const int8_t *ahead) {
+    Q8Q_ROWS8_BODY(ACC_VNNI)
+}
+
+/* CPUID leaf 7: ECX bit 11. The OS state is the same ZMM state AVX-512F
+ * needs, which the caller has already checked before choosing this set. */
+static int cpu_has_avx512_vnni(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    return (c >> 11) & 1;
 }
 
 AVX512 static void matmul_q8q_avx512(float *out, const int16_t *xq, const float *xs, int batch,
                                      const int8_t *wq, const float *ws, int n, int d, int gs) {
+    static int vnni = -1; /* racing workers all compute the same answer */
+    if (vnni < 0) vnni = cpu_has_avx512_vnni();
     int groups = n / gs;
     for (int i = 0; i < d; i += 8) {
         int rows = d - i < 8 ? d - i : 8;
@@ -192,7 +207,9 @@ AVX512 static void matmul_q8q_avx512(float *out, const int16_t *xq, const float 
          * Two blocks ahead measured no better. */
         const int8_t *ahead = batch == 1 && i + 16 <= d ? wq + (long)(i + 8) * n : 0;
         for (int b = 0; b < batch; b++) {
-            __m256 f = q8q_rows8(w, ws0, scale_index, xq + (long)b * n, xs + (long)b * groups, n, gs, ahead);
+            __m256 f = vnni ? q8q_rows8_vnni(w, ws0, scale_index, xq + (long)b * n, xs + (long)b * groups, n,
+                                             gs, ahead)
+                            : q8q_rows8(w, ws0, scale_index, xq + (long)b * n, xs + (long)b * groups, n, gs, ahead);
             if (rows == 8) {
                 _mm256_storeu_ps(out + (long)b * d + i, f);
             } else {
