@@ -161,18 +161,6 @@ AVX2 static inline __m256 q4_0_step(const BlockQ4_0 *w, const BlockQ8A *a, __m25
     return _mm256_fmadd_ps(_mm256_set1_ps(half_scale(w->d) * a->d), s, acc);
 }
 
-/* The 6-bit scales (bytes 0-7) and mins (bytes 8-15) of a Q4_K/Q5_K block:
- * values 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins), values
- * 4-7 from the nibbles of bytes 8-11 plus the top 2 bits of bytes 0-7. */
-static inline void k4_scale_words(const uint8_t *s, uint32_t out[4]) {
-    uint32_t w0, w1, w2;
-    __builtin_memcpy(&w0, s, 4), __builtin_memcpy(&w1, s + 4, 4), __builtin_memcpy(&w2, s + 8, 4);
-    out[0] = w0 & 0x3f3f3f3f;
-    out[1] = (w2 & 0x0f0f0f0f) | (((w0 >> 6) & 0x03030303) << 4);
-    out[2] = w1 & 0x3f3f3f3f;
-    out[3] = ((w2 >> 4) & 0x0f0f0f0f) | (((w1 >> 6) & 0x03030303) << 4);
-}
-
 AVX2 static inline __m256 q4_k_step(const BlockQ4_K *w, const BlockQ8K *a, __m256 acc) {
     const __m256i mask = _mm256_set1_epi8(0x0f);
     uint32_t words[4];
@@ -182,7 +170,8 @@ AVX2 static inline __m256 q4_k_step(const BlockQ4_K *w, const BlockQ8K *a, __m25
     for (int j = 0; j < 4; j++) {
         __m256i r = load32(w->qs + 32 * j);
         __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(r, mask), load32(a->qs + 64 * j));
-        __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(r, 4), mask), load32(a->qs + 64 * j + 32));
+        __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(r, 4), mask),
+                                          load32(a->qs + 64 * j + 32));
         isum = _mm256_add_epi32(isum, _mm256_madd_epi16(lo, _mm256_set1_epi16(sc[2 * j])));
         isum = _mm256_add_epi32(isum, _mm256_madd_epi16(hi, _mm256_set1_epi16(sc[2 * j + 1])));
     }
@@ -236,32 +225,33 @@ AVX2 static inline float avx2_hsum(__m256 acc) {
  * the activation loads, and the pair after next is prefetched (the weights
  * stream from memory once per token, too fast for the hardware prefetcher
  * alone). Prefetches past the last row are harmless. */
-#define AVX2_MATMUL(NAME, WBLOCK, ABLOCK, ELEMS, STEP)                                                          \
-    AVX2 static void NAME(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n, int count) { \
-        const ABLOCK *a = act;                                                                                   \
-        int blocks = n / (ELEMS), i = 0;                                                                         \
-        for (; i + 2 <= count; i += 2) {                                                                         \
-            const WBLOCK *w0 = (const WBLOCK *)(rows + (size_t)i * row_bytes);                                   \
-            const WBLOCK *w1 = (const WBLOCK *)(rows + (size_t)(i + 1) * row_bytes);                             \
-            const char *ahead = (const char *)w0 + 4 * row_bytes;                                                \
-            __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                                       \
-            for (int b = 0; b < blocks; b++) {                                                                   \
-                for (size_t line = 0; line < sizeof(WBLOCK); line += 64) {                                       \
-                    _mm_prefetch(ahead + b * sizeof(WBLOCK) + line, _MM_HINT_T0);                                \
-                    _mm_prefetch(ahead + row_bytes + b * sizeof(WBLOCK) + line, _MM_HINT_T0);                    \
-                }                                                                                                \
-                acc0 = STEP(&w0[b], &a[b], acc0);                                                                \
-                acc1 = STEP(&w1[b], &a[b], acc1);                                                                \
-            }                                                                                                    \
-            out[i] = avx2_hsum(acc0);                                                                            \
-            out[i + 1] = avx2_hsum(acc1);                                                                        \
-        }                                                                                                        \
-        for (; i < count; i++) {                                                                                 \
-            const WBLOCK *w0 = (const WBLOCK *)(rows + (size_t)i * row_bytes);                                   \
-            __m256 acc0 = _mm256_setzero_ps();                                                                   \
-            for (int b = 0; b < blocks; b++) acc0 = STEP(&w0[b], &a[b], acc0);                                   \
-            out[i] = avx2_hsum(acc0);                                                                            \
-        }                                                                                                        \
+#define AVX2_MATMUL(NAME, WBLOCK, ABLOCK, ELEMS, STEP)                                                       \
+    AVX2 static void NAME(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,         \
+                          int count) {                                                                       \
+        const ABLOCK *a = act;                                                                               \
+        int blocks = n / (ELEMS), i = 0;                                                                     \
+        for (; i + 2 <= count; i += 2) {                                                                     \
+            const WBLOCK *w0 = (const WBLOCK *)(rows + (size_t)i * row_bytes);                               \
+            const WBLOCK *w1 = (const WBLOCK *)(rows + (size_t)(i + 1) * row_bytes);                         \
+            const char *ahead = (const char *)w0 + 4 * row_bytes;                                            \
+            __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                                   \
+            for (int b = 0; b < blocks; b++) {                                                               \
+                for (size_t line = 0; line < sizeof(WBLOCK); line += 64) {                                   \
+                    _mm_prefetch(ahead + b * sizeof(WBLOCK) + line, _MM_HINT_T0);                            \
+                    _mm_prefetch(ahead + row_bytes + b * sizeof(WBLOCK) + line, _MM_HINT_T0);                \
+                }                                                                                            \
+                acc0 = STEP(&w0[b], &a[b], acc0);                                                            \
+                acc1 = STEP(&w1[b], &a[b], acc1);                                                            \
+            }                                                                                                \
+            out[i] = avx2_hsum(acc0);                                                                        \
+            out[i + 1] = avx2_hsum(acc1);                                                                    \
+        }                                                                                                    \
+        for (; i < count; i++) {                                                                             \
+            const WBLOCK *w0 = (const WBLOCK *)(rows + (size_t)i * row_bytes);                               \
+            __m256 acc0 = _mm256_setzero_ps();                                                               \
+            for (int b = 0; b < blocks; b++) acc0 = STEP(&w0[b], &a[b], acc0);                               \
+            out[i] = avx2_hsum(acc0);                                                                        \
+        }                                                                                                    \
     }
 
 AVX2_MATMUL(avx2_matmul_q8_0, BlockQ8_0, BlockQ8A, QK32, q8_0_step)
@@ -269,11 +259,11 @@ AVX2_MATMUL(avx2_matmul_q4_0, BlockQ4_0, BlockQ8A, QK32, q4_0_step)
 AVX2_MATMUL(avx2_matmul_q4_k, BlockQ4_K, BlockQ8K, QK_K, q4_k_step)
 AVX2_MATMUL(avx2_matmul_q6_k, BlockQ6_K, BlockQ8K, QK_K, q6_k_step)
 
-#define AVX2_DOT(NAME, MATMUL)                                                                                   \
-    AVX2 static float NAME(const void *row, const void *act, int n) {                                            \
-        float out;                                                                                               \
-        MATMUL(&out, row, 0, act, n, 1);                                                                         \
-        return out;                                                                                              \
+#define AVX2_DOT(NAME, MATMUL)                                                                               \
+    AVX2 static float NAME(const void *row, const void *act, int n) {                                        \
+        float out;                                                                                           \
+        MATMUL(&out, row, 0, act, n, 1);                                                                     \
+        return out;                                                                                          \
     }
 AVX2_DOT(avx2_dot_q8_0, avx2_matmul_q8_0)
 AVX2_DOT(avx2_dot_q4_0, avx2_matmul_q4_0)
@@ -308,6 +298,10 @@ static int cpu_has_f16c(void) {
 
 ggml_vec_dot_fn ggml_vec_dot_simd(uint32_t type, int avx2) {
     static int f16c = -1;
+    if (avx2 >= 2) {
+        ggml_vec_dot_fn fn = ggml_vec_dot_avx512(type);
+        if (fn) return fn;
+    }
     switch (type) {
     case GGML_TYPE_F16:
         if (avx2 && f16c < 0) f16c = cpu_has_f16c();
@@ -327,6 +321,10 @@ ggml_vec_dot_fn ggml_vec_dot_simd(uint32_t type, int avx2) {
 
 ggml_matmul_fn ggml_matmul_simd(uint32_t type, int avx2) {
     if (!avx2) return NULL;
+    if (avx2 >= 2) {
+        ggml_matmul_fn fn = ggml_matmul_avx512(type);
+        if (fn) return fn;
+    }
     switch (type) {
     case GGML_TYPE_Q8_0:
         return avx2_matmul_q8_0;
@@ -342,11 +340,13 @@ ggml_matmul_fn ggml_matmul_simd(uint32_t type, int avx2) {
 }
 
 ggml_matmul_fn ggml_matmul_best(uint32_t type) {
-    return kernels_level() >= KERNELS_AVX2 ? ggml_matmul_simd(type, 1) : NULL;
+    int level = kernels_level();
+    return level >= KERNELS_AVX2 ? ggml_matmul_simd(type, level >= KERNELS_AVX512 ? 2 : 1) : NULL;
 }
 
 ggml_vec_dot_fn ggml_vec_dot_best(uint32_t type) {
     if (kernels == &kernels_scalar) return ggml_vec_dot_scalar(type);
-    ggml_vec_dot_fn fn = ggml_vec_dot_simd(type, kernels_level() >= KERNELS_AVX2);
+    int level = kernels_level();
+    ggml_vec_dot_fn fn = ggml_vec_dot_simd(type, level >= KERNELS_AVX512 ? 2 : level >= KERNELS_AVX2);
     return fn ? fn : ggml_vec_dot_scalar(type);
 }

@@ -11,13 +11,21 @@
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 
 /* Half to float for block scales, inlined (exact for normal and subnormal
- * values; scales are never inf/nan in a sane file and stay finite here). */
+ * values; inf/nan come out as large finite values, never in a sane file).
+ * No float arithmetic on subnormals: small k-quant scales (dmin often) are
+ * half subnormals, and a multiply with a subnormal operand costs a
+ * microcode assist of ~100 cycles on Intel cores. */
 static inline float half_scale(uint16_t h) {
+    uint32_t mag = h & 0x7fff;
     union {
         uint32_t u;
         float f;
-    } v = {(uint32_t)(h & 0x7fff) << 13};
-    v.f *= 5.192296858534828e+33f; /* 2^112 */
+    } v;
+    if (mag < 0x400) {
+        v.f = (float)(int)mag * 5.9604644775390625e-08f; /* 2^-24, an exact integer conversion */
+    } else {
+        v.u = (mag << 13) + (112u << 23); /* rebias the exponent 15 -> 127 */
+    }
     v.u |= (uint32_t)(h & 0x8000) << 16;
     return v.f;
 }
@@ -66,6 +74,25 @@ AVX2 static inline int avx2_hsum_i32(__m256i v) {
 AVX2 static inline __m256i load32(const void *p) {
     return _mm256_loadu_si256((const __m256i *)p);
 }
+
+/* The 6-bit scales (bytes 0-7) and mins (bytes 8-15) of a Q4_K/Q5_K block:
+ * values 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins), values
+ * 4-7 from the nibbles of bytes 8-11 plus the top 2 bits of bytes 0-7. */
+static inline void k4_scale_words(const uint8_t *s, uint32_t out[4]) {
+    uint32_t w0, w1, w2;
+    __builtin_memcpy(&w0, s, 4), __builtin_memcpy(&w1, s + 4, 4), __builtin_memcpy(&w2, s + 8, 4);
+    out[0] = w0 & 0x3f3f3f3f;
+    out[1] = (w2 & 0x0f0f0f0f) | (((w0 >> 6) & 0x03030303) << 4);
+    out[2] = w1 & 0x3f3f3f3f;
+    out[3] = ((w2 >> 4) & 0x0f0f0f0f) | (((w1 >> 6) & 0x03030303) << 4);
+}
+
+/* AVX-512 F/BW/VL/VNNI usable (CPUID and XCR0); ggml_simd_avx512.c. */
+int ggml_avx512_usable(void);
+/* The AVX-512 Q8_0/Q4_0/Q4_K/Q6_K kernels; NULL for other types or when
+ * the CPU lacks them. */
+ggml_matmul_fn ggml_matmul_avx512(uint32_t type);
+ggml_vec_dot_fn ggml_vec_dot_avx512(uint32_t type);
 
 /* The rarer types' SIMD dots (ggml_simd_more.c); NULL for other types. */
 ggml_vec_dot_fn ggml_vec_dot_simd_more(uint32_t type, int avx2);

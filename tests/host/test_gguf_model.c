@@ -7,6 +7,7 @@
  * golden ids; clear errors for unsupported files. */
 #include <string.h>
 
+#include "llm/ggml_simd_internal.h"
 #include "llm/ggml_types.h"
 #include "llm/gguf.h"
 #include "llm/kernels.h"
@@ -181,6 +182,19 @@ static void test_other_files(void) {
     free(data);
 }
 
+/* The SIMD kernels' inline half-to-float for block scales: every finite
+ * half, subnormals included (small k-quant scales are subnormal), equals
+ * the reference conversion bit for bit. */
+static void test_half_scale(void) {
+    int bad = -1;
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        if ((h & 0x7c00) == 0x7c00) continue; /* inf/nan: never a sane scale */
+        float got = half_scale((uint16_t)h), want = ggml_fp16_to_fp32((uint16_t)h);
+        if (memcmp(&got, &want, sizeof got) != 0 && bad < 0) bad = (int)h;
+    }
+    check(bad < 0, "half_scale equals ggml_fp16_to_fp32 on every finite half", "differs at 0x%04x", bad);
+}
+
 /* SIMD dot products against the scalar ones on random blocks. */
 static void test_simd_dots(void) {
     static const uint32_t types[] = {GGML_TYPE_F16,  GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K,
@@ -195,9 +209,16 @@ static void test_simd_dots(void) {
     uint64_t state = 88172645463325252ull;
     int has_avx2 =
         __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    int has_avx512 = has_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                     __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    static const char *const variant_names[] = {"SSE2", "AVX2", "AVX512"};
+    if (!has_avx512) printf("note: no AVX-512 VNNI here, AVX512 variant checks skipped\n");
     for (int t = 0; t < NTYPES; t++) {
-        for (int variant = 0; variant < 2; variant++) {
+        for (int variant = 0; variant < 3; variant++) {
             if (variant == 1 && !has_avx2) continue;
+            if (variant == 2 &&
+                (!has_avx512 || ggml_matmul_simd(types[t], 2) == ggml_matmul_simd(types[t], 1)))
+                continue;
             double worst = 0;
             for (int trial = 0; trial < 20; trial++) {
                 const GgmlTypeInfo *ti = ggml_type_info(types[t]);
@@ -248,26 +269,34 @@ static void test_simd_dots(void) {
                 if (!(rel <= worst)) worst = rel;
             }
             char name[64];
-            snprintf(name, sizeof name, "%s %s dot equals scalar", variant ? "AVX2" : "SSE2",
+            snprintf(name, sizeof name, "%s %s dot equals scalar", variant_names[variant],
                      ggml_type_name(types[t]));
             check(worst < 1e-5, name, "relative difference %.3g", worst);
-            /* The multi-row matmul: every row (paired or the odd one out)
-             * bit-identical to the dot of the same variant. */
+            /* The multi-row matmul: every row (in a group or one of the
+             * short tail) bit-identical to the dot of the same variant.
+             * Rows differ (the row's blocks rotated), so a kernel mixing
+             * up rows fails. */
             ggml_matmul_fn matmul = ggml_matmul_simd(types[t], variant);
             if (matmul) {
-                enum { ROWS = 5 };
+                enum { ROWS = 7 };
                 static uint8_t rows[ROWS * N * 4];
-                size_t bytes = (size_t)ggml_row_bytes(types[t], N);
-                for (int r = 0; r < ROWS; r++) memcpy(rows + r * bytes, row, bytes);
-                const void *act = ggml_type_info(types[t])->act == ACT_Q8A ? (const void *)xa : (const void *)xk;
+                const GgmlTypeInfo *ti = ggml_type_info(types[t]);
+                size_t bytes = (size_t)ggml_row_bytes(types[t], N), bb = ti->block_bytes, nb = bytes / bb;
+                for (int r = 0; r < ROWS; r++)
+                    for (size_t b = 0; b < nb; b++)
+                        memcpy(rows + r * bytes + b * bb, row + ((b + r) % nb) * bb, bb);
+                const void *act = ti->act == ACT_Q8A ? (const void *)xa : (const void *)xk;
                 float out[ROWS];
                 matmul(out, rows, bytes, act, N, ROWS);
-                float want = ggml_vec_dot_simd(types[t], variant)(row, act, N);
-                int same = 1;
-                for (int r = 0; r < ROWS; r++) same &= memcmp(&out[r], &want, sizeof want) == 0;
-                snprintf(name, sizeof name, "%s %s matmul rows equal its dot", variant ? "AVX2" : "SSE2",
+                int same = 1, bad = 0;
+                float want = 0;
+                for (int r = ROWS - 1; r >= 0; r--) {
+                    float w = ggml_vec_dot_simd(types[t], variant)(rows + r * bytes, act, N);
+                    if (memcmp(&out[r], &w, sizeof w) != 0) same = 0, bad = r, want = w;
+                }
+                snprintf(name, sizeof name, "%s %s matmul rows equal its dot", variant_names[variant],
                          ggml_type_name(types[t]));
-                check(same, name, "rows %g %g %g %g %g, dot %g", out[0], out[1], out[2], out[3], out[4], want);
+                check(same, name, "row %d: %g, dot %g", bad, out[bad], want);
             }
         }
     }
@@ -290,11 +319,16 @@ int main(int argc, char **argv) {
                                               "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "Q5_K_M"};
     for (size_t i = 0; i < sizeof synth_types / sizeof *synth_types; i++)
         check_model("gguf-tests", "synthA", synth_types[i]);
-    /* The fast path again with the AVX2 kernel set for the SIMD types. */
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    /* The fast path again with the AVX2 and AVX-512 kernel sets for the SIMD types. */
+    for (int level = KERNELS_AVX2; level <= KERNELS_AVX512; level++) {
+        if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) break;
+        if (level == KERNELS_AVX512 &&
+            !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")))
+            break;
         static const char *const simd_types[] = {"F16",  "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0",   "Q5_1",
                                                  "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "Q5_K_M"};
-        kernels_select(1);
+        kernels_select_level(level);
         for (size_t i = 0; i < sizeof simd_types / sizeof *simd_types; i++) {
             char rel[256], ref[256], name[256], err[256];
             snprintf(rel, sizeof rel, "gguf-tests/synthA-%s.gguf", simd_types[i]);
@@ -302,8 +336,8 @@ int main(int argc, char **argv) {
             size_t size;
             void *data = load_data(rel, &size);
             Transformer t;
-            snprintf(name, sizeof name, "synthA-%s fast path (AVX2 kernels) vs llama.cpp logits",
-                     simd_types[i]);
+            snprintf(name, sizeof name, "synthA-%s fast path (%s kernels) vs llama.cpp logits", simd_types[i],
+                     level == KERNELS_AVX512 ? "AVX-512" : "AVX2");
             if (data && transformer_load(&t, data, size, err, sizeof err) == 0) {
                 compare(&t, name, ref, 0.7, 0.11, 55);
                 transformer_free(&t);
@@ -319,6 +353,7 @@ int main(int argc, char **argv) {
     static const char *const qwen_types[] = {"F32", "Q8_0", "Q4_K"};
     for (int m = 0; m < 3; m++)
         for (int i = 0; i < 3; i++) check_model("gguf-arch", qwen[m], qwen_types[i]);
+    test_half_scale();
     test_simd_dots();
     test_stories260k_greedy();
     test_other_files();
