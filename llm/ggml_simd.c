@@ -39,19 +39,6 @@ static float sse2_dot_q4_0(const void *row, const void *act, int n) {
     return sse2_hsum_ps(acc);
 }
 
-/* 6-bit scales and mins of a Q4_K block. */
-static void k4_scales(const uint8_t *s, int *sc, int *m) {
-    for (int j = 0; j < 8; j++) {
-        if (j < 4) {
-            sc[j] = s[j] & 63;
-            m[j] = s[j + 4] & 63;
-        } else {
-            sc[j] = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
-            m[j] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-        }
-    }
-}
-
 static float sse2_dot_q4_k(const void *row, const void *act, int n) {
     const BlockQ4_K *w = row;
     const BlockQ8K *a = act;
@@ -59,7 +46,7 @@ static float sse2_dot_q4_k(const void *row, const void *act, int n) {
     float sum = 0;
     for (int b = 0; b < n / QK_K; b++) {
         int sc[8], m[8];
-        k4_scales(w[b].scales, sc, m);
+        k4_scales_mins(w[b].scales, sc, m);
         int isum = 0, msum = 0;
         const int8_t *x = a[b].qs;
         for (int j = 0; j < 4; j++) {

@@ -97,4 +97,17 @@ ggml_vec_dot_fn ggml_vec_dot_avx512(uint32_t type);
 /* The rarer types' SIMD dots (ggml_simd_more.c); NULL for other types. */
 ggml_vec_dot_fn ggml_vec_dot_simd_more(uint32_t type, int avx2);
 
+/* 6-bit scales and mins of a Q4_K/Q5_K block (one pair per 32 values). */
+static inline void k4_scales_mins(const uint8_t *s, int *sc, int *m) {
+    for (int j = 0; j < 8; j++) {
+        if (j < 4) {
+            sc[j] = s[j] & 63;
+            m[j] = s[j + 4] & 63;
+        } else {
+            sc[j] = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
+            m[j] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+        }
+    }
+}
+
 #endif

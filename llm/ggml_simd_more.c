@@ -63,19 +63,6 @@ static inline void q3k_scales(const uint8_t *s, int *sc) {
     }
 }
 
-/* 6-bit scales and mins of a Q4_K/Q5_K block (per 32 values). */
-static inline void k4_scales_mins(const uint8_t *s, int *sc, int *m) {
-    for (int j = 0; j < 8; j++) {
-        if (j < 4) {
-            sc[j] = s[j] & 63;
-            m[j] = s[j + 4] & 63;
-        } else {
-            sc[j] = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
-            m[j] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-        }
-    }
-}
-
 /* ------------------------------------------- SSE2: 32-value block types */
 
 /* Q4_1, Q5_0, Q5_1 share one loop: values q (from nibbles, plus the fifth
