@@ -61,4 +61,29 @@ __attribute__((unused)) static const char *models_dir_from_env(void) {
     return dir && *dir ? dir : "../shared/models";
 }
 
+/* The start every model test shares: exit 77 (skipped) when the shared test
+ * data is absent, else a fresh temporary directory from a mkdtemp template. */
+__attribute__((unused)) static void test_begin(const char *models_dir, char *temp_template) {
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/stories260K.bin", models_dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("SKIP: test data missing: %s (set MODELS_DIR)\n", path);
+        exit(77);
+    }
+    fclose(f);
+    if (!mkdtemp(temp_template)) {
+        printf("FAIL - temporary directory: cannot create %s\n", temp_template);
+        exit(1);
+    }
+}
+
+/* Removes the temporary directory and gives the exit status. */
+__attribute__((unused)) static int test_end(const char *temp_dir) {
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", temp_dir);
+    if (system(cmd) != 0) printf("# could not remove %s\n", temp_dir);
+    return failures ? 1 : 0;
+}
+
 #endif

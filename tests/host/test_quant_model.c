@@ -195,23 +195,11 @@ static void test_stories260k_refused(void) {
 }
 
 int main(void) {
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/stories260K.bin", models_dir_from_env());
-    if (access(path, R_OK) != 0) {
-        printf("SKIP: test data missing: %s (set MODELS_DIR)\n", path);
-        return 77;
-    }
-    if (!mkdtemp(temp_dir)) {
-        printf("FAIL - temporary directory: cannot create %s\n", temp_dir);
-        return 1;
-    }
+    test_begin(models_dir_from_env(), temp_dir);
     kernels_select(0);
     test_stories260k_refused();
     test_quantize_at_load();
     test_v2_paths();
     test_15m();
-    char cmd[1200];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", temp_dir);
-    if (system(cmd) != 0) printf("# could not remove %s\n", temp_dir);
-    return failures ? 1 : 0;
+    return test_end(temp_dir);
 }

@@ -422,22 +422,10 @@ static void test_prefill(void) {
 
 int main(void) {
     models_dir = models_dir_from_env();
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/stories260K.bin", models_dir);
-    if (access(path, R_OK) != 0) {
-        printf("SKIP: test data missing: %s (set MODELS_DIR)\n", path);
-        return 77;
-    }
-    if (!mkdtemp(temp_dir)) {
-        printf("FAIL - temporary directory: cannot create %s\n", temp_dir);
-        return 1;
-    }
+    test_begin(models_dir, temp_dir);
     kernels_select(0);
     test_stories260k();
     test_random_models();
     test_prefill();
-    char cmd[1200];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", temp_dir);
-    if (system(cmd) != 0) printf("# could not remove %s\n", temp_dir);
-    return failures ? 1 : 0;
+    return test_end(temp_dir);
 }
