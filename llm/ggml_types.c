@@ -305,6 +305,7 @@ void ggml_quantize_act_q8a(BlockQ8A *out, const float *x, int n) {
             out[b].qs[j] = (int8_t)v;
             sum += v;
         }
+        out[b].qsum = sum;
         out[b].d = ggml_fp16_to_fp32(ggml_fp32_to_fp16(d));
         out[b].s = ggml_fp16_to_fp32(ggml_fp32_to_fp16((float)sum * d));
     }

@@ -90,11 +90,13 @@ typedef struct {
 } BlockQ6_K;
 
 /* Activations quantised for the integer dot products. Q8A: 32 values with
- * an fp32 scale and their sum (for the types with a min). Q8K: 256 values,
- * an fp32 scale and sums of each 16. */
+ * an fp32 scale, their scaled sum (for the types with a min) and their exact
+ * integer sum (for Q4_0's -8 offset). Q8K: 256 values, an fp32 scale and
+ * sums of each 16. */
 typedef struct {
     float d;
     float s;
+    int32_t qsum;
     int8_t qs[QK32];
 } BlockQ8A;
 typedef struct {

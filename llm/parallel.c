@@ -100,10 +100,6 @@ typedef struct {
     const int16_t *xq;
     const float *xs;
     int batch, n, d, group_size;
-    parallel_row_dot_fn dot;
-    const uint8_t *rows;
-    size_t row_bytes;
-    const void *act;
 } MatmulJob;
 
 static uint64_t macs(int batch, int n, int d) {
@@ -221,16 +217,4 @@ void parallel_matmul_q8q(float *out, const int16_t *xq, const float *xs, int bat
         parallel_for_chunks(batch, 1, work, 1, q8q_tokens, &job);
     else
         parallel_for(d, KERNEL_ROW_BLOCK, work, q8q_rows, &job);
-}
-
-static void typed_rows(void *ctx, int r0, int r1) {
-    MatmulJob *j = ctx;
-    for (int i = r0; i < r1; i++) j->out[i] = j->dot(j->rows + (size_t)i * j->row_bytes, j->act, j->n);
-}
-
-void parallel_matmul_rows(float *out, parallel_row_dot_fn dot, const uint8_t *rows, size_t row_bytes,
-                          const void *act, int n, int d) {
-    MatmulJob job = {
-        .out = out, .dot = dot, .rows = rows, .row_bytes = row_bytes, .act = act, .n = n, .d = d};
-    parallel_for(d, 1, macs(1, n, d), typed_rows, &job);
 }

@@ -48,9 +48,5 @@ void parallel_matmul_q8(float *out, const float *x, int batch, const int8_t *q, 
                         int group_size);
 void parallel_matmul_q8q(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
                          const float *ws, int n, int d, int group_size);
-/* out[i] = dot(rows + i * row_bytes, act, n) for i < d (GGUF typed rows). */
-typedef float (*parallel_row_dot_fn)(const void *row, const void *act, int n);
-void parallel_matmul_rows(float *out, parallel_row_dot_fn dot, const uint8_t *rows, size_t row_bytes,
-                          const void *act, int n, int d);
 
 #endif

@@ -23,56 +23,99 @@ static MatmulInput input_of(const float *x, int n) {
     return in;
 }
 
+/* One matrix of a group of matmuls that share their input: rows
+ * first..first+count-1 of the group's row numbering. A typed row kernel
+ * (fn) when the type has one, else one dot product per row. */
 typedef struct {
     ggml_matmul_fn fn;
+    ggml_vec_dot_fn dot;
     float *out;
     const uint8_t *rows;
     size_t row_bytes;
     const void *act;
-    int n;
-} TypedMatmulJob;
+    int first, count;
+} MatmulPart;
 
-static void typed_matmul_rows(void *ctx, int r0, int r1) {
-    TypedMatmulJob *j = ctx;
-    j->fn(j->out + r0, j->rows + (size_t)r0 * j->row_bytes, j->row_bytes, j->act, j->n, r1 - r0);
+#define MAX_GROUP 3
+
+typedef struct {
+    MatmulPart part[MAX_GROUP];
+    int parts, n;
+} MatmulGroup;
+
+/* Rows r0..r1-1 of the group, cut at the matrices' borders. Each kernel
+ * computes a row the same way whatever rows it is called with, so results
+ * do not depend on how the rows are split. */
+static void group_rows(void *ctx, int r0, int r1) {
+    MatmulGroup *g = ctx;
+    for (int p = 0; p < g->parts; p++) {
+        const MatmulPart *part = &g->part[p];
+        int lo = r0 > part->first ? r0 - part->first : 0;
+        int hi = r1 - part->first < part->count ? r1 - part->first : part->count;
+        if (lo >= hi) continue;
+        const uint8_t *rows = part->rows + (size_t)lo * part->row_bytes;
+        if (part->fn) {
+            part->fn(part->out + lo, rows, part->row_bytes, part->act, g->n, hi - lo);
+            continue;
+        }
+        for (int i = lo; i < hi; i++, rows += part->row_bytes)
+            part->out[i] = part->dot(rows, part->act, g->n);
+    }
+}
+
+/* The activations in the format w's type multiplies with, quantised once
+ * per input. */
+static const void *activations_for(GgufModel *m, MatmulInput *in, const GTensor *w) {
+    switch (ggml_type_info(w->type)->act) {
+    case ACT_Q8A:
+        if (!in->have_a) ggml_quantize_act_q8a(m->act_a, in->x, in->n), in->have_a = 1;
+        return m->act_a;
+    case ACT_Q8K:
+        if (!in->have_k) ggml_quantize_act_q8k(m->act_k, in->x, in->n), in->have_k = 1;
+        return m->act_k;
+    default:
+        return in->x;
+    }
+}
+
+/* outs[i] = ws[i] x for matrices with the same input, as one parallel job
+ * (the workers meet once for q, k and v, or gate and up, instead of once per
+ * matrix). F32 weights and the reference path run one matrix at a time. */
+static void matmuls(GgufModel *m, MatmulInput *in, int count, float *const outs[],
+                    const GTensor *const ws[]) {
+    int n = in->n;
+    MatmulGroup g = {.parts = 0, .n = n};
+    int total = 0;
+    for (int i = 0; i < count; i++) {
+        const GTensor *w = ws[i];
+        if (w->type == GGML_TYPE_F32) {
+            parallel_matmul(outs[i], in->x, (const float *)w->data, n, w->rows);
+            continue;
+        }
+        if (m->reference) {
+            for (int r = 0; r < w->rows; r++) {
+                ggml_dequantize_row(w->type, (const uint8_t *)w->data + (size_t)r * w->row_bytes, m->row, n);
+                outs[i][r] = kernels->dot(m->row, in->x, n);
+            }
+            continue;
+        }
+        MatmulPart *part = &g.part[g.parts++];
+        part->fn = ggml_matmul_best(w->type);
+        part->dot = part->fn ? NULL : ggml_vec_dot_best(w->type);
+        part->out = outs[i];
+        part->rows = w->data;
+        part->row_bytes = w->row_bytes;
+        part->act = activations_for(m, in, w);
+        part->first = total;
+        part->count = w->rows;
+        total += w->rows;
+    }
+    /* chunks of whole 8-row groups, the AVX-512 kernels' unit */
+    if (g.parts) parallel_for(total, 8, (uint64_t)n * (uint64_t)total, group_rows, &g);
 }
 
 static void matmul(GgufModel *m, MatmulInput *in, float *out, const GTensor *w) {
-    int n = w->cols, d = w->rows;
-    const uint8_t *rows = w->data;
-    if (w->type == GGML_TYPE_F32) {
-        parallel_matmul(out, in->x, (const float *)w->data, n, d);
-        return;
-    }
-    if (m->reference) {
-        for (int i = 0; i < d; i++) {
-            ggml_dequantize_row(w->type, rows + (size_t)i * w->row_bytes, m->row, n);
-            out[i] = kernels->dot(m->row, in->x, n);
-        }
-        return;
-    }
-    const void *act = in->x;
-    switch (ggml_type_info(w->type)->act) {
-    case ACT_Q8A:
-        if (!in->have_a) ggml_quantize_act_q8a(m->act_a, in->x, n), in->have_a = 1;
-        act = m->act_a;
-        break;
-    case ACT_Q8K:
-        if (!in->have_k) ggml_quantize_act_q8k(m->act_k, in->x, n), in->have_k = 1;
-        act = m->act_k;
-        break;
-    case ACT_F32:
-        break;
-    }
-    ggml_matmul_fn fn = ggml_matmul_best(w->type);
-    if (fn) {
-        /* chunks of whole row pairs, the kernels' unit */
-        TypedMatmulJob job = {fn, out, rows, w->row_bytes, act, n};
-        parallel_for(d, 2, (uint64_t)n * (uint64_t)d, typed_matmul_rows, &job);
-        return;
-    }
-    ggml_vec_dot_fn dot = ggml_vec_dot_best(w->type);
-    parallel_matmul_rows(out, dot, rows, w->row_bytes, act, n, d);
+    matmuls(m, in, 1, &out, &w);
 }
 
 static void add_bias(float *x, const GTensor *b) {
@@ -158,9 +201,8 @@ float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits
         const GLayer *L = &m->layers[l];
         rmsnorm(xb, x, (const float *)L->attn_norm.data, dim, eps);
         MatmulInput in = input_of(xb, dim);
-        matmul(m, &in, m->q, &L->wq);
-        matmul(m, &in, m->k, &L->wk);
-        matmul(m, &in, m->v, &L->wv);
+        matmuls(m, &in, 3, (float *const[]){m->q, m->k, m->v},
+                (const GTensor *const[]){&L->wq, &L->wk, &L->wv});
         add_bias(m->q, &L->bq);
         add_bias(m->k, &L->bk);
         add_bias(m->v, &L->bv);
@@ -180,8 +222,7 @@ float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits
 
         rmsnorm(xb, x, (const float *)L->ffn_norm.data, dim, eps);
         in = input_of(xb, dim);
-        matmul(m, &in, m->hb, &L->w1);
-        matmul(m, &in, m->hb2, &L->w3);
+        matmuls(m, &in, 2, (float *const[]){m->hb, m->hb2}, (const GTensor *const[]){&L->w1, &L->w3});
         kernels->swiglu(m->hb, m->hb2, hidden);
         in = input_of(m->hb, hidden);
         matmul(m, &in, xb, &L->w2);

@@ -3,8 +3,12 @@
  * (quantised at load), on 1 thread and on all cores: batched prefill of a
  * 256-token prompt, single-token decode, and decode as a share of the
  * memory-bandwidth limit (matrix bytes read per token / measured bandwidth).
+ * Then GGUF files of the same random weights (Q4_0, Q4_K_M, Q8_0, made once
+ * by gguf_convert): decode of 128 tokens from position 0, as llama.cpp's
+ * llama-bench tg128 measures it, median of 3 runs.
  *
- *   bench [--dir build/bench] [--gen build/host/gen_model] [--threads N]
+ *   bench [--dir build/bench] [--gen build/host/gen_model]
+ *         [--convert build/host/gguf_convert] [--threads N] [--gguf-only]
  *         [--simd auto|sse2|avx2|avx512]   (auto: the widest the CPU has)
  *   BENCH_QUICK=1 bench      stories15M only, shorter runs
  */
@@ -87,24 +91,50 @@ typedef struct {
     const char *name, *shape;
 } BenchModel;
 
-/* The cached checkpoint for a shape, made by gen_model when missing. */
-static void *model_file(const char *dir, const char *gen, const BenchModel *m, size_t *size) {
-    char path[512], cmd[1200];
-    snprintf(path, sizeof path, "%s/%s.bin", dir, m->name);
+/* The cached checkpoint for a shape, made by gen_model when missing; its
+ * path in path. Returns 0 when it is there. */
+static int ensure_checkpoint(const char *dir, const char *gen, const BenchModel *m, char *path, size_t size) {
+    char cmd[1200];
+    snprintf(path, size, "%s/%s.bin", dir, m->name);
     struct stat st;
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "bench: generating %s (%s shape, random weights)\n", path, m->shape);
-        snprintf(cmd, sizeof cmd,
-                 "mkdir -p '%s' && '%s' --shape %s --version 1 --out '%s.tmp' && mv '%s.tmp' '%s'", dir, gen,
-                 m->shape, path, path, path);
-        if (system(cmd) != 0) {
-            fprintf(stderr, "bench: gen_model failed for %s\n", path);
-            return NULL;
-        }
-    }
+    if (stat(path, &st) == 0) return 0;
+    fprintf(stderr, "bench: generating %s (%s shape, random weights)\n", path, m->shape);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s' && '%s' --shape %s --version 1 --out '%s.tmp' && mv '%s.tmp' '%s'", dir, gen,
+             m->shape, path, path, path);
+    if (system(cmd) == 0) return 0;
+    fprintf(stderr, "bench: gen_model failed for %s\n", path);
+    return -1;
+}
+
+static void *read_model(const char *path, size_t *size) {
     void *data = file_read_all(path, size);
     if (!data) fprintf(stderr, "bench: cannot read %s: %s\n", path, strerror(errno));
     return data;
+}
+
+static void *model_file(const char *dir, const char *gen, const BenchModel *m, size_t *size) {
+    char path[512];
+    return ensure_checkpoint(dir, gen, m, path, sizeof path) == 0 ? read_model(path, size) : NULL;
+}
+
+/* The cached GGUF conversion of a shape's checkpoint, made when missing. */
+static void *gguf_file(const char *dir, const char *gen, const char *convert, const BenchModel *m,
+                       const char *type, size_t *size) {
+    char in[512], path[512], cmd[1400];
+    snprintf(path, sizeof path, "%s/%s-%s.gguf", dir, m->name, type);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (ensure_checkpoint(dir, gen, m, in, sizeof in) != 0) return NULL;
+        fprintf(stderr, "bench: converting %s to %s\n", in, path);
+        snprintf(cmd, sizeof cmd, "'%s' '%s' '%s.tmp' --type %s >/dev/null && mv '%s.tmp' '%s'", convert, in,
+                 path, type, path, path);
+        if (system(cmd) != 0) {
+            fprintf(stderr, "bench: gguf_convert failed for %s\n", path);
+            return NULL;
+        }
+    }
+    return read_model(path, size);
 }
 
 /* Matrix bytes one decode step reads (classifier included; norms, the
@@ -120,6 +150,33 @@ static double weight_bytes_per_token(const Transformer *t) {
 typedef struct {
     double prefill, decode; /* tok/s */
 } Speeds;
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Greedy decode of `steps` tokens from position 0, after one untimed pass
+ * over the same positions; the median tok/s of `runs` timed passes. */
+static double decode_from_start(Transformer *t, int steps, int runs) {
+    double speeds[8];
+    if (runs > 8) runs = 8;
+    if (steps > t->config.seq_len) steps = t->config.seq_len;
+    for (int run = -1; run < runs; run++) {
+        int token = 1;
+        double t0 = now_seconds();
+        for (int pos = 0; pos < steps; pos++) {
+            float *logits = transformer_forward(t, token, pos);
+            int best = 0;
+            for (int i = 1; i < t->config.vocab_size; i++)
+                if (logits[i] > logits[best]) best = i;
+            token = best;
+        }
+        if (run >= 0) speeds[run] = steps / (now_seconds() - t0);
+    }
+    qsort(speeds, (size_t)runs, sizeof speeds[0], compare_doubles);
+    return speeds[runs / 2];
+}
 
 static Speeds measure(Transformer *t, int prompt_len, int decode_steps) {
     const TransformerConfig *c = &t->config;
@@ -146,14 +203,19 @@ static Speeds measure(Transformer *t, int prompt_len, int decode_steps) {
 }
 
 int main(int argc, char **argv) {
-    const char *dir = "build/bench", *gen = "build/host/gen_model";
+    const char *dir = "build/bench", *gen = "build/host/gen_model", *convert = "build/host/gguf_convert";
     int all = thread_pool_cpus();
     const char *simd = "auto";
+    int gguf_only = 0;
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--dir") == 0)
             dir = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--gen") == 0)
             gen = argv[++i];
+        else if (strcmp(argv[i], "--gguf-only") == 0)
+            gguf_only = 1;
+        else if (i + 1 < argc && strcmp(argv[i], "--convert") == 0)
+            convert = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--simd") == 0)
             simd = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--threads") == 0) {
@@ -163,10 +225,10 @@ int main(int argc, char **argv) {
                 return 1;
             }
         } else {
-            fprintf(
-                stderr,
-                "usage: bench [--dir DIR] [--gen GEN_MODEL] [--threads N] [--simd auto|sse2|avx2|avx512]   "
-                "(BENCH_QUICK=1: short run)\n");
+            fprintf(stderr,
+                    "usage: bench [--dir DIR] [--gen GEN_MODEL] [--convert GGUF_CONVERT] [--threads N] "
+                    "[--simd auto|sse2|avx2|avx512] [--gguf-only]   "
+                    "(BENCH_QUICK=1: short run)\n");
             return 1;
         }
     }
@@ -213,15 +275,18 @@ int main(int argc, char **argv) {
                bandwidth[k] / 1e9);
     }
     free(buffer);
-    printf("prefill: %d-token prompt (batched); decode: %d tokens; share: decode speed / (bandwidth / weight "
-           "bytes "
-           "per token)\n\n",
-           prompt_len, decode_steps);
-    printf("%-12s %-6s %7s %14s %13s %9s %12s\n", "model", "format", "threads", "prefill tok/s",
-           "decode tok/s", "MB/token", "bw share");
-    fflush(stdout);
+    if (!gguf_only) {
+        printf("prefill: %d-token prompt (batched); decode: %d tokens; share: decode speed / (bandwidth / "
+               "weight "
+               "bytes "
+               "per token)\n\n",
+               prompt_len, decode_steps);
+        printf("%-12s %-6s %7s %14s %13s %9s %12s\n", "model", "format", "threads", "prefill tok/s",
+               "decode tok/s", "MB/token", "bw share");
+        fflush(stdout);
+    }
 
-    for (int m = 0; m < n_models; m++) {
+    for (int m = 0; m < n_models && !gguf_only; m++) {
         size_t size;
         void *data = model_file(dir, gen, &models[m], &size);
         if (!data) return 1;
@@ -246,6 +311,39 @@ int main(int argc, char **argv) {
             }
             transformer_free(&t);
         }
+        free(data);
+    }
+
+    /* GGUF: the largest shape benched above, in the types llama.cpp's
+     * figures are usually quoted for. */
+    static const char *const gguf_types[] = {"Q4_0", "Q4_K_M", "Q8_0"};
+    const BenchModel *gm = &models[n_models - 1];
+    int gguf_steps = quick ? 32 : 128, gguf_runs = quick ? 1 : 3;
+    printf("\nGGUF: decode of %d tokens from position 0 (llama-bench tg%d), median of %d run%s\n\n",
+           gguf_steps, gguf_steps, gguf_runs, gguf_runs > 1 ? "s" : "");
+    printf("%-12s %-6s %7s %13s %9s %12s\n", "model", "type", "threads", "decode tok/s", "MB/token",
+           "bw share");
+    fflush(stdout);
+    for (size_t g = 0; g < sizeof gguf_types / sizeof gguf_types[0]; g++) {
+        size_t size;
+        void *data = gguf_file(dir, gen, convert, gm, gguf_types[g], &size);
+        if (!data) return 1;
+        char err[256];
+        Transformer t;
+        if (transformer_load(&t, data, size, err, sizeof err) != 0) {
+            fprintf(stderr, "bench: %s %s: %s\n", gm->name, gguf_types[g], err);
+            return 1;
+        }
+        double bytes = (double)size; /* the tensors are nearly all of the file, each read once per token */
+        for (int k = 0; k < n_counts; k++) {
+            thread_pool_start(thread_counts[k]);
+            double decode = decode_from_start(&t, gguf_steps, gguf_runs);
+            thread_pool_stop();
+            printf("%-12s %-6s %7d %13.1f %9.1f %11.0f%%\n", gm->name, gguf_types[g], thread_counts[k],
+                   decode, bytes / 1e6, 100.0 * decode / (bandwidth[k] / bytes));
+            fflush(stdout);
+        }
+        transformer_free(&t);
         free(data);
     }
     return 0;

@@ -1,5 +1,5 @@
 /* bench_forward - times the forward pass on a checkpoint file (llama2.c .bin or GGUF).
- * Usage: bench_forward MODEL.bin [-n POSITIONS] [--kernels auto|scalar|sse2|avx2]
+ * Usage: bench_forward MODEL.bin [-n POSITIONS] [--kernels auto|scalar|sse2|avx2|avx512]
  *                      [--q8 [GS]] [--prefill N] [--threads N]
  * Decode: feeds its own greedy argmax back in (from BOS), prints ms/token and
  * tok/s. --q8 quantises an fp32 model to int8 at load (group size GS, default
@@ -18,8 +18,9 @@
 #include "tools/file_util.h"
 #include "tools/thread_pool.h"
 
-static const char *usage = "usage: bench_forward MODEL.bin|MODEL.gguf [-n POSITIONS] [--kernels auto|scalar|sse2|avx2] "
-                           "[--q8 [GS]] [--prefill N] [--threads N]\n";
+static const char *usage =
+    "usage: bench_forward MODEL.bin|MODEL.gguf [-n POSITIONS] [--kernels auto|scalar|sse2|avx2|avx512] "
+    "[--q8 [GS]] [--prefill N] [--threads N]\n";
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -116,12 +117,15 @@ int main(int argc, char **argv) {
         return 2;
     }
     int has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (!strcmp(kernel, "auto"))
-        kernels_select(has_avx2);
+    int has_avx512 = has_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    if (!strcmp(kernel, "auto")) /* natively the widest set is the fastest */
+        kernels_select_level(has_avx512 ? KERNELS_AVX512 : has_avx2 ? KERNELS_AVX2 : KERNELS_SSE2);
     else if (!strcmp(kernel, "sse2"))
-        kernels_select(0);
+        kernels_select_level(KERNELS_SSE2);
     else if (!strcmp(kernel, "avx2") && has_avx2)
-        kernels_select(1);
+        kernels_select_level(KERNELS_AVX2);
+    else if (!strcmp(kernel, "avx512") && has_avx512)
+        kernels_select_level(KERNELS_AVX512);
     else if (!strcmp(kernel, "scalar"))
         kernels = &kernels_scalar;
     else {
@@ -165,8 +169,9 @@ int main(int argc, char **argv) {
     for (int pos = 0; pos < positions; pos++)
         token = argmax(transformer_forward(&t, token, pos), c->vocab_size);
     double elapsed = now_seconds() - start;
-    printf("kernels %s, %d thread%s: %d positions in %.3f s: %.3f ms/token, %.1f tok/s\n", kernels->name, threads,
-           threads == 1 ? "" : "s", positions, elapsed, 1e3 * elapsed / positions, positions / elapsed);
+    printf("kernels %s, %d thread%s: %d positions in %.3f s: %.3f ms/token, %.1f tok/s\n", kernels->name,
+           threads, threads == 1 ? "" : "s", positions, elapsed, 1e3 * elapsed / positions,
+           positions / elapsed);
     if (prefill) bench_prefill(&t, prefill);
     thread_pool_stop();
     transformer_free(&t);
