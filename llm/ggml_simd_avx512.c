@@ -1,11 +1,13 @@
 /* ggml_simd_avx512.c - AVX-512 (BW, VL, VNNI) matmuls of ggml weight rows
  * with quantised activations for Q8_0, Q4_0, Q4_K and Q6_K: eight rows per
  * pass share the activation loads (measured 5-8% faster than four on the
- * 110M shape, 2 threads). Q8_0/Q4_0 hold four rows side by side in one
- * register (one lane group per row), so the per-block scale work is shared
- * too; the k-quants keep one accumulator per row. Every
- * lane's arithmetic depends only on its own row, so a row's result is the
- * same whichever rows it is grouped with (short groups repeat a row).
+ * 110M shape, 2 threads), addressed as one pointer and the row stride (an
+ * array of row pointers spilled registers). Q4_0 holds four rows side by
+ * side in one register and Q8_0 two (a lane group per row), so the
+ * per-block scale work is shared too; the k-quants keep one accumulator per
+ * row. Every lane's arithmetic depends only on its own row, so a row's
+ * result is the same whichever rows it is grouped with (a short tail is
+ * redone as the last eight rows).
  * Built with a target attribute (the file compiles with SSE2 baseline
  * flags); ggml_avx512_usable says whether the CPU and OS allow it. */
 #include <immintrin.h>
@@ -45,20 +47,6 @@ int ggml_avx512_usable(void) {
     return usable;
 }
 
-static inline uint64_t load_half(const uint8_t *p) {
-    uint16_t h;
-    __builtin_memcpy(&h, p, 2);
-    return h;
-}
-
-/* The half scales at offset off of four rows, times the activation scale,
- * as four floats. */
-AVX512 static inline __m128 four_scales(const uint8_t *const w[4], size_t off, float ad) {
-    uint64_t h = load_half(w[0] + off) | load_half(w[1] + off) << 16 | load_half(w[2] + off) << 32 |
-                 load_half(w[3] + off) << 48;
-    return _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)h)), _mm_set1_ps(ad));
-}
-
 /* Sum of the four floats of 128-bit lane r. */
 AVX512 static inline float lane_sum(__m512 v, int r) {
     __m128 h;
@@ -86,118 +74,135 @@ AVX512 static inline float half_sum(__m512 v, int upper) {
     return sse2_hsum_ps(q);
 }
 
-/* Row pointers of a group of four starting at row i; rows past count
- * repeat the last one (computed and dropped). */
-static inline void group_rows(const uint8_t *w[4], const uint8_t *rows, size_t row_bytes, int i, int count) {
-    for (int r = 0; r < 4; r++) {
-        int row = i + r < count ? i + r : count - 1;
-        w[r] = rows + (size_t)row * row_bytes;
-    }
-}
-
-/* Prefetch the group AHEAD_ROWS / 4 ahead: rows are contiguous, so a
- * group is one run of 4 * row_bytes and block b's share of it starts at
- * 4 * b block bytes. Lines are rounded up (some asked for twice, and the
- * next share's start early), which measured faster than asking for each
- * line once. Prefetches past the last row are harmless (never fault). */
+/* Prefetch the rows AHEAD_ROWS on: a group of eight rows is one run of
+ * 8 * row_bytes, and block b's share of it starts at 8 * b block bytes
+ * (callers pass twice the block size: 4 * (2 * block) per block). Lines
+ * are rounded up (some asked for twice, and the next share's start early),
+ * which measured faster than asking for each line once. Prefetches past
+ * the last row are harmless (never fault). */
 #define PREFETCH_GROUP(ahead, b, BLOCK_BYTES)                                                                \
     for (size_t line = 0; line < 4 * (size_t)(BLOCK_BYTES); line += 64)                                      \
     _mm_prefetch((const char *)(ahead) + 4 * (size_t)(b) * (BLOCK_BYTES) + line, PREFETCH_HINT)
 
 /* ---------------------------------------------------------------- Q4_0 */
 
-/* Lanes 4r..4r+3 are row r: its 16 packed bytes sit in 128-bit lane r;
- * low nibbles meet x[0..15], high nibbles x[16..31] (both broadcast). The
- * nibbles are unsigned (0..15), so the -8 is 8 * sum(x), shared: taken off
- * lane 0 of each row (its lanes are summed at the end). */
-/* One block of four Q4_0 rows (w[0..3]) against broadcast activations:
- * acc += d * (q . x - 8 sum(x)) in each row's lanes. */
-AVX512 static inline __m512 q4_0_four(const uint8_t *const w[4], size_t off, const BlockQ8A *a, __m512i xlo,
-                                      __m512i xhi, __m512 acc) {
-    const __m512i m4 = _mm512_set1_epi8(0x0f);
-    const __m512i spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-    __m512i q = _mm512_castsi128_si512(load16(w[0] + off + 2));
-    q = _mm512_inserti32x4(q, load16(w[1] + off + 2), 1);
-    q = _mm512_inserti32x4(q, load16(w[2] + off + 2), 2);
-    q = _mm512_inserti32x4(q, load16(w[3] + off + 2), 3);
-    __m512i s = _mm512_maskz_set1_epi32(0x1111, -8 * a->qsum);
-    s = _mm512_dpbusd_epi32(s, _mm512_and_si512(q, m4), xlo);
-    s = _mm512_dpbusd_epi32(s, _mm512_and_si512(_mm512_srli_epi16(q, 4), m4), xhi);
-    __m512 d = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(four_scales(w, off, a->d)));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), d, acc);
+static inline short load_i16(const uint8_t *p) {
+    short v;
+    __builtin_memcpy(&v, p, 2);
+    return v;
 }
+
+/* The half scales at p of four rows rb apart, as floats: row r's in lanes
+ * 4r..4r+3 (masked broadcasts straight from memory). */
+AVX512 static inline __m512 row_scales4(const uint8_t *p, size_t rb) {
+    __m256i h = _mm256_maskz_set1_epi16(0x000f, load_i16(p));
+    h = _mm256_mask_set1_epi16(h, 0x00f0, load_i16(p + rb));
+    h = _mm256_mask_set1_epi16(h, 0x0f00, load_i16(p + 2 * rb));
+    h = _mm256_mask_set1_epi16(h, 0xf000, load_i16(p + 3 * rb));
+    return _mm512_cvtph_ps(h);
+}
+
+/* The 16 bytes at p of four rows rb apart, row r in 128-bit lane r. */
+AVX512 static inline __m512i row_bytes4(const uint8_t *p, size_t rb) {
+    __m512i q = _mm512_castsi128_si512(load16(p));
+    q = _mm512_inserti32x4(q, load16(p + rb), 1);
+    q = _mm512_inserti32x4(q, load16(p + 2 * rb), 2);
+    return _mm512_inserti32x4(q, load16(p + 3 * rb), 3);
+}
+
+/* One block of four Q4_0 rows (p, rb apart): lanes 4r..4r+3 are row r, its
+ * low nibbles meeting x[0..15] and its high ones x[16..31] (both
+ * broadcast). The nibbles are unsigned (0..15), so the -8 is 8 * sum(x),
+ * shared: `bias` holds it in lane 0 of each row (the lanes are summed at the
+ * end). acc += d_w * d_x * (q . x - 8 sum(x)). */
+AVX512 static inline __m512 q4_0_four(const uint8_t *p, size_t rb, __m512i xlo, __m512i xhi, __m512i bias,
+                                      __m512 dx, __m512 acc) {
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    __m512i q = row_bytes4(p + 2, rb);
+    __m512i s = _mm512_dpbusd_epi32(bias, _mm512_and_si512(q, m4), xlo);
+    s = _mm512_dpbusd_epi32(s, _mm512_and_si512(_mm512_srli_epi16(q, 4), m4), xhi);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(row_scales4(p, rb), dx), acc);
+}
+
+/* Eight rows rb apart (rb 0: one row eight times) into out[0..7]. */
+AVX512 static void q4_0_eight(float *out, const uint8_t *p, size_t rb, const BlockQ8A *a, int blocks,
+                              const uint8_t *ahead) {
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    for (int b = 0; b < blocks; b++, p += sizeof(BlockQ4_0)) {
+        PREFETCH_GROUP(ahead, b, 2 * sizeof(BlockQ4_0));
+        __m512i xlo = _mm512_broadcast_i32x4(load16(a[b].qs));
+        __m512i xhi = _mm512_broadcast_i32x4(load16(a[b].qs + 16));
+        __m512i bias = _mm512_maskz_set1_epi32(0x1111, -8 * a[b].qsum);
+        __m512 dx = _mm512_set1_ps(a[b].d);
+        acc0 = q4_0_four(p, rb, xlo, xhi, bias, dx, acc0);
+        acc1 = q4_0_four(p + 4 * rb, rb, xlo, xhi, bias, dx, acc1);
+    }
+    for (int r = 0; r < 4; r++) out[r] = lane_sum(acc0, r), out[4 + r] = lane_sum(acc1, r);
+}
+
+/* Rows in groups of eight; a short tail is done as the last eight rows
+ * again (each row's result is the same in any group), or row by row when
+ * there are fewer than eight in all. */
+#define EIGHT_ROWS(EIGHT, out, rows, row_bytes, a, blocks, count)                                            \
+    do {                                                                                                     \
+        int i_ = 0;                                                                                          \
+        for (; i_ + 8 <= (count); i_ += 8)                                                                   \
+            EIGHT((out) + i_, (rows) + (size_t)i_ * (row_bytes), (row_bytes), (a), (blocks),                 \
+                  (rows) + (size_t)(i_ + AHEAD_ROWS) * (row_bytes));                                         \
+        if (i_ == (count)) break;                                                                            \
+        if ((count) >= 8) {                                                                                  \
+            float last_[8];                                                                                  \
+            EIGHT(last_, (rows) + (size_t)((count)-8) * (row_bytes), (row_bytes), (a), (blocks), (rows));    \
+            for (; i_ < (count); i_++) (out)[i_] = last_[i_ - ((count)-8)];                                  \
+            break;                                                                                           \
+        }                                                                                                    \
+        for (; i_ < (count); i_++) {                                                                         \
+            float one_[8];                                                                                   \
+            EIGHT(one_, (rows) + (size_t)i_ * (row_bytes), 0, (a), (blocks), (rows));                        \
+            (out)[i_] = one_[0];                                                                             \
+        }                                                                                                    \
+    } while (0)
 
 AVX512 static void avx512_matmul_q4_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act,
                                       int n, int count) {
-    const BlockQ8A *a = act;
-    int blocks = n / QK32;
-    for (int i = 0; i < count; i += 8) {
-        const uint8_t *w[8];
-        group_rows(w, rows, row_bytes, i, count);
-        group_rows(w + 4, rows, row_bytes, i + 4 < count ? i + 4 : count - 1, count);
-        const uint8_t *ahead = rows + (size_t)(i + AHEAD_ROWS) * row_bytes;
-        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-        for (int b = 0; b < blocks; b++) {
-            size_t off = (size_t)b * sizeof(BlockQ4_0);
-            PREFETCH_GROUP(ahead, b, 2 * sizeof(BlockQ4_0));
-            __m512i xlo = _mm512_broadcast_i32x4(load16(a[b].qs));
-            __m512i xhi = _mm512_broadcast_i32x4(load16(a[b].qs + 16));
-            acc0 = q4_0_four(w, off, &a[b], xlo, xhi, acc0);
-            acc1 = q4_0_four(w + 4, off, &a[b], xlo, xhi, acc1);
-        }
-        for (int r = 0; r < 4 && i + r < count; r++) out[i + r] = lane_sum(acc0, r);
-        for (int r = 0; r < 4 && i + 4 + r < count; r++) out[i + 4 + r] = lane_sum(acc1, r);
-    }
+    EIGHT_ROWS(q4_0_eight, out, rows, row_bytes, (const BlockQ8A *)act, n / QK32, count);
 }
 
 /* ---------------------------------------------------------------- Q8_0 */
 
-/* One block of four Q8_0 rows (w[0..3]): rows 0/1 in the halves of one
- * register, rows 2/3 in another. VNNI takes unsigned times signed, so the
- * activations come flipped: (x + 128) . w - 128 * sum(w). */
-AVX512 static inline void q8_0_four(const uint8_t *const w[4], size_t off, const BlockQ8A *a, __m512i xu,
-                                    __m512 acc[2]) {
-    const __m512i flip = _mm512_set1_epi8((char)0x80);
-    const __m512i lo_pair = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512i hi_pair = _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2);
-    __m512i q01 =
-        _mm512_inserti64x4(_mm512_castsi256_si512(load32(w[0] + off + 2)), load32(w[1] + off + 2), 1);
-    __m512i q23 =
-        _mm512_inserti64x4(_mm512_castsi256_si512(load32(w[2] + off + 2)), load32(w[3] + off + 2), 1);
-    __m512i zero = _mm512_setzero_si512();
-    __m512i s01 = _mm512_sub_epi32(_mm512_dpbusd_epi32(zero, xu, q01), _mm512_dpbusd_epi32(zero, flip, q01));
-    __m512i s23 = _mm512_sub_epi32(_mm512_dpbusd_epi32(zero, xu, q23), _mm512_dpbusd_epi32(zero, flip, q23));
-    __m512 d4 = _mm512_castps128_ps512(four_scales(w, off, a->d));
-    acc[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s01), _mm512_permutexvar_ps(lo_pair, d4), acc[0]);
-    acc[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s23), _mm512_permutexvar_ps(hi_pair, d4), acc[1]);
+/* The half scales at p of two rows rb apart as floats: the first row's in
+ * lanes 0-7, the second's in 8-15. */
+AVX512 static inline __m512 row_scales2(const uint8_t *p, size_t rb) {
+    __m256i h = _mm256_maskz_set1_epi16(0x00ff, load_i16(p));
+    return _mm512_cvtph_ps(_mm256_mask_set1_epi16(h, 0xff00, load_i16(p + rb)));
 }
 
-AVX512 static inline void store_q8_0_four(float *out, const __m512 acc[2], int rows) {
-    float sums[4] = {half_sum(acc[0], 0), half_sum(acc[0], 1), half_sum(acc[1], 0), half_sum(acc[1], 1)};
-    for (int r = 0; r < 4 && r < rows; r++) out[r] = sums[r];
+/* One block of two Q8_0 rows (p, rb apart) in the halves of one register.
+ * VNNI takes unsigned times signed, so the activations come flipped:
+ * (x + 128) . w - 128 * sum(w). */
+AVX512 static inline __m512 q8_0_two(const uint8_t *p, size_t rb, __m512i xu, __m512 dx, __m512 acc) {
+    const __m512i flip = _mm512_set1_epi8((char)0x80), zero = _mm512_setzero_si512();
+    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(load32(p + 2)), load32(p + rb + 2), 1);
+    __m512i s = _mm512_sub_epi32(_mm512_dpbusd_epi32(zero, xu, q), _mm512_dpbusd_epi32(zero, flip, q));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(row_scales2(p, rb), dx), acc);
+}
+
+AVX512 static void q8_0_eight(float *out, const uint8_t *p, size_t rb, const BlockQ8A *a, int blocks,
+                              const uint8_t *ahead) {
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (int b = 0; b < blocks; b++, p += sizeof(BlockQ8_0)) {
+        PREFETCH_GROUP(ahead, b, 2 * sizeof(BlockQ8_0));
+        __m512i xu = _mm512_xor_si512(_mm512_broadcast_i64x4(load32(a[b].qs)), flip);
+        __m512 dx = _mm512_set1_ps(a[b].d);
+        for (int k = 0; k < 4; k++) acc[k] = q8_0_two(p + 2 * k * rb, rb, xu, dx, acc[k]);
+    }
+    for (int k = 0; k < 4; k++) out[2 * k] = half_sum(acc[k], 0), out[2 * k + 1] = half_sum(acc[k], 1);
 }
 
 AVX512 static void avx512_matmul_q8_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act,
                                       int n, int count) {
-    const BlockQ8A *a = act;
-    const __m512i flip = _mm512_set1_epi8((char)0x80);
-    int blocks = n / QK32;
-    for (int i = 0; i < count; i += 8) {
-        const uint8_t *w[8];
-        group_rows(w, rows, row_bytes, i, count);
-        group_rows(w + 4, rows, row_bytes, i + 4 < count ? i + 4 : count - 1, count);
-        const uint8_t *ahead = rows + (size_t)(i + AHEAD_ROWS) * row_bytes;
-        __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-        for (int b = 0; b < blocks; b++) {
-            size_t off = (size_t)b * sizeof(BlockQ8_0);
-            PREFETCH_GROUP(ahead, b, 2 * sizeof(BlockQ8_0));
-            __m512i xu = _mm512_xor_si512(_mm512_broadcast_i64x4(load32(a[b].qs)), flip);
-            q8_0_four(w, off, &a[b], xu, acc);
-            q8_0_four(w + 4, off, &a[b], xu, acc + 2);
-        }
-        store_q8_0_four(out + i, acc, count - i);
-        store_q8_0_four(out + i + 4, acc + 2, count - i - 4);
-    }
+    EIGHT_ROWS(q8_0_eight, out, rows, row_bytes, (const BlockQ8A *)act, n / QK32, count);
 }
 
 /* ---------------------------------------------------------------- Q4_K */
@@ -279,29 +284,25 @@ AVX512 static inline __m512i pick_q6(int k) {
 }
 
 #define KQ_MATMUL(NAME, WBLOCK, BLOCKFN, S0, S1, S2, S3, GAP, PICKS)                                         \
-    AVX512 static void NAME(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,       \
-                            int count) {                                                                     \
-        const BlockQ8K *a = act;                                                                             \
+    AVX512 static void NAME##_eight(float *out, const uint8_t *p, size_t rb, const BlockQ8K *a, int blocks,  \
+                                    const uint8_t *ahead) {                                                  \
         static const int start[4] = {S0, S1, S2, S3};                                                        \
         __m512i pick[4];                                                                                     \
         PICKS;                                                                                               \
-        int blocks = n / QK_K;                                                                               \
-        for (int i = 0; i < count; i += 8) {                                                                 \
-            const uint8_t *w[8];                                                                             \
-            group_rows(w, rows, row_bytes, i, count);                                                        \
-            group_rows(w + 4, rows, row_bytes, i + 4 < count ? i + 4 : count - 1, count);                    \
-            const uint8_t *ahead = rows + (size_t)(i + AHEAD_ROWS) * row_bytes;                              \
-            __m512 acc[8];                                                                                   \
-            for (int r = 0; r < 8; r++) acc[r] = _mm512_setzero_ps();                                        \
-            for (int b = 0; b < blocks; b++) {                                                               \
-                __m512i x[4];                                                                                \
-                k_act(a[b].qs, start, GAP, x);                                                               \
-                PREFETCH_GROUP(ahead, b, 2 * sizeof(WBLOCK));                                                \
-                for (int r = 0; r < 8; r++)                                                                  \
-                    acc[r] = BLOCKFN((const WBLOCK *)w[r] + b, &a[b], x, pick, acc[r]);                      \
-            }                                                                                                \
-            for (int r = 0; r < 8 && i + r < count; r++) out[i + r] = _mm512_reduce_add_ps(acc[r]);          \
+        __m512 acc[8];                                                                                       \
+        for (int r = 0; r < 8; r++) acc[r] = _mm512_setzero_ps();                                            \
+        for (int b = 0; b < blocks; b++, p += sizeof(WBLOCK)) {                                              \
+            __m512i x[4];                                                                                    \
+            k_act(a[b].qs, start, GAP, x);                                                                   \
+            PREFETCH_GROUP(ahead, b, 2 * sizeof(WBLOCK));                                                    \
+            for (int r = 0; r < 8; r++)                                                                      \
+                acc[r] = BLOCKFN((const WBLOCK *)(p + r * rb), &a[b], x, pick, acc[r]);                      \
         }                                                                                                    \
+        for (int r = 0; r < 8; r++) out[r] = _mm512_reduce_add_ps(acc[r]);                                   \
+    }                                                                                                        \
+    AVX512 static void NAME(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,       \
+                            int count) {                                                                     \
+        EIGHT_ROWS(NAME##_eight, out, rows, row_bytes, (const BlockQ8K *)act, n / QK_K, count);              \
     }
 
 /* Q4_K: register h of the low nibbles holds scales 4h (words 0-15) and
