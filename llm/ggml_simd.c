@@ -331,6 +331,20 @@ ggml_matmul_fn ggml_matmul_best(uint32_t type) {
     return level >= KERNELS_AVX2 ? ggml_matmul_simd(type, level >= KERNELS_AVX512 ? 2 : 1) : NULL;
 }
 
+static void scalar_quantize_act_q8a(void *out, const float *x, int n) {
+    ggml_quantize_act_q8a(out, x, n);
+}
+
+static void scalar_quantize_act_q8k(void *out, const float *x, int n) {
+    ggml_quantize_act_q8k(out, x, n);
+}
+
+ggml_act_quantize_fn ggml_act_quantizer_best(int act) {
+    ggml_act_quantize_fn fn = kernels_level() >= KERNELS_AVX512 ? ggml_act_quantizer_avx512(act) : NULL;
+    if (fn) return fn;
+    return act == ACT_Q8K ? scalar_quantize_act_q8k : scalar_quantize_act_q8a;
+}
+
 ggml_vec_dot_fn ggml_vec_dot_best(uint32_t type) {
     if (kernels == &kernels_scalar) return ggml_vec_dot_scalar(type);
     int level = kernels_level();

@@ -321,6 +321,75 @@ AVX512 static inline void picks_q6_k(__m512i pick[4]) {
 KQ_MATMUL(avx512_matmul_q4_k, BlockQ4_K, q4_k_block, 0, 32, 128, 160, 64, picks_q4_k(pick))
 KQ_MATMUL(avx512_matmul_q6_k, BlockQ6_K, q6_k_block, 0, 32, 64, 96, 128, picks_q6_k(pick))
 
+/* ---------------------------------------------------------------- activations
+ * The scalar quantisers of ggml_types.c, bit for bit: the same float
+ * products, the same rounding (Q8A: halves away from zero, from the exact
+ * fraction; Q8K: to nearest even, as the magic-number add does), and the
+ * same maxima (exact, whatever the order; NaN ignored as there). */
+
+AVX512 static void avx512_quantize_act_q8a(void *blocks, const float *x, int n) {
+    BlockQ8A *out = blocks;
+    const __m512 half = _mm512_set1_ps(0.5f), minus_half = _mm512_set1_ps(-0.5f);
+    const __m512i one = _mm512_set1_epi32(1);
+    for (int b = 0; b < n / QK32; b++, x += QK32) {
+        __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+        __m512 m = _mm512_max_ps(_mm512_abs_ps(x1), _mm512_max_ps(_mm512_abs_ps(x0), _mm512_setzero_ps()));
+        float amax = _mm512_reduce_max_ps(m);
+        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        __m512i sum = _mm512_setzero_si512();
+        for (int h = 0; h < 2; h++) {
+            __m512 v = _mm512_mul_ps(h ? x1 : x0, _mm512_set1_ps(id));
+            __m512i t = _mm512_cvttps_epi32(v);
+            __m512 frac = _mm512_sub_ps(v, _mm512_cvtepi32_ps(t));
+            t = _mm512_mask_add_epi32(t, _mm512_cmp_ps_mask(frac, half, _CMP_GE_OQ), t, one);
+            t = _mm512_mask_sub_epi32(t, _mm512_cmp_ps_mask(frac, minus_half, _CMP_LE_OQ), t, one);
+            _mm_storeu_si128((__m128i *)(out[b].qs + 16 * h), _mm512_cvtepi32_epi8(t));
+            sum = _mm512_add_epi32(sum, t);
+        }
+        int total = _mm512_reduce_add_epi32(sum);
+        out[b].qsum = total;
+        out[b].d = ggml_fp16_to_fp32(ggml_fp32_to_fp16(d));
+        out[b].s = ggml_fp16_to_fp32(ggml_fp32_to_fp16((float)total * d));
+    }
+}
+
+AVX512 static void avx512_quantize_act_q8k(void *blocks, const float *x, int n) {
+    BlockQ8K *out = blocks;
+    const __m512i lim = _mm512_set1_epi32(127), neg_lim = _mm512_set1_epi32(-127);
+    for (int b = 0; b < n / QK_K; b++, x += QK_K) {
+        __m512 m = _mm512_setzero_ps();
+        for (int j = 0; j < QK_K; j += 16) m = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x + j)), m);
+        float amax = _mm512_reduce_max_ps(m);
+        if (amax == 0.0f) {
+            __builtin_memset(&out[b], 0, sizeof(out[b]));
+            continue;
+        }
+        /* the first value of the largest magnitude, as the scalar loop keeps */
+        float max = 0;
+        for (int j = 0; j < QK_K; j += 16) {
+            __mmask16 hit = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(x + j)), _mm512_set1_ps(amax),
+                                               _CMP_EQ_OQ);
+            if (hit) {
+                max = x[j + __builtin_ctz(hit)];
+                break;
+            }
+        }
+        float iscale = -127.0f / max;
+        for (int j = 0; j < QK_K; j += 16) {
+            __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + j), _mm512_set1_ps(iscale)));
+            v = _mm512_max_epi32(_mm512_min_epi32(v, lim), neg_lim);
+            _mm_storeu_si128((__m128i *)(out[b].qs + j), _mm512_cvtepi32_epi8(v));
+            out[b].bsums[j / 16] = (int16_t)_mm512_reduce_add_epi32(v);
+        }
+        out[b].d = 1.0f / iscale;
+    }
+}
+
+ggml_act_quantize_fn ggml_act_quantizer_avx512(int act) {
+    if (!ggml_avx512_usable()) return NULL;
+    return act == ACT_Q8A ? avx512_quantize_act_q8a : act == ACT_Q8K ? avx512_quantize_act_q8k : NULL;
+}
+
 #define AVX512_DOT(NAME, MATMUL)                                                                             \
     AVX512 static float NAME(const void *row, const void *act, int n) {                                      \
         float out;                                                                                           \

@@ -93,6 +93,7 @@ int ggml_avx512_usable(void);
  * the CPU lacks them. */
 ggml_matmul_fn ggml_matmul_avx512(uint32_t type);
 ggml_vec_dot_fn ggml_vec_dot_avx512(uint32_t type);
+ggml_act_quantize_fn ggml_act_quantizer_avx512(int act);
 
 /* The rarer types' SIMD dots (ggml_simd_more.c); NULL for other types. */
 ggml_vec_dot_fn ggml_vec_dot_simd_more(uint32_t type, int avx2);

@@ -144,6 +144,10 @@ void ggml_dequantize_row(uint32_t type, const void *row, float *out, int n);
 /* Activations: x (n values) into Q8A blocks (n % 32 == 0) / Q8K blocks (n % 256 == 0). */
 void ggml_quantize_act_q8a(BlockQ8A *out, const float *x, int n);
 void ggml_quantize_act_q8k(BlockQ8K *out, const float *x, int n);
+/* Either of them (act ACT_Q8A: BlockQ8A, ACT_Q8K: BlockQ8K) as the active
+ * kernel set does it: the same bytes, SIMD where the set has it. */
+typedef void (*ggml_act_quantize_fn)(void *out, const float *x, int n);
+ggml_act_quantize_fn ggml_act_quantizer_best(int act);
 
 /* Dot product of one weight row (n values) with activations in the format
  * ggml_type_info(type)->act names: fp32 x for F32/F16/BF16, else blocks. */

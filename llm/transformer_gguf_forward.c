@@ -68,10 +68,10 @@ static void group_rows(void *ctx, int r0, int r1) {
 static const void *activations_for(GgufModel *m, MatmulInput *in, const GTensor *w) {
     switch (ggml_type_info(w->type)->act) {
     case ACT_Q8A:
-        if (!in->have_a) ggml_quantize_act_q8a(m->act_a, in->x, in->n), in->have_a = 1;
+        if (!in->have_a) ggml_act_quantizer_best(ACT_Q8A)(m->act_a, in->x, in->n), in->have_a = 1;
         return m->act_a;
     case ACT_Q8K:
-        if (!in->have_k) ggml_quantize_act_q8k(m->act_k, in->x, in->n), in->have_k = 1;
+        if (!in->have_k) ggml_act_quantizer_best(ACT_Q8K)(m->act_k, in->x, in->n), in->have_k = 1;
         return m->act_k;
     default:
         return in->x;

@@ -302,6 +302,54 @@ static void test_simd_dots(void) {
     }
 }
 
+/* The kernel sets' activation quantisers give the scalar bytes exactly:
+ * random values, exact rounding ties (x / d = k + 0.5 in both directions),
+ * zero blocks, tiny and huge values, and a largest magnitude met twice
+ * with both signs (Q8K keeps the first). */
+static void test_act_quantizers(void) {
+    enum { N = 4 * QK_K };
+    static float x[N];
+    static BlockQ8A want_a[N / QK32], got_a[N / QK32];
+    static BlockQ8K want_k[N / QK_K], got_k[N / QK_K];
+    int top = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? KERNELS_SSE2
+              : ggml_avx512_usable()                                             ? KERNELS_AVX512
+                                                                                 : KERNELS_AVX2;
+    if (top < KERNELS_AVX512) printf("note: no AVX-512 VNNI here, only the scalar quantisers are compared\n");
+    for (int level = KERNELS_SSE2; level <= top; level++) {
+        kernels_select_level(level);
+        uint64_t state = 0x2545F4914F6CDD1Dull;
+        int same_a = 1, same_k = 1;
+        for (int round = 0; round < 200; round++) {
+            for (int i = 0; i < N; i++) {
+                state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+                int kind = round % 5;
+                float r = (float)((int)(state % 20001) - 10000) / 1000.0f;
+                x[i] = kind == 0             ? r
+                       : kind == 1           ? (float)((int)(state % 255) - 127) + (i & 1 ? 0.5f : -0.5f)
+                       : kind == 2           ? r * 1e-30f
+                       : kind == 3           ? r * 1e30f
+                       : (i / QK32) % 3 == 0 ? 0.0f
+                                             : r;
+            }
+            if (round % 5 == 1)
+                for (int b = 0; b < N / QK32; b++)
+                    x[b * QK32] = b & 1 ? 127.0f : -127.0f, x[b * QK32 + 5] = 127.0f;
+            ggml_quantize_act_q8a(want_a, x, N);
+            ggml_act_quantizer_best(ACT_Q8A)(got_a, x, N);
+            ggml_quantize_act_q8k(want_k, x, N);
+            ggml_act_quantizer_best(ACT_Q8K)(got_k, x, N);
+            same_a &= memcmp(want_a, got_a, sizeof want_a) == 0;
+            same_k &= memcmp(want_k, got_k, sizeof want_k) == 0;
+        }
+        char name[96];
+        snprintf(name, sizeof name, "%s Q8A activation quantiser gives the scalar bytes", kernels->name);
+        check(same_a, name, "bytes differ");
+        snprintf(name, sizeof name, "%s Q8K activation quantiser gives the scalar bytes", kernels->name);
+        check(same_k, name, "bytes differ");
+    }
+    kernels_select(0);
+}
+
 int main(int argc, char **argv) {
     models_dir = models_dir_from_env();
     if (read_tokens("gguf-tests") != 0 || read_tokens("gguf-arch") != 0) {
@@ -355,6 +403,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 3; i++) check_model("gguf-arch", qwen[m], qwen_types[i]);
     test_half_scale();
     test_simd_dots();
+    test_act_quantizers();
     test_stories260k_greedy();
     test_other_files();
     return failures ? 1 : 0;
