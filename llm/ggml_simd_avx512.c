@@ -242,8 +242,12 @@ AVX512 static inline __m512 q4_k_block(const BlockQ4_K *w, const BlockQ8K *a, co
     __m128i m8 = _mm_loadl_epi64((const __m128i *)(words + 2));
     __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
     __m256i msum = _mm256_madd_epi16(load32(a->bsums), mins);
-    acc = _mm512_fmadd_ps(_mm512_set1_ps(a->d * half_scale(w->d)), _mm512_cvtepi32_ps(isum), acc);
-    return _mm512_fnmadd_ps(_mm512_set1_ps(a->d * half_scale(w->dmin)),
+    /* d and dmin side by side, converted by F16C (exact, subnormals too) */
+    uint32_t halves;
+    __builtin_memcpy(&halves, &w->d, 4);
+    __m128 dd = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)halves)), _mm_set1_ps(a->d));
+    acc = _mm512_fmadd_ps(_mm512_broadcastss_ps(dd), _mm512_cvtepi32_ps(isum), acc);
+    return _mm512_fnmadd_ps(_mm512_broadcastss_ps(_mm_movehdup_ps(dd)),
                             _mm512_cvtepi32_ps(_mm512_zextsi256_si512(msum)), acc);
 }
 
@@ -271,7 +275,8 @@ AVX512 static inline __m512 q6_k_block(const BlockQ6_K *w, const BlockQ8K *a, co
                                    _mm512_permutexvar_epi16(pick[k], sc));
     __m256i bias = _mm256_slli_epi32(_mm256_madd_epi16(load32(a->bsums), scales16), 5);
     isum = _mm512_sub_epi32(isum, _mm512_zextsi256_si512(bias));
-    return _mm512_fmadd_ps(_mm512_set1_ps(a->d * half_scale(w->d)), _mm512_cvtepi32_ps(isum), acc);
+    __m128 d = _mm_mul_ss(_mm_cvtph_ps(_mm_cvtsi32_si128(w->d)), _mm_set_ss(a->d));
+    return _mm512_fmadd_ps(_mm512_broadcastss_ps(d), _mm512_cvtepi32_ps(isum), acc);
 }
 
 /* Q6_K group k: words 0-7 scale 2k, 8-15 scale 2k+1 (half 0), 16-23 scale
