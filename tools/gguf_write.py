@@ -6,10 +6,13 @@ alignment padding, tensor data), independent of gguf-py and of our C reader.
 
     python3 tools/gguf_write.py OUT.gguf [--arch qwen2|qwen3] [--type F32|F16|Q8_0]
                                 [--seed N] [--untied] [--alignment N]
+    python3 tools/gguf_write.py OUT.gguf --think-script
 
 As a module: GGUFWriter (add_* metadata, add_tensor, write) and
 make_qwen_model(arch, seed, ...) -> (weights dict, config dict), used by
-tests/host/test_gguf_qwen3_ref.py.
+tests/host/test_gguf_qwen3_ref.py; make_script_model() for a model whose
+greedy answer is fixed (a Qwen3 think block, then "Z!"), used by the QEMU
+case test_gguf_think_block_shown_or_hidden.
 """
 import argparse
 import struct
@@ -122,9 +125,11 @@ class GGUFWriter:
             f.write(self.to_bytes())
 
 
-def byte_level_vocab():
+def byte_level_vocab(think=False):
     """A GPT-2 style byte-level vocabulary: the 256 bytes in GPT-2's
-    byte-to-unicode order, a few merges, then three control tokens."""
+    byte-to-unicode order, a few merges, then three control tokens; with
+    think, also a "\\n\\n" merge and Qwen3's <think> and </think> (user-defined
+    tokens, printed as their text)."""
     printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
     byte_char = {b: chr(b) for b in printable}
     extra = 0
@@ -135,12 +140,56 @@ def byte_level_vocab():
     order = printable + [b for b in range(256) if b not in printable]
     tokens = [byte_char[b] for b in order]
     merges = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("i", "n"), ("Ġ", "a"), ("e", "r")]
+    if think:
+        merges.append(("Ċ", "Ċ"))
     for a, b in merges:
         tokens.append(a + b)
     specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
     types = [1] * len(tokens) + [3] * len(specials)
     tokens += specials
+    if think:
+        tokens += ["<think>", "</think>"]
+        types += [4, 4]
     return tokens, types, [f"{a} {b}" for a, b in merges]
+
+
+# What the script model says after ChatML's "<|im_start|>assistant\n" (its
+# last token is "\n"): a think block, a blank line, then "Z!" and the end of
+# the turn.
+THINK_SCRIPT = ["Ċ", "<think>", "q", "</think>", "ĊĊ", "Z", "!", "<|im_end|>"]
+
+
+def make_script_model(script=THINK_SCRIPT, heads=4, head_dim=72, ffn=32, context=128):
+    """A qwen3 model whose greedy next token depends only on the current one
+    and follows `script`: one-hot embeddings, every attention and FFN matrix
+    zero (the residual stream stays the embedding), and an output row per
+    step of the script. For testing what the chat layer does with the
+    tokens (e.g. hiding the think block), not the maths."""
+    tokens, _, _ = byte_level_vocab(think=True)
+    vocab, dim = len(tokens), heads * head_dim
+    assert dim >= vocab, "one-hot embeddings need dim >= vocab"
+    zeros = lambda *shape: np.zeros(shape, dtype=np.float32)
+    ones = lambda n: np.ones(n, dtype=np.float32)
+    w = {"token_embd.weight": np.eye(vocab, dim, dtype=np.float32)}
+    p = "blk.0."
+    w[p + "attn_norm.weight"] = ones(dim)
+    for name in ("attn_q", "attn_k", "attn_v"):
+        w[p + name + ".weight"] = zeros(dim, dim)
+    w[p + "attn_q_norm.weight"] = ones(head_dim)
+    w[p + "attn_k_norm.weight"] = ones(head_dim)
+    w[p + "attn_output.weight"] = zeros(dim, dim)
+    w[p + "ffn_norm.weight"] = ones(dim)
+    w[p + "ffn_gate.weight"] = zeros(ffn, dim)
+    w[p + "ffn_down.weight"] = zeros(dim, ffn)
+    w[p + "ffn_up.weight"] = zeros(ffn, dim)
+    w["output_norm.weight"] = ones(dim)
+    out = zeros(vocab, dim)
+    for a, b in zip(script, script[1:]):
+        out[tokens.index(b), tokens.index(a)] = 1.0
+    w["output.weight"] = out
+    config = dict(arch="qwen3", dim=dim, ffn=ffn, layers=1, heads=heads, kv_heads=heads, head_dim=head_dim,
+                  vocab=vocab, context=context, eps=1e-6, rope_base=1e6, think=True)
+    return w, config
 
 
 def make_qwen_model(arch="qwen3", seed=7, dim=64, ffn=96, layers=2, heads=4, kv_heads=2, head_dim=32,
@@ -220,7 +269,7 @@ def qwen_gguf(weights, config, ggml_type=GGML_F32, alignment=32):
     g.add("test.bool", BOOL, True)
     g.add_array("test.f64s", FLOAT64, [1.5, -2.25])
     g.add_array("test.u8s", UINT8, [1, 2, 3])
-    tokens, types, merges = byte_level_vocab()
+    tokens, types, merges = byte_level_vocab(config.get("think", False))
     g.add("tokenizer.ggml.model", STRING, "gpt2")
     g.add("tokenizer.ggml.pre", STRING, "qwen2")
     g.add_array("tokenizer.ggml.tokens", STRING, tokens)
@@ -244,8 +293,13 @@ def main(argv):
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--untied", action="store_true")
     ap.add_argument("--alignment", type=int, default=32)
+    ap.add_argument("--think-script", action="store_true",
+                    help="the script model (make_script_model): a think block, then 'Z!'")
     args = ap.parse_args(argv)
-    weights, config = make_qwen_model(args.arch, args.seed, tied=not args.untied)
+    if args.think_script:
+        weights, config = make_script_model()
+    else:
+        weights, config = make_qwen_model(args.arch, args.seed, tied=not args.untied)
     g = qwen_gguf(weights, config, TYPE_NAMES[args.type], args.alignment)
     g.write(args.out)
     print(f"gguf_write: wrote {args.out}: {len(g.tensors)} tensors, {args.type}", file=sys.stderr)

@@ -1,10 +1,12 @@
 """cases_gguf.py - QEMU cases for GGUF models in the shell: a GGUF llama
 model answers with the llama2.c golden text, a qwen3 model chats over two
 turns exactly like a from-scratch host run of the whole conversation, the
-context limit is reported (then /chat slide), and a truncated GGUF is
-refused while the previous model keeps answering."""
+context limit is reported (then /chat slide), a truncated GGUF is
+refused while the previous model keeps answering, and Qwen3's think block
+is shown or hidden as /set think says."""
 import os
 import subprocess
+import sys
 
 from cases_boot import boot_to_prompt
 from cases_llm import answer, first_difference, golden, set_all
@@ -96,7 +98,36 @@ def test_gguf_qwen3_chat(ctx):
         assert stats.group(5) in ("steps", "eos"), stats.group(0)
 
 
+def test_gguf_think_block_shown_or_hidden(ctx):
+    """A script model (tools/gguf_write.py --think-script) answers every chat
+    turn with "<think>q</think>", a blank line, then "Z!": /set think hide
+    drops the block and the blank line after it, /set think show brings
+    them back."""
+    work = os.path.join(ctx.image_dir, "think-model")
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "think-script.gguf")
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable  # has numpy
+    subprocess.run([python, os.path.join(ROOT, "tools", "gguf_write.py"), path, "--think-script"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+    img = ctx.image("gguf-think", [path], "model=think-script.gguf\n")
+    shown = "<think>q</think>\n\nZ!"
+    with boot_to_prompt(ctx, image=img) as vm:
+        set_all(vm, temp=0, steps=20)
+        out = vm.command("/chat")
+        assert "chat: on (template chatml" in out, out
+        text, stats = answer(vm, "hi")
+        assert text.rstrip("\n") == shown, f"think show: {text!r}"
+        vm.command("/set think hide")
+        assert "think hide" in vm.command("/set"), "/set does not report think hide"
+        text, _ = answer(vm, "hi again")
+        assert text.rstrip("\n") == "Z!", f"think hide: {text!r}"
+        vm.command("/set think show")
+        text, _ = answer(vm, "once more")
+        assert text.rstrip("\n") == shown, f"think show again: {text!r}"
+
+
 CASES = [
     test_gguf_stories_golden,
     test_gguf_qwen3_chat,
+    test_gguf_think_block_shown_or_hidden,
 ]
