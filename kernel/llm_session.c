@@ -333,6 +333,7 @@ int chat_start(void) {
         return -1;
     }
     if (chat.active) chat_free(&chat.chat);
+    chat_drop_sampler();
     chat.active = 0;
     chat.full = 0;
     chat.pending[0] = '\0';
@@ -349,8 +350,31 @@ int chat_start(void) {
 
 void chat_stop(void) {
     if (chat.active) chat_free(&chat.chat);
+    chat_drop_sampler();
     chat.active = 0;
     chat.full = 0;
+}
+
+void chat_drop_sampler(void) {
+    if (chat.have_sampler) sampler_free(&chat.sampler);
+    chat.have_sampler = 0;
+}
+
+static int same_sampling(const struct settings *a, const struct settings *b) {
+    return a->temperature == b->temperature && a->topp == b->topp && a->min_p == b->min_p &&
+           a->repeat_penalty == b->repeat_penalty && a->top_k == b->top_k && a->seed == b->seed;
+}
+
+/* The conversation's sampler, made on its first turn or after a sampling
+ * setting changed; NULL when it cannot be made (reported). */
+static Sampler *chat_sampler(void) {
+    if (chat.have_sampler && !same_sampling(&chat.sampler_settings, &settings)) chat_drop_sampler();
+    if (!chat.have_sampler) {
+        if (make_sampler(&chat.sampler) != 0) return NULL;
+        chat.have_sampler = 1;
+        chat.sampler_settings = settings;
+    }
+    return &chat.sampler;
 }
 
 void chat_answer(const char *line) {
@@ -358,16 +382,15 @@ void chat_answer(const char *line) {
         kprintf("chat: the context is full: /chat reset (start over) or /chat slide (drop the oldest turns)\n");
         return;
     }
-    Sampler sampler;
-    if (make_sampler(&sampler) != 0) return;
+    Sampler *sampler = chat_sampler();
+    if (!sampler) return;
     chat.chat.hide_think = settings.hide_think;
     char err[200];
     int column = 0;
     GenerateIO io = {emit_text, ctrl_c_pressed, now_ns, NULL, &column};
     GenerateStats st;
-    int rc = chat_turn(&chat.chat, &current.transformer, &current.tokenizer, &sampler, line, settings.steps, &io,
+    int rc = chat_turn(&chat.chat, &current.transformer, &current.tokenizer, sampler, line, settings.steps, &io,
                        &st, err, sizeof err);
-    sampler_free(&sampler);
     if (column) console_write("\n", 1);
     if (rc == CHAT_NO_ROOM) {
         chat.full = 1;

@@ -9,6 +9,7 @@
 #include "kernel/llm_session.h"
 #include "llm/chat.h"
 #include "llm/generate.h"
+#include "llm/sampler.h"
 
 #define NAME_MAX_LEN 128
 
@@ -38,6 +39,12 @@ struct chat_session {
     char system[512];      /* /system TEXT */
     int full;              /* the last turn did not fit: /chat reset or /chat slide */
     char pending[512];     /* that turn, answered after /chat slide */
+    /* One sampler for the whole conversation (its random sequence goes on
+     * from turn to turn, as in llmrun -m chat), remade when a sampling
+     * setting changes and dropped when the conversation starts over. */
+    int have_sampler;
+    Sampler sampler;
+    struct settings sampler_settings;
 };
 
 struct answer_history {
@@ -60,6 +67,8 @@ int avx2_usable(void);
 /* Starts (or restarts) the conversation with the current settings; 0 or -1 (reported). */
 int chat_start(void);
 void chat_stop(void);
+/* Forgets the conversation's sampler (the next turn makes a new one). */
+void chat_drop_sampler(void);
 /* Answers one user turn of the conversation. */
 void chat_answer(const char *line);
 

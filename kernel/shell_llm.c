@@ -232,6 +232,7 @@ void shell_cmd_chat(const char *args) {
             return;
         }
         chat_reset(&chat.chat);
+        chat_drop_sampler(); /* starting over: the random sequence too */
         chat.full = 0;
         kprintf("chat: started over (%d tokens free)\n", chat.chat.capacity);
     } else if (strcmp(args, "slide") == 0) {

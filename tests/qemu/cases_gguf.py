@@ -31,12 +31,13 @@ def test_gguf_stories_golden(ctx):
         assert stats.group(5) == "steps", f"stop reason {stats.group(5)}"
 
 
-def host_chat(ctx, turns):
-    """What llmrun -m chat prints for these turns, run from scratch each turn."""
+def host_chat(ctx, turns, sampling=("-t", "0", "--chat-scratch")):
+    """What llmrun -m chat prints for these turns (by default greedy, run from
+    scratch each turn)."""
     if not os.path.exists(LLMRUN):
         raise AssertionError("build/host/llmrun is missing: run make")
-    r = subprocess.run([LLMRUN, ctx.model(QWEN), "-m", "chat", "-t", "0", "-n", str(STEPS), "-y", SYSTEM,
-                        "--chat-scratch"], input="".join(t + "\n" for t in turns).encode(),
+    r = subprocess.run([LLMRUN, ctx.model(QWEN), "-m", "chat", "-n", str(STEPS), "-y", SYSTEM, *sampling],
+                       input="".join(t + "\n" for t in turns).encode(),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True, timeout=120)
     return r.stdout.decode("utf-8", errors="replace")
 
@@ -126,8 +127,33 @@ def test_gguf_think_block_shown_or_hidden(ctx):
         assert text.rstrip("\n") == shown, f"think show again: {text!r}"
 
 
+def test_gguf_chat_sampling_goes_on_across_turns(ctx):
+    """Sampled chat: the conversation keeps one sampler, so its random
+    sequence goes on from turn to turn, as in llmrun -m chat (same seed,
+    same SSE2 arithmetic: the same two answers)."""
+    img = ctx.image("gguf-qwen3-sampled", [ctx.model(QWEN)], "model=qwen3-tied-Q8_0.gguf\n")
+    sampling = ("-t", "0.9", "-p", "0.95", "-s", "42", "--simd", "sse2")
+    first = host_chat(ctx, TURNS[:1], sampling)
+    both = host_chat(ctx, TURNS, sampling)
+    assert both.startswith(first), "llmrun chat is not deterministic"
+    want1, want2 = first[:-1].rstrip("\n"), both[len(first):-1].rstrip("\n")
+    with boot_to_prompt(ctx, image=img) as vm:
+        set_all(vm, temp=0.9, topp=0.95, seed=42, steps=STEPS, simd="sse2")
+        vm.command(f"/system {SYSTEM}")
+        assert "chat: on" in vm.command("/chat")
+        text1, _ = answer(vm, TURNS[0])
+        assert text1.rstrip("\n") == want1, f"turn 1: {first_difference(text1.rstrip(chr(10)), want1)}"
+        text2, _ = answer(vm, TURNS[1])
+        assert text2.rstrip("\n") == want2, f"turn 2: {first_difference(text2.rstrip(chr(10)), want2)}"
+        # Starting over restarts the random sequence: the first answer again.
+        assert "started over" in vm.command("/chat reset")
+        text3, _ = answer(vm, TURNS[0])
+        assert text3.rstrip("\n") == want1, f"after /chat reset: {first_difference(text3.rstrip(chr(10)), want1)}"
+
+
 CASES = [
     test_gguf_stories_golden,
     test_gguf_qwen3_chat,
     test_gguf_think_block_shown_or_hidden,
+    test_gguf_chat_sampling_goes_on_across_turns,
 ]
