@@ -1,12 +1,17 @@
-/* gguf_convert - llama2.c fp32 checkpoint (v0 or v1) to a GGUF llama model
- * with every matrix (token embedding and classifier included) stored as
- * F32, Q8_0, Q4_0, Q4_K or Q6_K, or the Q4_K_M mix (Q4_K, with Q6_K for
- * the classifier and for attn_v and ffn_down in the first and last eighth
- * of the layers and every third layer between, as llama.cpp's Q4_K_M
- * does); norms stay F32. No
- * vocabulary is written (use llmrun -z tokenizer.bin with the result).
+/* gguf_convert - makes quantised GGUF llama models:
  *
- *   gguf_convert IN.bin OUT.gguf [--type F32|Q8_0|Q4_0|Q4_K|Q6_K|Q4_K_M]
+ *   gguf_convert IN.bin  OUT.gguf [--type T]   a llama2.c fp32 checkpoint (v0
+ *       or v1); no vocabulary is written (use llmrun -z tokenizer.bin)
+ *   gguf_convert IN.gguf OUT.gguf [--type T]   requantises a GGUF file: its
+ *       metadata (vocabulary, chat template...) is copied as it is, every
+ *       matrix is dequantised and quantised to T (kept as it is when it is
+ *       already T), vectors (norms, biases) stay as they are
+ *
+ * T: F32, Q8_0, Q4_0, Q4_K, Q6_K (every matrix, like llama-quantize --pure)
+ * or Q4_K_M (Q4_K, with Q6_K for the classifier and for attn_v and
+ * ffn_down in the first and last eighth of the layers and every third
+ * layer between, as llama.cpp's Q4_K_M does). A matrix whose rows are not
+ * a whole number of T's blocks falls back to Q8_0, or stays as it is.
  *
  * llama2.c's wq/wk already rotate adjacent pairs, which is what GGUF llama
  * models expect, so they are copied unpermuted. */
@@ -19,6 +24,8 @@
 #include "llm/checkpoint.h"
 #include "llm/ggml_types.h"
 #include "llm/gguf.h"
+#include "tools/file_util.h"
+#include "tools/ggml_quantize.h"
 
 typedef struct {
     char name[64];
@@ -33,113 +40,20 @@ static void die(const char *msg, const char *arg) {
     exit(1);
 }
 
-static void quant_q8_0(BlockQ8_0 *out, const float *x, uint64_t n) {
-    for (uint64_t b = 0; b < n / 32; b++, x += 32) {
-        float amax = 0;
-        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
-        float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
-        out[b].d = ggml_fp32_to_fp16(d);
-        for (int j = 0; j < 32; j++) out[b].qs[j] = (int8_t)roundf(x[j] * id);
-    }
+/* llama.cpp's use_more_bits: the first and last eighth of the layers, and
+ * every third layer in between. */
+static int use_more_bits(int layer, int n_layers) {
+    return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
 }
 
-static void quant_q4_0(BlockQ4_0 *out, const float *x, uint64_t n) {
-    for (uint64_t b = 0; b < n / 32; b++, x += 32) {
-        float amax = 0, max = 0;
-        for (int j = 0; j < 32; j++)
-            if (fabsf(x[j]) > amax) amax = fabsf(x[j]), max = x[j];
-        float d = max / -8.0f, id = d ? 1.0f / d : 0.0f;
-        out[b].d = ggml_fp32_to_fp16(d);
-        for (int j = 0; j < 16; j++) {
-            int lo = (int)(x[j] * id + 8.5f), hi = (int)(x[j + 16] * id + 8.5f);
-            lo = lo > 15 ? 15 : lo < 0 ? 0 : lo;
-            hi = hi > 15 ? 15 : hi < 0 ? 0 : hi;
-            out[b].qs[j] = (uint8_t)(lo | hi << 4);
-        }
-    }
-}
-
-/* Q4_K: per 32 values an affine 4-bit grid (scale, min), the 8 scales and
- * mins stored as 6-bit multiples of the block's d and dmin. */
-static void quant_q4_k(BlockQ4_K *out, const float *x, uint64_t n) {
-    for (uint64_t b = 0; b < n / QK_K; b++, x += QK_K) {
-        float scale[8], minv[8], max_scale = 0, max_min = 0;
-        for (int j = 0; j < 8; j++) {
-            float lo = 0, hi = 0;
-            for (int l = 0; l < 32; l++) lo = fminf(lo, x[32 * j + l]), hi = fmaxf(hi, x[32 * j + l]);
-            scale[j] = (hi - lo) / 15.0f;
-            minv[j] = -lo;
-            max_scale = fmaxf(max_scale, scale[j]);
-            max_min = fmaxf(max_min, minv[j]);
-        }
-        uint16_t dh = ggml_fp32_to_fp16(max_scale / 63.0f), mh = ggml_fp32_to_fp16(max_min / 63.0f);
-        float d = ggml_fp16_to_fp32(dh), dmin = ggml_fp16_to_fp32(mh);
-        int sc[8], mn[8];
-        for (int j = 0; j < 8; j++) {
-            sc[j] = d ? (int)lroundf(scale[j] / d) : 0;
-            mn[j] = dmin ? (int)lroundf(minv[j] / dmin) : 0;
-            sc[j] = sc[j] > 63 ? 63 : sc[j];
-            mn[j] = mn[j] > 63 ? 63 : mn[j];
-        }
-        out[b].d = dh;
-        out[b].dmin = mh;
-        for (int j = 0; j < 4; j++) {
-            out[b].scales[j] = (uint8_t)(sc[j] | ((sc[j + 4] >> 4) << 6));
-            out[b].scales[j + 4] = (uint8_t)(mn[j] | ((mn[j + 4] >> 4) << 6));
-            out[b].scales[j + 8] = (uint8_t)((sc[j + 4] & 0xf) | ((mn[j + 4] & 0xf) << 4));
-        }
-        uint8_t q[QK_K];
-        for (int j = 0; j < 8; j++) {
-            float s = d * (float)sc[j], m = dmin * (float)mn[j];
-            for (int l = 0; l < 32; l++) {
-                int v = s ? (int)lroundf((x[32 * j + l] + m) / s) : 0;
-                q[32 * j + l] = (uint8_t)(v > 15 ? 15 : v < 0 ? 0 : v);
-            }
-        }
-        for (int c = 0; c < 4; c++)
-            for (int l = 0; l < 32; l++)
-                out[b].qs[32 * c + l] = (uint8_t)(q[64 * c + l] | q[64 * c + 32 + l] << 4);
-    }
-}
-
-/* Q6_K: per 16 values a symmetric 6-bit grid (q - 32) with an int8 scale,
- * the 16 scales multiples of the block's fp16 d. */
-static void quant_q6_k(BlockQ6_K *out, const float *x, uint64_t n) {
-    for (uint64_t b = 0; b < n / QK_K; b++, x += QK_K) {
-        float scale[16], max_scale = 0;
-        for (int s = 0; s < 16; s++) {
-            float amax = 0, max = 0;
-            for (int l = 0; l < 16; l++)
-                if (fabsf(x[16 * s + l]) > amax) amax = fabsf(x[16 * s + l]), max = x[16 * s + l];
-            scale[s] = max / -32.0f; /* the largest value lands on -32 */
-            if (fabsf(scale[s]) > fabsf(max_scale)) max_scale = scale[s];
-        }
-        uint16_t dh = ggml_fp32_to_fp16(max_scale / -128.0f);
-        float d = ggml_fp16_to_fp32(dh);
-        uint8_t q[QK_K];
-        for (int s = 0; s < 16; s++) {
-            int sc = d ? (int)lroundf(scale[s] / d) : 0;
-            sc = sc > 127 ? 127 : sc < -128 ? -128 : sc;
-            out[b].scales[s] = (int8_t)sc;
-            float step = d * (float)sc;
-            for (int l = 0; l < 16; l++) {
-                int v = step ? (int)lroundf(x[16 * s + l] / step) : 0;
-                v = v > 31 ? 31 : v < -32 ? -32 : v;
-                q[16 * s + l] = (uint8_t)(v + 32);
-            }
-        }
-        out[b].d = dh;
-        for (int h = 0; h < 2; h++) {
-            uint8_t *ql = out[b].ql + 64 * h, *qh = out[b].qh + 32 * h;
-            const uint8_t *y = q + 128 * h;
-            for (int l = 0; l < 32; l++) {
-                ql[l] = (uint8_t)((y[l] & 0xf) | (y[l + 64] & 0xf) << 4);
-                ql[l + 32] = (uint8_t)((y[l + 32] & 0xf) | (y[l + 96] & 0xf) << 4);
-                qh[l] = (uint8_t)((y[l] >> 4) | (y[l + 32] >> 4) << 2 | (y[l + 64] >> 4) << 4 |
-                                  (y[l + 96] >> 4) << 6);
-            }
-        }
-    }
+/* general.file_type (llama_ftype) of the result. */
+static uint32_t file_type(uint32_t qtype, int k_mix) {
+    return qtype == GGML_TYPE_F32    ? 0
+           : qtype == GGML_TYPE_Q8_0 ? 7
+           : qtype == GGML_TYPE_Q4_0 ? 2
+           : qtype == GGML_TYPE_Q6_K ? 18
+           : k_mix                   ? 15
+                                     : 14;
 }
 
 static void put(FILE *f, const void *p, size_t n) {
@@ -172,43 +86,13 @@ static void pad(FILE *f, uint64_t *pos) {
     *pos += n;
 }
 
-int main(int argc, char **argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: gguf_convert IN.bin OUT.gguf [--type F32|Q8_0|Q4_0|Q4_K|Q6_K|Q4_K_M]\n");
-        return 2;
-    }
-    uint32_t qtype = GGML_TYPE_F32;
-    int k_mix = 0; /* Q4_K_M: Q6_K for the sensitive tensors */
-    for (int i = 3; i < argc; i++) {
-        if (strcmp(argv[i], "--type") || i + 1 >= argc) die("unknown argument", argv[i]);
-        const char *t = argv[++i];
-        if (!strcmp(t, "F32"))
-            qtype = GGML_TYPE_F32;
-        else if (!strcmp(t, "Q8_0"))
-            qtype = GGML_TYPE_Q8_0;
-        else if (!strcmp(t, "Q4_0"))
-            qtype = GGML_TYPE_Q4_0;
-        else if (!strcmp(t, "Q4_K"))
-            qtype = GGML_TYPE_Q4_K;
-        else if (!strcmp(t, "Q6_K"))
-            qtype = GGML_TYPE_Q6_K;
-        else if (!strcmp(t, "Q4_K_M"))
-            qtype = GGML_TYPE_Q4_K, k_mix = 1;
-        else
-            die("unsupported --type", t);
-    }
-    FILE *in = fopen(argv[1], "rb");
-    if (!in) die("cannot open", argv[1]);
-    fseek(in, 0, SEEK_END);
-    long size = ftell(in);
-    fseek(in, 0, SEEK_SET);
-    void *data = malloc(size > 0 ? (size_t)size : 1);
-    if (!data || size <= 0 || fread(data, 1, (size_t)size, in) != (size_t)size) die("cannot read", argv[1]);
-    fclose(in);
+/* A llama2.c fp32 checkpoint to GGUF. */
+static int convert_checkpoint(const void *data, size_t size, const char *in_path, const char *out_path,
+                              uint32_t qtype, int k_mix) {
     TransformerConfig c;
     TransformerWeights w;
     char err[256];
-    if (checkpoint_parse(&c, &w, data, (size_t)size, err, sizeof err) != 0) die(argv[1], err);
+    if (checkpoint_parse(&c, &w, data, size, err, sizeof err) != 0) die(in_path, err);
     if (c.version == 2) die("int8 (version 2) checkpoints are not supported; convert the fp32 file", NULL);
     uint64_t D = c.dim, H = c.hidden_dim, KV = c.kv_dim, V = c.vocab_size;
     if (qtype != GGML_TYPE_F32) {
@@ -233,8 +117,7 @@ int main(int argc, char **argv) {
     for (int l = 0; l < c.n_layers; l++) {
         /* llama.cpp's use_more_bits: the first and last eighth, and every
          * third layer in between */
-        int more = l < c.n_layers / 8 || l >= 7 * c.n_layers / 8 || (l - c.n_layers / 8) % 3 == 2;
-        uint32_t sensitive = k_mix && more ? GGML_TYPE_Q6_K : qtype;
+        uint32_t sensitive = k_mix && use_more_bits(l, c.n_layers) ? GGML_TYPE_Q6_K : qtype;
 #define LAYER(SUFFIX, TYPE, NE0, NE1, SRC)                                                                   \
     snprintf(name, sizeof name, "blk.%d." SUFFIX, l);                                                        \
     ADD(name, TYPE, NE0, NE1, SRC);
@@ -255,8 +138,8 @@ int main(int argc, char **argv) {
         offset += (ts[i].bytes + 31) / 32 * 32;
     }
 
-    FILE *out = fopen(argv[2], "wb");
-    if (!out) die("cannot create", argv[2]);
+    FILE *out = fopen(out_path, "wb");
+    if (!out) die("cannot create", out_path);
     put32(out, GGUF_MAGIC);
     put32(out, 3);
     put64(out, (uint64_t)nt);
@@ -264,13 +147,7 @@ int main(int argc, char **argv) {
     putstr(out, "general.architecture");
     put32(out, GGUF_TYPE_STRING);
     putstr(out, "llama");
-    kv_u32(out, "general.file_type",
-           qtype == GGML_TYPE_F32    ? 0
-           : qtype == GGML_TYPE_Q8_0 ? 7
-           : qtype == GGML_TYPE_Q4_0 ? 2
-           : qtype == GGML_TYPE_Q6_K ? 18
-           : k_mix                   ? 15
-                                     : 14);
+    kv_u32(out, "general.file_type", file_type(qtype, k_mix));
     kv_u32(out, "llama.context_length", (uint32_t)c.seq_len);
     kv_u32(out, "llama.embedding_length", (uint32_t)c.dim);
     kv_u32(out, "llama.feed_forward_length", (uint32_t)c.hidden_dim);
@@ -294,25 +171,179 @@ int main(int argc, char **argv) {
         uint64_t count = ts[i].ne0 * (ts[i].ne1 ? ts[i].ne1 : 1);
         void *buf = malloc((size_t)ts[i].bytes);
         if (!buf) die("out of memory", NULL);
-        if (ts[i].type == GGML_TYPE_F32)
-            memcpy(buf, ts[i].src, (size_t)ts[i].bytes);
-        else if (ts[i].type == GGML_TYPE_Q8_0)
-            quant_q8_0(buf, ts[i].src, count);
-        else if (ts[i].type == GGML_TYPE_Q4_0)
-            quant_q4_0(buf, ts[i].src, count);
-        else if (ts[i].type == GGML_TYPE_Q6_K)
-            quant_q6_k(buf, ts[i].src, count);
-        else
-            quant_q4_k(buf, ts[i].src, count);
+        quantize_values(ts[i].type, buf, ts[i].src, count);
         put(out, buf, (size_t)ts[i].bytes);
         pos += ts[i].bytes;
         pad(out, &pos);
         free(buf);
     }
-    if (fclose(out) != 0) die("write error on", argv[2]);
-    fprintf(stderr, "gguf_convert: wrote %s: %d tensors, %s, %.1f MB\n", argv[2], nt,
+    if (fclose(out) != 0) die("write error on", out_path);
+    fprintf(stderr, "gguf_convert: wrote %s: %d tensors, %s, %.1f MB\n", out_path, nt,
             k_mix ? "Q4_K_M" : ggml_type_name(qtype), (double)pos / 1e6);
     free(ts);
-    free(data);
     return 0;
+}
+
+/* ---------------------------------------------------------------- GGUF in */
+
+/* The layer number of a "blk.N." tensor name, or -1. */
+static int layer_of(GgufString name) {
+    if (name.len < 5 || memcmp(name.ptr, "blk.", 4) != 0) return -1;
+    int n = 0;
+    uint64_t i = 4;
+    for (; i < name.len && name.ptr[i] >= '0' && name.ptr[i] <= '9'; i++) n = n * 10 + (name.ptr[i] - '0');
+    return i > 4 && i < name.len && name.ptr[i] == '.' ? n : -1;
+}
+
+static int name_ends(GgufString name, const char *suffix) {
+    size_t n = strlen(suffix);
+    return name.len >= n && memcmp(name.ptr + name.len - n, suffix, n) == 0;
+}
+
+/* The type tensor t gets: vectors keep theirs; matrices get qtype (Q6_K
+ * where Q4_K_M wants more bits), or Q8_0 / their own type when their rows
+ * do not split into the new type's blocks. */
+static uint32_t new_type(const GgufTensorInfo *t, uint32_t qtype, int k_mix, int n_layers) {
+    if (t->n_dims < 2) return t->type;
+    uint32_t type = qtype;
+    if (k_mix) {
+        int layer = layer_of(t->name);
+        if (gguf_string_eq(t->name, "output.weight") ||
+            ((name_ends(t->name, ".attn_v.weight") || name_ends(t->name, ".ffn_down.weight")) && layer >= 0 &&
+             use_more_bits(layer, n_layers)))
+            type = GGML_TYPE_Q6_K;
+    }
+    if (t->ne[0] % ggml_type_info(type)->block_elems == 0) return type;
+    return t->ne[0] % QK32 == 0 ? GGML_TYPE_Q8_0 : t->type;
+}
+
+static void pad_to(FILE *f, uint64_t *pos, uint32_t alignment) {
+    static const uint8_t zeros[256];
+    uint64_t n = (alignment - *pos % alignment) % alignment;
+    while (n) {
+        size_t k = n < sizeof zeros ? (size_t)n : sizeof zeros;
+        put(f, zeros, k);
+        *pos += k, n -= k;
+    }
+}
+
+/* Requantises a GGUF file: the metadata pairs are copied byte for byte
+ * (general.file_type rewritten), the tensors written in the same order
+ * with their new types, at the file's own alignment. */
+static int requantize_gguf(const void *data, size_t size, const char *in_path, const char *out_path,
+                           uint32_t qtype, int k_mix) {
+    GgufFile f;
+    char err[256];
+    if (gguf_open(&f, data, size, err, sizeof err) != 0) die(in_path, err);
+    if (f.n_tensors == 0) die(in_path, "has no tensors (a vocabulary-only file)");
+    int n_layers = 0;
+    for (uint64_t i = 0; i < f.n_tensors; i++)
+        if (layer_of(f.tensors[i].name) + 1 > n_layers) n_layers = layer_of(f.tensors[i].name) + 1;
+    uint32_t *types = malloc(f.n_tensors * sizeof *types);
+    uint64_t *offsets = malloc(f.n_tensors * sizeof *offsets), offset = 0;
+    if (!types || !offsets) die("out of memory", NULL);
+    for (uint64_t i = 0; i < f.n_tensors; i++) {
+        const GgufTensorInfo *t = &f.tensors[i];
+        if (!t->n_bytes) die("unsupported tensor type in", in_path);
+        types[i] = new_type(t, qtype, k_mix, n_layers);
+        offsets[i] = offset;
+        offset += (ggml_row_bytes(types[i], t->ne[0]) * (t->n_elements / t->ne[0]) + f.alignment - 1) /
+                  f.alignment * f.alignment;
+    }
+
+    FILE *out = fopen(out_path, "wb");
+    if (!out) die("cannot create", out_path);
+    int has_file_type = gguf_find_key(&f, "general.file_type") != NULL;
+    put32(out, GGUF_MAGIC);
+    put32(out, 3);
+    put64(out, f.n_tensors);
+    put64(out, f.n_kv + !has_file_type);
+    /* A pair's bytes run from its key's length to the next pair's (the
+     * last one's to the first tensor info). */
+    for (uint64_t i = 0; i < f.n_kv; i++) {
+        const uint8_t *start = (const uint8_t *)f.kv[i].key.ptr - 8;
+        const uint8_t *end = i + 1 < f.n_kv ? (const uint8_t *)f.kv[i + 1].key.ptr - 8
+                                            : (const uint8_t *)f.tensors[0].name.ptr - 8;
+        if (gguf_string_eq(f.kv[i].key, "general.file_type"))
+            kv_u32(out, "general.file_type", file_type(qtype, k_mix));
+        else
+            put(out, start, (size_t)(end - start));
+    }
+    if (!has_file_type) kv_u32(out, "general.file_type", file_type(qtype, k_mix));
+    for (uint64_t i = 0; i < f.n_tensors; i++) {
+        const GgufTensorInfo *t = &f.tensors[i];
+        put64(out, t->name.len);
+        put(out, t->name.ptr, (size_t)t->name.len);
+        put32(out, t->n_dims);
+        for (uint32_t d = 0; d < t->n_dims; d++) put64(out, t->ne[d]);
+        put32(out, types[i]);
+        put64(out, offsets[i]);
+    }
+    uint64_t pos = (uint64_t)ftell(out);
+    pad_to(out, &pos, f.alignment);
+    int changed = 0;
+    for (uint64_t i = 0; i < f.n_tensors; i++) {
+        const GgufTensorInfo *t = &f.tensors[i];
+        uint64_t rows = t->n_elements / t->ne[0], bytes = ggml_row_bytes(types[i], t->ne[0]) * rows;
+        if (types[i] == t->type) {
+            put(out, t->data, (size_t)bytes);
+        } else {
+            changed++;
+            float *row = malloc(t->ne[0] * sizeof *row);
+            uint8_t *buf = malloc((size_t)bytes);
+            if (!row || !buf) die("out of memory", NULL);
+            size_t in_row = (size_t)ggml_row_bytes(t->type, t->ne[0]), out_row = (size_t)(bytes / rows);
+            for (uint64_t r = 0; r < rows; r++) {
+                ggml_dequantize_row(t->type, (const uint8_t *)t->data + r * in_row, row, (int)t->ne[0]);
+                if (quantize_values(types[i], buf + r * out_row, row, t->ne[0]) != 0)
+                    die("cannot write type", ggml_type_name(types[i]));
+            }
+            put(out, buf, (size_t)bytes);
+            free(row), free(buf);
+        }
+        pos += bytes;
+        pad_to(out, &pos, f.alignment);
+    }
+    if (fclose(out) != 0) die("write error on", out_path);
+    fprintf(stderr, "gguf_convert: wrote %s: %llu tensors (%d requantised), %s, %.1f MB\n", out_path,
+            (unsigned long long)f.n_tensors, changed, k_mix ? "Q4_K_M" : ggml_type_name(qtype),
+            (double)pos / 1e6);
+    free(types), free(offsets);
+    gguf_close(&f);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr,
+                "usage: gguf_convert IN.bin|IN.gguf OUT.gguf [--type F32|Q8_0|Q4_0|Q4_K|Q6_K|Q4_K_M]\n");
+        return 2;
+    }
+    uint32_t qtype = GGML_TYPE_F32;
+    int k_mix = 0; /* Q4_K_M: Q6_K for the sensitive tensors */
+    for (int i = 3; i < argc; i++) {
+        if (strcmp(argv[i], "--type") || i + 1 >= argc) die("unknown argument", argv[i]);
+        const char *t = argv[++i];
+        if (!strcmp(t, "F32"))
+            qtype = GGML_TYPE_F32;
+        else if (!strcmp(t, "Q8_0"))
+            qtype = GGML_TYPE_Q8_0;
+        else if (!strcmp(t, "Q4_0"))
+            qtype = GGML_TYPE_Q4_0;
+        else if (!strcmp(t, "Q4_K"))
+            qtype = GGML_TYPE_Q4_K;
+        else if (!strcmp(t, "Q6_K"))
+            qtype = GGML_TYPE_Q6_K;
+        else if (!strcmp(t, "Q4_K_M"))
+            qtype = GGML_TYPE_Q4_K, k_mix = 1;
+        else
+            die("unsupported --type", t);
+    }
+    size_t size;
+    void *data = file_read_all(argv[1], &size);
+    if (!data) die("cannot read", argv[1]);
+    int rc = gguf_is_gguf(data, size) ? requantize_gguf(data, size, argv[1], argv[2], qtype, k_mix)
+                                      : convert_checkpoint(data, size, argv[1], argv[2], qtype, k_mix);
+    free(data);
+    return rc;
 }
