@@ -12,31 +12,118 @@
 
 /* ---------------------------------------------------------------- SSE2 */
 
-static float sse2_dot_q8_0(const void *row, const void *act, int n) {
-    const BlockQ8_0 *w = row;
-    const BlockQ8A *a = act;
-    __m128 acc = _mm_setzero_ps();
-    for (int b = 0; b < n / 32; b++) {
-        __m128i s = _mm_add_epi32(sse2_dot16(load16(w[b].qs), load16(a[b].qs)),
-                                  sse2_dot16(load16(w[b].qs + 16), load16(a[b].qs + 16)));
-        acc = _mm_add_ps(acc, _mm_mul_ps(_mm_set1_ps(half_scale(w[b].d) * a[b].d), _mm_cvtepi32_ps(s)));
+/* Four rows per pass (the emulated machines this set is for run integer
+ * SIMD fast and float SIMD slowly): the activations are widened to int16
+ * once per block for the four rows, and the four rows' block sums share
+ * one int->float conversion, one scale multiply and one add. Rows past
+ * count repeat the last one (computed and dropped). */
+
+/* Lane r: the total of row r's four int32 partial sums. */
+static inline __m128i sse2_row_totals(__m128i s0, __m128i s1, __m128i s2, __m128i s3) {
+    __m128i a = _mm_add_epi32(_mm_unpacklo_epi32(s0, s1), _mm_unpackhi_epi32(s0, s1));
+    __m128i b = _mm_add_epi32(_mm_unpacklo_epi32(s2, s3), _mm_unpackhi_epi32(s2, s3));
+    return _mm_add_epi32(_mm_unpacklo_epi64(a, b), _mm_unpackhi_epi64(a, b));
+}
+
+/* The half scales at offset off of four rows, times the activation scale. */
+static inline __m128 sse2_four_scales(const uint8_t *const w[4], size_t off, float ad) {
+    uint16_t h[4];
+    for (int r = 0; r < 4; r++) __builtin_memcpy(&h[r], w[r] + off, 2);
+    return _mm_mul_ps(_mm_setr_ps(half_scale(h[0]), half_scale(h[1]), half_scale(h[2]), half_scale(h[3])),
+                      _mm_set1_ps(ad));
+}
+
+/* 16 signed bytes widened to int16: lo holds bytes 0-7, hi bytes 8-15. */
+static inline void sse2_widen(__m128i v, __m128i *lo, __m128i *hi) {
+    __m128i sign = _mm_cmpgt_epi8(_mm_setzero_si128(), v);
+    *lo = _mm_unpacklo_epi8(v, sign);
+    *hi = _mm_unpackhi_epi8(v, sign);
+}
+
+static inline void sse2_group_rows(const uint8_t *w[4], const uint8_t *rows, size_t row_bytes, int i,
+                                   int count) {
+    for (int r = 0; r < 4; r++) w[r] = rows + (size_t)(i + r < count ? i + r : count - 1) * row_bytes;
+}
+
+/* Q8_0: lane r = row r's block sum. */
+static inline __m128i sse2_q8_0_totals(const uint8_t *const w[4], size_t off, const BlockQ8A *a) {
+    __m128i x[4], s[4];
+    sse2_widen(load16(a->qs), &x[0], &x[1]);
+    sse2_widen(load16(a->qs + 16), &x[2], &x[3]);
+    for (int r = 0; r < 4; r++) {
+        __m128i q[4];
+        sse2_widen(load16(w[r] + off + 2), &q[0], &q[1]);
+        sse2_widen(load16(w[r] + off + 18), &q[2], &q[3]);
+        s[r] = _mm_add_epi32(_mm_add_epi32(_mm_madd_epi16(q[0], x[0]), _mm_madd_epi16(q[1], x[1])),
+                             _mm_add_epi32(_mm_madd_epi16(q[2], x[2]), _mm_madd_epi16(q[3], x[3])));
     }
-    return sse2_hsum_ps(acc);
+    return sse2_row_totals(s[0], s[1], s[2], s[3]);
+}
+
+/* Q4_0: the nibbles are unsigned (0..15), widened with zeros; the -8 comes
+ * off the totals as 8 * sum(x) (the activations' exact integer sum). */
+static inline __m128i sse2_q4_0_totals(const uint8_t *const w[4], size_t off, const BlockQ8A *a) {
+    const __m128i mask = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
+    __m128i x[4], s[4];
+    sse2_widen(load16(a->qs), &x[0], &x[1]);
+    sse2_widen(load16(a->qs + 16), &x[2], &x[3]);
+    for (int r = 0; r < 4; r++) {
+        __m128i raw = load16(w[r] + off + 2);
+        __m128i lo = _mm_and_si128(raw, mask), hi = _mm_and_si128(_mm_srli_epi16(raw, 4), mask);
+        __m128i p0 = _mm_madd_epi16(_mm_unpacklo_epi8(lo, zero), x[0]);
+        __m128i p1 = _mm_madd_epi16(_mm_unpackhi_epi8(lo, zero), x[1]);
+        __m128i p2 = _mm_madd_epi16(_mm_unpacklo_epi8(hi, zero), x[2]);
+        __m128i p3 = _mm_madd_epi16(_mm_unpackhi_epi8(hi, zero), x[3]);
+        s[r] = _mm_add_epi32(_mm_add_epi32(p0, p1), _mm_add_epi32(p2, p3));
+    }
+    return _mm_sub_epi32(sse2_row_totals(s[0], s[1], s[2], s[3]), _mm_set1_epi32(8 * a->qsum));
+}
+
+typedef __m128i (*sse2_totals_fn)(const uint8_t *const w[4], size_t off, const BlockQ8A *a);
+
+/* The rows four at a time: per block, the totals as floats times the four
+ * rows' scales (inlined for each type: totals is a constant). */
+static inline __attribute__((always_inline)) void sse2_matmul_rows(float *out, const uint8_t *rows,
+                                                                   size_t row_bytes, const BlockQ8A *a, int n,
+                                                                   int count, size_t block_bytes,
+                                                                   sse2_totals_fn totals) {
+    for (int i = 0; i < count; i += 4) {
+        const uint8_t *w[4];
+        for (int r = 0; r < 4; r++) w[r] = rows + (size_t)(i + r < count ? i + r : count - 1) * row_bytes;
+        __m128 acc = _mm_setzero_ps();
+        for (int b = 0; b < n / QK32; b++) {
+            size_t off = (size_t)b * block_bytes;
+            __m128 sums = _mm_cvtepi32_ps(totals(w, off, &a[b]));
+            acc = _mm_add_ps(acc, _mm_mul_ps(sums, sse2_four_scales(w, off, a[b].d)));
+        }
+        float sums[4];
+        _mm_storeu_ps(sums, acc);
+        for (int r = 0; r < 4 && i + r < count; r++) out[i + r] = sums[r];
+    }
+}
+
+static void sse2_matmul_q8_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
+                             int count) {
+    sse2_matmul_rows(out, rows, row_bytes, act, n, count, sizeof(BlockQ8_0), sse2_q8_0_totals);
+}
+
+static void sse2_matmul_q4_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
+                             int count) {
+    sse2_matmul_rows(out, rows, row_bytes, act, n, count, sizeof(BlockQ4_0), sse2_q4_0_totals);
+}
+
+/* A single row through the matmul, so a row's dot and its matmul row are
+ * the same number. */
+static float sse2_dot_q8_0(const void *row, const void *act, int n) {
+    float out;
+    sse2_matmul_q8_0(&out, row, 0, act, n, 1);
+    return out;
 }
 
 static float sse2_dot_q4_0(const void *row, const void *act, int n) {
-    const BlockQ4_0 *w = row;
-    const BlockQ8A *a = act;
-    const __m128i mask = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
-    __m128 acc = _mm_setzero_ps();
-    for (int b = 0; b < n / 32; b++) {
-        __m128i raw = load16(w[b].qs);
-        __m128i lo = _mm_sub_epi8(_mm_and_si128(raw, mask), eight);
-        __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), mask), eight);
-        __m128i s = _mm_add_epi32(sse2_dot16(lo, load16(a[b].qs)), sse2_dot16(hi, load16(a[b].qs + 16)));
-        acc = _mm_add_ps(acc, _mm_mul_ps(_mm_set1_ps(half_scale(w[b].d) * a[b].d), _mm_cvtepi32_ps(s)));
-    }
-    return sse2_hsum_ps(acc);
+    float out;
+    sse2_matmul_q4_0(&out, row, 0, act, n, 1);
+    return out;
 }
 
 static float sse2_dot_q4_k(const void *row, const void *act, int n) {
@@ -307,7 +394,8 @@ ggml_vec_dot_fn ggml_vec_dot_simd(uint32_t type, int avx2) {
 }
 
 ggml_matmul_fn ggml_matmul_simd(uint32_t type, int avx2) {
-    if (!avx2) return NULL;
+    if (!avx2)
+        return type == GGML_TYPE_Q8_0 ? sse2_matmul_q8_0 : type == GGML_TYPE_Q4_0 ? sse2_matmul_q4_0 : NULL;
     if (avx2 >= 2) {
         ggml_matmul_fn fn = ggml_matmul_avx512(type);
         if (fn) return fn;
@@ -328,7 +416,7 @@ ggml_matmul_fn ggml_matmul_simd(uint32_t type, int avx2) {
 
 ggml_matmul_fn ggml_matmul_best(uint32_t type) {
     int level = kernels_level();
-    return level >= KERNELS_AVX2 ? ggml_matmul_simd(type, level >= KERNELS_AVX512 ? 2 : 1) : NULL;
+    return level >= KERNELS_SSE2 ? ggml_matmul_simd(type, level >= KERNELS_AVX512 ? 2 : level) : NULL;
 }
 
 static void scalar_quantize_act_q8a(void *out, const float *x, int n) {
