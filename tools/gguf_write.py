@@ -193,10 +193,12 @@ def make_script_model(script=THINK_SCRIPT, heads=4, head_dim=72, ffn=32, context
 
 
 def make_qwen_model(arch="qwen3", seed=7, dim=64, ffn=96, layers=2, heads=4, kv_heads=2, head_dim=32,
-                    tied=True, context=64):
-    """Random weights of a tiny qwen2/qwen3 model (numpy float32, [out][in])
-    and its configuration. Norm weights are 1 + 0.2 N(0,1) so a missing norm
-    weight shows; qwen2 gets q/k/v biases, qwen3 per-head q/k norms."""
+                    tied=True, context=64, rope_freqs=False, rope_scale=None):
+    """Random weights of a tiny qwen2/qwen3/llama model (numpy float32,
+    [out][in]) and its configuration. Norm weights are 1 + 0.2 N(0,1) so a
+    missing norm weight shows; qwen2 gets q/k/v biases, qwen3 per-head q/k
+    norms. rope_freqs adds Llama 3's per-pair frequency divisors (1 to 8),
+    rope_scale a linear RoPE scaling factor."""
     rng = np.random.default_rng(seed)
     tokens, _, _ = byte_level_vocab()
     vocab = len(tokens)
@@ -232,8 +234,11 @@ def make_qwen_model(arch="qwen3", seed=7, dim=64, ffn=96, layers=2, heads=4, kv_
     w["output_norm.weight"] = norm(dim)
     if not tied:
         w["output.weight"] = normal((vocab, dim), 0.25)
+    if rope_freqs:
+        w["rope_freqs.weight"] = (1 + 7 * rng.random(head_dim // 2)).astype(np.float32)
     config = dict(arch=arch, dim=dim, ffn=ffn, layers=layers, heads=heads, kv_heads=kv_heads,
-                  head_dim=head_dim, vocab=vocab, context=context, eps=1e-6, rope_base=1e6)
+                  head_dim=head_dim, vocab=vocab, context=context, eps=1e-6,
+                  rope_base=500000.0 if arch == "llama" else 1e6, rope_scale=rope_scale)
     return w, config
 
 
@@ -255,6 +260,10 @@ def qwen_gguf(weights, config, ggml_type=GGML_F32, alignment=32):
     g.add(f"{arch}.attention.key_length", UINT32, config["head_dim"])
     g.add(f"{arch}.attention.value_length", UINT32, config["head_dim"])
     g.add(f"{arch}.rope.freq_base", FLOAT32, config["rope_base"])
+    g.add(f"{arch}.rope.dimension_count", UINT32, config["head_dim"])
+    if config.get("rope_scale"):
+        g.add(f"{arch}.rope.scaling.type", STRING, "linear")
+        g.add(f"{arch}.rope.scaling.factor", FLOAT32, config["rope_scale"])
     g.add(f"{arch}.attention.layer_norm_rms_epsilon", FLOAT32, config["eps"])
     # Keys of the remaining value types, ignored by loaders; they exercise
     # the reader's handling of every type.
@@ -288,7 +297,7 @@ def qwen_gguf(weights, config, ggml_type=GGML_F32, alignment=32):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")
-    ap.add_argument("--arch", choices=("qwen2", "qwen3"), default="qwen3")
+    ap.add_argument("--arch", choices=("qwen2", "qwen3", "llama"), default="qwen3")
     ap.add_argument("--type", choices=sorted(TYPE_NAMES), default="F32")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--untied", action="store_true")

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Independent numpy (float64) reference for the qwen2 / qwen3 / llama
 forward pass, written from the architecture description (RMSNorm, GQA,
-NeoX RoPE, per-head q/k RMSNorm for qwen3, q/k/v biases for qwen2, SwiGLU,
-tied or separate output) and a minimal GGUF reader of its own (F32, F16,
+NeoX RoPE for qwen, adjacent-pair RoPE for llama with Llama 3's
+rope_freqs divisors and linear scaling, per-head q/k RMSNorm for qwen3,
+q/k/v biases for qwen2, SwiGLU, tied or separate output) and a minimal GGUF reader of its own (F32, F16,
 Q8_0 tensors). It shares no code with llm/ or tools/.
 
     python3 tests/host/ref_qwen3.py MODEL.gguf "ID ID ..." OUT.f32
@@ -93,10 +94,25 @@ def rope_neox(v, pos, base):
     return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
 
 
+def rope_angles(pos, head_dim, base, freq_factors, pos_scale):
+    """The angle of each rotated pair i: pos * scale * base^(-2i/d) / factor_i."""
+    theta = pos * pos_scale * base ** (-2.0 * np.arange(head_dim // 2) / head_dim)
+    return theta / freq_factors if freq_factors is not None else theta
+
+
+def rope_pairs(v, theta):
+    """llama (GGML "normal") RoPE: element 2i pairs with 2i + 1."""
+    cos, sin = np.cos(theta), np.sin(theta)
+    a, b = v[:, 0::2], v[:, 1::2]
+    out = np.empty_like(v)
+    out[:, 0::2], out[:, 1::2] = a * cos - b * sin, a * sin + b * cos
+    return out
+
+
 def logits(meta, t, token_ids):
     """Teacher-forced logits for every position, float64 [positions][vocab]."""
     arch = meta["general.architecture"]
-    if arch not in ("qwen2", "qwen3"):
+    if arch not in ("qwen2", "qwen3", "llama"):
         raise ValueError(f"architecture {arch} is not handled by the reference")
     dim = meta[f"{arch}.embedding_length"]
     layers = meta[f"{arch}.block_count"]
@@ -105,6 +121,10 @@ def logits(meta, t, token_ids):
     head_dim = meta.get(f"{arch}.attention.key_length", dim // heads)
     eps = meta.get(f"{arch}.attention.layer_norm_rms_epsilon", 1e-6)
     base = meta.get(f"{arch}.rope.freq_base", 10000.0)
+    pos_scale = 1.0
+    if meta.get(f"{arch}.rope.scaling.type") == "linear":
+        pos_scale = 1.0 / meta[f"{arch}.rope.scaling.factor"]
+    freq_factors = t.get("rope_freqs.weight")
     group = heads // kv_heads
     embed = t["token_embd.weight"]
     out_w = t.get("output.weight", embed)
@@ -123,7 +143,11 @@ def logits(meta, t, token_ids):
             if p + "attn_q_norm.weight" in t:
                 q = rms_norm(q, t[p + "attn_q_norm.weight"], eps)
                 k = rms_norm(k, t[p + "attn_k_norm.weight"], eps)
-            q, k = rope_neox(q, pos, base), rope_neox(k, pos, base)
+            if arch == "llama":
+                theta = rope_angles(pos, head_dim, base, freq_factors, pos_scale)
+                q, k = rope_pairs(q, theta), rope_pairs(k, theta)
+            else:
+                q, k = rope_neox(q, pos * pos_scale, base), rope_neox(k, pos * pos_scale, base)
             keys[li].append(k)
             values[li].append(v)
             K, V = np.stack(keys[li]), np.stack(values[li])  # [pos][kv_head][head_dim]

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Tiny qwen2/qwen3 models written by our own GGUF writer (tools/gguf_write.py)
-run through build/host/llmrun and compared with an independent numpy float64
-forward pass (tests/host/ref_qwen3.py), which is itself first checked against
-llama.cpp's logits for ../shared/models/gguf-arch.
+"""Tiny qwen2/qwen3/llama models written by our own GGUF writer
+(tools/gguf_write.py) run through build/host/llmrun and compared with an
+independent numpy float64 forward pass (tests/host/ref_qwen3.py), which is
+itself first checked against llama.cpp's logits for ../shared/models/gguf-arch
+(qwen) and gguf-tests/synthA (llama). The llama models carry Llama 3's
+rope_freqs and linear RoPE scaling, which no shared file has.
 
 Tolerances (max |logit difference| over all positions):
   F32, F16 weights, and Q8_0 with --f32-matmul (dequantised weights, fp32
@@ -86,6 +88,15 @@ def check_reference_against_llama_cpp():
         want = np.fromfile(os.path.join(ARCH_DIR, ref_name), "<f4").reshape(len(ids), -1)
         compare(f"numpy reference matches llama.cpp on gguf-arch/{model} ({ref_name})", got,
                 want.astype(np.float64), 1e-4)
+    # Its llama path (adjacent-pair RoPE) on synthA, a llama-architecture file.
+    tests_dir = os.path.join(MODELS, "gguf-tests")
+    with open(os.path.join(tests_dir, "tokens.txt")) as f:
+        ids = [int(s) for s in f.read().split()]
+    meta, tensors = ref_qwen3.read_gguf(os.path.join(tests_dir, "synthA-F32.gguf"))
+    got = ref_qwen3.logits(meta, tensors, ids)
+    want = np.fromfile(os.path.join(tests_dir, "synthA-F32.logits.f32"), "<f4").reshape(len(ids), -1)
+    compare("numpy reference matches llama.cpp on gguf-tests/synthA-F32 (llama)", got, want.astype(np.float64),
+            1e-4)
 
 
 def check_writer_roundtrip(tmp):
@@ -147,6 +158,30 @@ def check_models(tmp):
                   f"got {got_ids} want {want_ids} {r.stderr[-200:]!r}")
 
 
+def check_llama_rope(tmp):
+    """llama models (adjacent-pair RoPE) with Llama 3's rope_freqs divisors
+    and with linear RoPE scaling: llmrun vs numpy f64 over 48 positions (the
+    angles then matter at every position)."""
+    rng = np.random.default_rng(7)
+    for label, opts in (("llama rope_freqs", dict(rope_freqs=True)),
+                        ("llama linear scaling x4", dict(rope_scale=4.0)),
+                        ("llama rope_freqs + scaling x2", dict(rope_freqs=True, rope_scale=2.0))):
+        weights, config = gguf_write.make_qwen_model("llama", seed=21, tied=False, **opts)
+        vocab = config["vocab"]
+        ids = [int(v) for v in rng.integers(0, vocab - 3, 48)]
+        path = os.path.join(tmp, "llama-rope.gguf")
+        gguf_write.qwen_gguf(weights, config, gguf_write.GGML_F32).write(path)
+        meta, tensors = ref_qwen3.read_gguf(path)
+        want = ref_qwen3.logits(meta, tensors, ids)
+        compare(f"{label}: llmrun vs numpy f64", run_llmrun(path, ids, [], tmp, vocab), want, 1e-4)
+        # Without the option the reference differs by far more than the tolerance, so a loader that
+        # ignored rope_freqs or the scaling would fail the comparison above.
+        plain_meta = {k: v for k, v in meta.items() if ".rope.scaling." not in k}
+        plain = ref_qwen3.logits(plain_meta, {k: v for k, v in tensors.items() if k != "rope_freqs.weight"}, ids)
+        gap = float(np.abs(plain - want).max())
+        check(gap > 0.05, f"{label}: the option changes the reference logits", f"max change {gap:.3g}")
+
+
 def main():
     if not os.access(LLMRUN, os.X_OK):
         print(f"SKIP: {LLMRUN} not built (make build/host/llmrun)")
@@ -158,6 +193,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_writer_roundtrip(tmp)
         check_models(tmp)
+        check_llama_rope(tmp)
     return 1 if failures else 0
 
 
