@@ -2,9 +2,11 @@
 model answers with the llama2.c golden text, a qwen3 model chats over two
 turns exactly like a from-scratch host run of the whole conversation, the
 context limit is reported (then /chat slide), a truncated GGUF is
-refused while the previous model keeps answering, and Qwen3's think block
-is shown or hidden as /set think says."""
+refused while the previous model keeps answering, Qwen3's think block is
+shown or hidden as /set think says, sampled chat goes on with one random
+sequence, and a 44 MB model costs its file plus KV cache plus a few MiB."""
 import os
+import re
 import subprocess
 import sys
 
@@ -17,6 +19,7 @@ QWEN = "gguf-arch/qwen3-tied-Q8_0.gguf"
 SYSTEM = "Be brief."
 TURNS = ("Hello there", "Tell me more")
 STEPS = 20
+MIB = 1 << 20
 
 
 def test_gguf_stories_golden(ctx):
@@ -151,9 +154,43 @@ def test_gguf_chat_sampling_goes_on_across_turns(ctx):
         assert text3.rstrip("\n") == want1, f"after /chat reset: {first_difference(text3.rstrip(chr(10)), want1)}"
 
 
+def test_gguf_memory_is_file_plus_kv(ctx):
+    """A 44 MB Q8_0 llama model (41M parameters, written by tools/gguf_write.py):
+    its weights are used in place in the ramdisk, so RAM in use beyond the
+    ramdisk and the run state + KV cache stays within 32 MiB; it answers."""
+    work = os.path.join(ctx.image_dir, "gguf-memory")
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "llama41m-Q8_0.gguf")
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable  # has numpy
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import gguf_write as g; "
+            "w, c = g.make_qwen_model('llama', seed=5, dim=512, ffn=1536, layers=12, heads=8, kv_heads=8, "
+            "head_dim=64, tied=False, context=512); g.qwen_gguf(w, c, g.GGML_Q8_0).write(sys.argv[2])")
+    subprocess.run([python, "-c", code, os.path.join(ROOT, "tools"), path], check=True, timeout=300)
+    file_bytes = os.path.getsize(path)
+    assert file_bytes > 40 * MIB, f"the test model is only {file_bytes} bytes"
+    img = ctx.image("gguf-memory", [path], "model=llama41m-Q8_0.gguf\n")
+    with boot_to_prompt(ctx, image=img) as vm:
+        out = vm.command("/model")
+        m = re.search(r"weights ([0-9.]+) MiB in place in the ramdisk, run state and KV cache ([0-9.]+) MiB", out)
+        assert m, f"/model has no memory line: {out!r}"
+        assert abs(float(m.group(1)) * MIB - file_bytes) < MIB, f"weights {m.group(1)} MiB, file {file_bytes} bytes"
+        state = float(m.group(2)) * MIB
+        out = vm.command("/mem")
+        used = int(re.search(r"used\s+[0-9.]+ MiB \((\d+) bytes\)", out).group(1))
+        ramdisk = int(re.search(r"ramdisk\s+[0-9.]+ MiB \((\d+) bytes\)", out).group(1))
+        beyond = used - ramdisk - state
+        print(f"  41M-parameter Q8_0 GGUF ({file_bytes / MIB:.1f} MiB): RAM beyond the ramdisk and the run state "
+              f"+ KV cache ({state / MIB:.1f} MiB): {beyond / MIB:.1f} MiB")
+        assert beyond <= 32 * MIB, f"{beyond / MIB:.1f} MiB beyond file + KV cache: {out!r}"
+        set_all(vm, temp=0, steps=4)
+        _, stats = answer(vm, "hi")
+        assert stats.group(5) == "steps", f"stop reason {stats.group(5)}"
+
+
 CASES = [
     test_gguf_stories_golden,
     test_gguf_qwen3_chat,
     test_gguf_think_block_shown_or_hidden,
     test_gguf_chat_sampling_goes_on_across_turns,
+    test_gguf_memory_is_file_plus_kv,
 ]
