@@ -22,6 +22,12 @@ STEPS = 20
 MIB = 1 << 20
 
 
+def numpy_python():
+    """Debian's python3 (it has numpy, which tools/gguf_write.py needs; the
+    default python3 may be another one)."""
+    return "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
 def test_gguf_stories_golden(ctx):
     img = ctx.image("gguf-stories", [ctx.model("stories260K.gguf")], "model=stories260K.gguf\n")
     with boot_to_prompt(ctx, image=img) as vm:
@@ -110,8 +116,7 @@ def test_gguf_think_block_shown_or_hidden(ctx):
     work = os.path.join(ctx.image_dir, "think-model")
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, "think-script.gguf")
-    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable  # has numpy
-    subprocess.run([python, os.path.join(ROOT, "tools", "gguf_write.py"), path, "--think-script"], check=True,
+    subprocess.run([numpy_python(), os.path.join(ROOT, "tools", "gguf_write.py"), path, "--think-script"], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
     img = ctx.image("gguf-think", [path], "model=think-script.gguf\n")
     shown = "<think>q</think>\n\nZ!"
@@ -161,11 +166,10 @@ def test_gguf_memory_is_file_plus_kv(ctx):
     work = os.path.join(ctx.image_dir, "gguf-memory")
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, "llama41m-Q8_0.gguf")
-    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable  # has numpy
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import gguf_write as g; "
             "w, c = g.make_qwen_model('llama', seed=5, dim=512, ffn=1536, layers=12, heads=8, kv_heads=8, "
             "head_dim=64, tied=False, context=512); g.qwen_gguf(w, c, g.GGML_Q8_0).write(sys.argv[2])")
-    subprocess.run([python, "-c", code, os.path.join(ROOT, "tools"), path], check=True, timeout=300)
+    subprocess.run([numpy_python(), "-c", code, os.path.join(ROOT, "tools"), path], check=True, timeout=300)
     file_bytes = os.path.getsize(path)
     assert file_bytes > 40 * MIB, f"the test model is only {file_bytes} bytes"
     img = ctx.image("gguf-memory", [path], "model=llama41m-Q8_0.gguf\n")
