@@ -40,11 +40,6 @@ static inline void sse2_widen(__m128i v, __m128i *lo, __m128i *hi) {
     *hi = _mm_unpackhi_epi8(v, sign);
 }
 
-static inline void sse2_group_rows(const uint8_t *w[4], const uint8_t *rows, size_t row_bytes, int i,
-                                   int count) {
-    for (int r = 0; r < 4; r++) w[r] = rows + (size_t)(i + r < count ? i + r : count - 1) * row_bytes;
-}
-
 /* Q8_0: lane r = row r's block sum. */
 static inline __m128i sse2_q8_0_totals(const uint8_t *const w[4], size_t off, const BlockQ8A *a) {
     __m128i x[4], s[4];
