@@ -46,6 +46,13 @@ static int use_more_bits(int layer, int n_layers) {
     return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
 }
 
+/* type, or when rows of ne0 values are not a whole number of its blocks,
+ * Q8_0 (if they are of Q8_0's) or else otherwise. */
+static uint32_t fitting_type(uint32_t type, uint64_t ne0, uint32_t otherwise) {
+    if (ne0 % ggml_type_info(type)->block_elems == 0) return type;
+    return ne0 % QK32 == 0 ? GGML_TYPE_Q8_0 : otherwise;
+}
+
 /* general.file_type (llama_ftype) of the result. */
 static uint32_t file_type(uint32_t qtype, int k_mix) {
     return qtype == GGML_TYPE_F32    ? 0
@@ -95,19 +102,13 @@ static int convert_checkpoint(const void *data, size_t size, const char *in_path
     if (checkpoint_parse(&c, &w, data, size, err, sizeof err) != 0) die(in_path, err);
     if (c.version == 2) die("int8 (version 2) checkpoints are not supported; convert the fp32 file", NULL);
     uint64_t D = c.dim, H = c.hidden_dim, KV = c.kv_dim, V = c.vocab_size;
-    if (qtype != GGML_TYPE_F32) {
-        uint64_t blk = ggml_type_info(qtype)->block_elems;
-        if (D % blk || H % blk)
-            die("dim and hidden_dim must be multiples of the block size of", ggml_type_name(qtype));
-    }
-
     OutTensor *ts = calloc((size_t)(3 + 9 * c.n_layers), sizeof(OutTensor));
     int nt = 0;
 #define ADD(NAME, TYPE, NE0, NE1, SRC)                                                                       \
     do {                                                                                                     \
         OutTensor *o = &ts[nt++];                                                                            \
         snprintf(o->name, sizeof o->name, "%s", NAME);                                                       \
-        o->type = TYPE, o->ne0 = NE0, o->ne1 = NE1, o->src = SRC;                                            \
+        o->type = fitting_type(TYPE, NE0, GGML_TYPE_F32), o->ne0 = NE0, o->ne1 = NE1, o->src = SRC;          \
     } while (0)
     ADD("token_embd.weight", qtype, D, V, w.token_embedding);
     ADD("output_norm.weight", GGML_TYPE_F32, D, 0, w.rms_final);
@@ -213,8 +214,7 @@ static uint32_t new_type(const GgufTensorInfo *t, uint32_t qtype, int k_mix, int
              use_more_bits(layer, n_layers)))
             type = GGML_TYPE_Q6_K;
     }
-    if (t->ne[0] % ggml_type_info(type)->block_elems == 0) return type;
-    return t->ne[0] % QK32 == 0 ? GGML_TYPE_Q8_0 : t->type;
+    return fitting_type(type, t->ne[0], t->type);
 }
 
 static void pad_to(FILE *f, uint64_t *pos, uint32_t alignment) {

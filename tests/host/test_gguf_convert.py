@@ -195,6 +195,20 @@ def main():
             check(mean < 1.3 and max(diffs) < 9.0, "Q4_K_M logits within 1.35x of llama.cpp's Q4_K_M error vs F32",
                   f"mean {mean:.3f} max {max(diffs):.3f}")
 
+    # Rows that do not split into the type's blocks: stories260K (dim 64, hidden 172) as Q4_K gets Q8_0 where
+    # rows are whole Q8_0 blocks (64 values) and stays F32 where they are not (ffn_down's 172), and runs.
+    small = os.path.join(MODELS, "stories260K.bin")
+    if os.path.exists(small):
+        out = os.path.join(work, "s260k-Q4_K.gguf")
+        r = convert(small, out, "Q4_K")
+        types = {n: t for n, _, t, _ in read_gguf(out)[1]} if r.returncode == 0 else {}
+        check(types.get("blk.0.attn_q.weight") == 8 and types.get("blk.0.ffn_down.weight") == 0 and
+              types.get("token_embd.weight") == 8, "Q4_K on rows of 64 and 172: Q8_0 and F32 fallbacks",
+              f"{r.stderr!r} {types}")
+        r = subprocess.run([LLMRUN, out, "-z", os.path.join(MODELS, "tok512.bin"), "-t", "0", "-n", "30"],
+                           capture_output=True, timeout=60)
+        check(r.returncode == 0 and len(r.stdout) > 20, "the fallback file runs", repr(r.stderr[-200:]))
+
     # Bad input: one line, exit 1, no output file left claiming success.
     vocab_only = os.path.join(MODELS, "vocab", "ggml-vocab-gpt-2.gguf")
     if os.path.exists(vocab_only):
