@@ -40,19 +40,23 @@ static inline void sse2_widen(__m128i v, __m128i *lo, __m128i *hi) {
     *hi = _mm_unpackhi_epi8(v, sign);
 }
 
-/* Q8_0: lane r = row r's block sum. */
+/* Q8_0: lane r = row r's block sum. The weight bytes go into the high
+ * byte of each int16 (w * 256: no sign mask needed), and the totals, all
+ * multiples of 256, are shifted back exactly. */
 static inline __m128i sse2_q8_0_totals(const uint8_t *const w[4], size_t off, const BlockQ8A *a) {
+    const __m128i zero = _mm_setzero_si128();
     __m128i x[4], s[4];
     sse2_widen(load16(a->qs), &x[0], &x[1]);
     sse2_widen(load16(a->qs + 16), &x[2], &x[3]);
     for (int r = 0; r < 4; r++) {
-        __m128i q[4];
-        sse2_widen(load16(w[r] + off + 2), &q[0], &q[1]);
-        sse2_widen(load16(w[r] + off + 18), &q[2], &q[3]);
-        s[r] = _mm_add_epi32(_mm_add_epi32(_mm_madd_epi16(q[0], x[0]), _mm_madd_epi16(q[1], x[1])),
-                             _mm_add_epi32(_mm_madd_epi16(q[2], x[2]), _mm_madd_epi16(q[3], x[3])));
+        __m128i v0 = load16(w[r] + off + 2), v1 = load16(w[r] + off + 18);
+        __m128i p0 = _mm_madd_epi16(_mm_unpacklo_epi8(zero, v0), x[0]);
+        __m128i p1 = _mm_madd_epi16(_mm_unpackhi_epi8(zero, v0), x[1]);
+        __m128i p2 = _mm_madd_epi16(_mm_unpacklo_epi8(zero, v1), x[2]);
+        __m128i p3 = _mm_madd_epi16(_mm_unpackhi_epi8(zero, v1), x[3]);
+        s[r] = _mm_add_epi32(_mm_add_epi32(p0, p1), _mm_add_epi32(p2, p3));
     }
-    return sse2_row_totals(s[0], s[1], s[2], s[3]);
+    return _mm_srai_epi32(sse2_row_totals(s[0], s[1], s[2], s[3]), 8);
 }
 
 /* Q4_0: the nibbles are unsigned (0..15), widened with zeros; the -8 comes
