@@ -4,6 +4,7 @@
  * every output value comes from the same kernel code as a serial run. */
 #include "llm/parallel.h"
 
+#include "lib/string.h"
 #include "llm/kernels.h"
 
 /* Rows per block in the SIMD matmul kernels: chunks start on a multiple so
@@ -47,25 +48,32 @@ void parallel_split(int count, int align, int worker, int nworkers, int *begin, 
 /* Chunks per worker for row splits: workers claim chunks as they finish, so
  * a worker that starts late (its CPU busy with something else: host threads,
  * or TCG vCPUs on a loaded host) costs little. Each chunk runs the same code
- * whoever claims it. */
+ * whoever claims it. Worker w first takes its own chunks (w * per_worker
+ * onwards), then helps with the others': when every worker is on time each
+ * one computes the same rows at every call, which keeps those weights in
+ * its own core's caches (measured: a Q8_0 model larger than one core's
+ * share of the cache decoded faster than with first-come chunks). */
 #define CHUNKS_PER_WORKER 4
+#define MAX_CHUNKS 512
 
 typedef struct {
     parallel_range_fn fn;
     void *ctx;
-    int count, align, chunks;
-    int next_chunk; /* claimed with an atomic add */
+    int count, align, chunks, per_worker;
+    unsigned char claimed[MAX_CHUNKS]; /* claimed with an atomic exchange */
 } RangeJob;
+
+static void run_chunk(RangeJob *job, int chunk) {
+    if (__atomic_exchange_n(&job->claimed[chunk], 1, __ATOMIC_RELAXED)) return;
+    int begin, end;
+    parallel_split(job->count, job->align, chunk, job->chunks, &begin, &end);
+    if (begin < end) job->fn(job->ctx, begin, end);
+}
 
 static void range_worker(void *ctx, int worker, int nworkers) {
     RangeJob *job = ctx;
-    for (;;) {
-        int chunk = __atomic_fetch_add(&job->next_chunk, 1, __ATOMIC_RELAXED);
-        if (chunk >= job->chunks) break;
-        int begin, end;
-        parallel_split(job->count, job->align, chunk, job->chunks, &begin, &end);
-        if (begin < end) job->fn(job->ctx, begin, end);
-    }
+    int home = worker * job->per_worker;
+    for (int i = 0; i < job->chunks; i++) run_chunk(job, (home + i) % job->chunks);
 }
 
 /* parallel_for with chunks_per_worker chunks per worker (1 keeps each
@@ -79,9 +87,14 @@ static void parallel_for_chunks(int count, int align, uint64_t work, int chunks_
     }
     if (align < 1) align = 1;
     int units = (int)(((long)count + align - 1) / align);
-    int chunks = runner_workers * chunks_per_worker;
+    int per_worker = chunks_per_worker;
+    if (runner_workers * per_worker > MAX_CHUNKS) per_worker = MAX_CHUNKS / runner_workers;
+    if (per_worker < 1) per_worker = 1;
+    int chunks = runner_workers * per_worker;
     if (chunks > units) chunks = units;
-    RangeJob job = {fn, ctx, count, align, chunks, 0};
+    RangeJob job = {
+        .fn = fn, .ctx = ctx, .count = count, .align = align, .chunks = chunks, .per_worker = per_worker};
+    memset(job.claimed, 0, (size_t)chunks);
     runner(range_worker, &job);
 }
 

@@ -52,15 +52,18 @@ static inline void thread_pool_futex(_Atomic unsigned *word, int op, unsigned va
     syscall(SYS_futex, (unsigned *)word, op | FUTEX_PRIVATE_FLAG, value, NULL, NULL, 0);
 }
 
-/* Joins the open job, if any; returns the worker number (1..) or 0. */
+/* Joins the open job, if any: 1, or 0 when it is closed already. */
 static int thread_pool_join(void) {
     unsigned t = atomic_load(&thread_pool.ticket);
     while (!(t & TICKET_CLOSED) && (int)t < thread_pool.count - 1)
-        if (atomic_compare_exchange_weak(&thread_pool.ticket, &t, t + 1)) return (int)t + 1;
+        if (atomic_compare_exchange_weak(&thread_pool.ticket, &t, t + 1)) return 1;
     return 0;
 }
 
+/* Helper i is always worker i, so the rows a worker calls its own
+ * (parallel_for's home chunks) stay in that core's caches token after token. */
 static void *thread_pool_main(void *arg) {
+    int worker = (int)(long)arg;
     unsigned seen = thread_pool.start_generation;
     for (;;) {
         unsigned now;
@@ -78,8 +81,7 @@ static void *thread_pool_main(void *arg) {
         }
         seen = now;
         if (atomic_load_explicit(&thread_pool.stopping, memory_order_acquire)) return NULL;
-        int worker = thread_pool_join();
-        if (!worker) continue; /* too late: the caller did the work */
+        if (!thread_pool_join()) continue; /* too late: the caller did the work */
         thread_pool.fn(thread_pool.ctx, worker, thread_pool.count);
         atomic_fetch_add(&thread_pool.finished, 1);
     }
