@@ -40,13 +40,16 @@ typedef struct GgufModel {
     GTensor saved_output;
     GTensor tok_embd, output, output_norm;
     GLayer *layers;
-    /* run state */
+    /* run state: GGUF_PREFILL_BATCH rows of each per-position array (the
+     * single-position forward uses row 0), strides in the *_stride fields */
     float *x, *xb, *xb2, *hb, *hb2, *q, *k, *v, *att, *logits;
     float *key_cache, *value_cache; /* (layers, seq_len, kv_dim) */
-    float *rope_cs;                 /* cos/sin pairs for the current position */
+    float *rope_cs;                 /* cos/sin pairs of each position */
     float *row;                     /* one dequantised weight row */
     BlockQ8A *act_a;
     BlockQ8K *act_k;
+    int wide;                       /* floats per row of x, xb, xb2: max(dim, hidden, q_dim) */
+    int act_a_blocks, act_k_blocks; /* blocks per row of act_a / act_k */
     void *state_block;
     size_t state_bytes;
 } GgufModel;

@@ -4,6 +4,7 @@
  * state_alloc (llm/transformer.c) and alloc_state (llm/transformer_gguf.c);
  * tests/host/test_model_estimate.c checks them against real loads. */
 #include "llm/model_estimate.h"
+#include "llm/transformer_gguf.h"
 
 #include "lib/string.h"
 #include "llm/checkpoint.h"
@@ -189,15 +190,8 @@ static int64_t gguf_estimate(const void *file, size_t size) {
         key_len != (uint64_t)h[H_VALUE])
         return -1;
     uint64_t q_dim = heads * key_len, kv_dim = kv_heads * key_len;
-    uint64_t widest = dim;
-    if (hidden > widest) widest = hidden;
-    if (q_dim > widest) widest = q_dim;
-    uint64_t cache = layers * seq * kv_dim;
-    uint64_t floats = 3 * widest + 2 * hidden + q_dim + 2 * kv_dim + heads * seq + (uint64_t)vocab +
-                      2 * cache + rot + widest;
-    uint64_t act_bytes = (widest / 32 + 1) * sizeof(BlockQ8A) + (widest / 256 + 1) * sizeof(BlockQ8K);
-    if (cache > ((uint64_t)1 << 40)) return -1;
-    return (int64_t)(floats * 4 + act_bytes + 64 * 20);
+    uint64_t bytes = gguf_state_bytes(dim, hidden, q_dim, kv_dim, heads, layers, seq, (uint64_t)vocab, rot);
+    return bytes ? (int64_t)bytes : -1;
 }
 
 int64_t transformer_state_bytes_estimate(const void *file, size_t size) {

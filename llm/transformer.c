@@ -302,8 +302,7 @@ int transformer_prefill(Transformer *t, const int *tokens, int n, int start_pos)
     for (int i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= c->vocab_size) return -1;
     if (t->gguf) {
-        /* One position at a time; only the last one needs logits. */
-        for (int i = 0; i < n; i++) gguf_model_forward(t, tokens[i], start_pos + i, i == n - 1);
+        gguf_model_prefill(t, tokens, n, start_pos);
         return 0;
     }
     for (int done = 0; done < n; done += TRANSFORMER_MAX_BATCH) {

@@ -173,18 +173,29 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
     return 0;
 }
 
+/* Per-position arrays, GGUF_PREFILL_BATCH rows each: x, xb, xb2 (wide),
+ * hb, hb2 (hidden), q, k, v, rope cos/sin, and the quantised activations;
+ * then att, logits, the KV cache and one dequantised row. */
+#define STATE_ARRAYS 16 /* TAKEs below: each may waste up to 63 bytes aligning */
+
+uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim, uint64_t heads,
+                          uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot) {
+    uint64_t wide = dim > hidden ? dim : hidden;
+    if (q_dim > wide) wide = q_dim;
+    uint64_t cache = layers * seq_len * kv_dim;
+    if (cache > ((uint64_t)1 << 40) || wide > ((uint64_t)1 << 24) || vocab > ((uint64_t)1 << 24)) return 0;
+    uint64_t per_position = 3 * wide + 2 * hidden + q_dim + 2 * kv_dim + n_rot;
+    uint64_t act = (wide / 32 + 1) * sizeof(BlockQ8A) + (wide / 256 + 1) * sizeof(BlockQ8K);
+    uint64_t floats = GGUF_PREFILL_BATCH * per_position + heads * seq_len + vocab + 2 * cache + wide;
+    return floats * 4 + GGUF_PREFILL_BATCH * act + 64 * (STATE_ARRAYS + 1);
+}
+
 static int alloc_state(Transformer *t, GgufModel *m, char *err, size_t n) {
     const TransformerConfig *c = &m->config;
-    int widest = c->dim;
-    if (c->hidden_dim > widest) widest = c->hidden_dim;
-    if (m->q_dim > widest) widest = m->q_dim;
-    uint64_t cache = (uint64_t)c->n_layers * c->seq_len * c->kv_dim;
-    uint64_t floats = 3ull * widest + 2ull * c->hidden_dim + m->q_dim + 2ull * c->kv_dim +
-                      (uint64_t)c->n_heads * c->seq_len + c->vocab_size + 2 * cache + m->n_rot + widest;
-    uint64_t act_bytes =
-        (uint64_t)(widest / 32 + 1) * sizeof(BlockQ8A) + (uint64_t)(widest / 256 + 1) * sizeof(BlockQ8K);
-    uint64_t bytes = floats * 4 + act_bytes + 64 * 20;
-    if (cache > ((uint64_t)1 << 40) || bytes > (uint64_t)SIZE_MAX / 2) {
+    uint64_t bytes = gguf_state_bytes((uint64_t)c->dim, (uint64_t)c->hidden_dim, (uint64_t)m->q_dim,
+                                      (uint64_t)c->kv_dim, (uint64_t)c->n_heads, (uint64_t)c->n_layers,
+                                      (uint64_t)c->seq_len, (uint64_t)c->vocab_size, (uint64_t)m->n_rot);
+    if (bytes == 0 || bytes > (uint64_t)SIZE_MAX / 2) {
         snprintf(err, n, "gguf: run state too large");
         return -1;
     }
@@ -196,26 +207,32 @@ static int alloc_state(Transformer *t, GgufModel *m, char *err, size_t n) {
     memset(block, 0, (size_t)bytes);
     m->state_block = block;
     m->state_bytes = (size_t)bytes;
+    m->wide = c->dim > c->hidden_dim ? c->dim : c->hidden_dim;
+    if (m->q_dim > m->wide) m->wide = m->q_dim;
+    m->act_a_blocks = m->wide / 32 + 1;
+    m->act_k_blocks = m->wide / 256 + 1;
+    uint64_t cache = (uint64_t)c->n_layers * c->seq_len * c->kv_dim;
+    const uint64_t B = GGUF_PREFILL_BATCH;
     uint8_t *p = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
 #define TAKE(PTR, COUNT, TYPE)                                                                               \
     PTR = (TYPE *)p;                                                                                         \
     p += (((uint64_t)(COUNT) * sizeof(TYPE)) + 63) & ~(uint64_t)63;
-    TAKE(m->x, widest, float)
-    TAKE(m->xb, widest, float)
-    TAKE(m->xb2, widest, float)
-    TAKE(m->hb, c->hidden_dim, float)
-    TAKE(m->hb2, c->hidden_dim, float)
-    TAKE(m->q, m->q_dim, float)
-    TAKE(m->k, c->kv_dim, float)
-    TAKE(m->v, c->kv_dim, float)
+    TAKE(m->x, B * m->wide, float)
+    TAKE(m->xb, B * m->wide, float)
+    TAKE(m->xb2, B * m->wide, float)
+    TAKE(m->hb, B * c->hidden_dim, float)
+    TAKE(m->hb2, B * c->hidden_dim, float)
+    TAKE(m->q, B * m->q_dim, float)
+    TAKE(m->k, B * c->kv_dim, float)
+    TAKE(m->v, B * c->kv_dim, float)
+    TAKE(m->rope_cs, B * m->n_rot, float)
+    TAKE(m->act_a, B * m->act_a_blocks, BlockQ8A)
+    TAKE(m->act_k, B * m->act_k_blocks, BlockQ8K)
     TAKE(m->att, (uint64_t)c->n_heads * c->seq_len, float)
     TAKE(m->logits, c->vocab_size, float)
     TAKE(m->key_cache, cache, float)
     TAKE(m->value_cache, cache, float)
-    TAKE(m->rope_cs, m->n_rot, float)
-    TAKE(m->row, widest, float)
-    TAKE(m->act_a, widest / 32 + 1, BlockQ8A)
-    TAKE(m->act_k, widest / 256 + 1, BlockQ8K)
+    TAKE(m->row, m->wide, float)
 #undef TAKE
     t->state.logits = m->logits;
     t->state.bytes = m->state_bytes;

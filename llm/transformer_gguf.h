@@ -7,6 +7,7 @@
 #define LLM_TRANSFORMER_GGUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "llm/transformer.h"
 
@@ -18,6 +19,16 @@ int gguf_model_load(Transformer *t, const void *data, size_t size, char *err, si
 void gguf_model_free(Transformer *t);
 /* One position; NULL when out of range. compute_logits 0 skips the classifier. */
 float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits);
+/* Positions start_pos..start_pos+n-1 (checked by the caller), up to
+ * GGUF_PREFILL_BATCH at a time: each weight row is read once for the whole
+ * batch. The logits of the last position, the KV cache and everything
+ * after are bit-identical to n calls of gguf_model_forward. */
+#define GGUF_PREFILL_BATCH 16
+void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos);
+/* Heap bytes of the run state for these sizes (what the load allocates;
+ * model_estimate.c uses it before loading). 0 when it would not fit. */
+uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim, uint64_t heads,
+                          uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot);
 /* 1: every matmul dequantises its weight rows to fp32 and multiplies by fp32
  * activations (the reference path, matches a dequantised-F32 model). 0
  * (default): activations quantised to int8 blocks, integer dot products. */

@@ -350,6 +350,56 @@ static void test_act_quantizers(void) {
     kernels_select(0);
 }
 
+/* Batched prefill (GGUF_PREFILL_BATCH positions per pass over the weights)
+ * against one position at a time: the last logits and the next position's
+ * (so the KV cache too) bit for bit, for a prompt of two full batches and a
+ * partial one, on every matmul path (typed row kernels of each kernel set,
+ * per-row dots for F16, F32 weights, mixed types, biases, q/k norms). */
+static void test_prefill_matches_forward(void) {
+    static const char *const files[] = {"gguf-tests/synthA-Q4_K_M.gguf", "gguf-tests/synthA-Q8_0.gguf",
+                                        "gguf-tests/synthA-Q4_0.gguf",   "gguf-tests/synthA-F16.gguf",
+                                        "gguf-tests/synthA-F32.gguf",    "gguf-arch/qwen2-Q8_0.gguf",
+                                        "gguf-arch/qwen3-tied-Q4_K.gguf"};
+    enum { PROMPT = 2 * GGUF_PREFILL_BATCH + 5 };
+    int top = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? KERNELS_SSE2
+              : ggml_avx512_usable()                                             ? KERNELS_AVX512
+                                                                                 : KERNELS_AVX2;
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        size_t size;
+        void *data = load_data(files[f], &size);
+        for (int level = KERNELS_SSE2; level <= top && data; level++) {
+            kernels_select_level(level);
+            Transformer a, b;
+            char err[256], name[160];
+            snprintf(name, sizeof name, "%s, %s kernels: prefill of %d equals %d single positions", files[f],
+                     kernels->name, PROMPT, PROMPT);
+            if (transformer_load(&a, data, size, err, sizeof err) != 0 ||
+                transformer_load(&b, data, size, err, sizeof err) != 0) {
+                check(0, name, "%s", err);
+                break;
+            }
+            int vocab = a.config.vocab_size, ids[PROMPT];
+            for (int i = 0; i < PROMPT; i++) ids[i] = tokens[i] % vocab;
+            float *last = malloc(2 * (size_t)vocab * sizeof(float));
+            int same = transformer_prefill(&a, ids, PROMPT, 0) == 0;
+            memcpy(last, a.state.logits, (size_t)vocab * sizeof(float));
+            memcpy(last + vocab, transformer_forward(&a, ids[0], PROMPT), (size_t)vocab * sizeof(float));
+            const float *one = NULL;
+            for (int i = 0; i < PROMPT; i++) one = transformer_forward(&b, ids[i], i);
+            same &= memcmp(one, last, (size_t)vocab * sizeof(float)) == 0;
+            same &= memcmp(transformer_forward(&b, ids[0], PROMPT), last + vocab,
+                           (size_t)vocab * sizeof(float)) == 0;
+            check(same, name, "logits differ");
+            free(last);
+            transformer_free(&a);
+            transformer_free(&b);
+        }
+        if (!data) check(0, files[f], "missing");
+        free(data);
+    }
+    kernels_select(0);
+}
+
 int main(int argc, char **argv) {
     models_dir = models_dir_from_env();
     if (read_tokens("gguf-tests") != 0 || read_tokens("gguf-arch") != 0) {
@@ -404,6 +454,7 @@ int main(int argc, char **argv) {
     test_half_scale();
     test_simd_dots();
     test_act_quantizers();
+    test_prefill_matches_forward();
     test_stories260k_greedy();
     test_other_files();
     return failures ? 1 : 0;
