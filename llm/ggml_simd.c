@@ -101,13 +101,19 @@ static inline __attribute__((always_inline)) void sse2_matmul_rows(float *out, c
     }
 }
 
-static void sse2_matmul_q8_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
-                             int count) {
+/* Page-aligned: under QEMU's TCG a loop whose translated blocks lie on two
+ * 4 KiB pages cannot jump between them directly, and these loops are what
+ * a GGUF token spends its time in there (15M Q4_0: 43 -> 38 ms/token when
+ * the function stopped straddling a page). */
+#define HOT_LOOP __attribute__((aligned(4096)))
+
+HOT_LOOP static void sse2_matmul_q8_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act,
+                                      int n, int count) {
     sse2_matmul_rows(out, rows, row_bytes, act, n, count, sizeof(BlockQ8_0), sse2_q8_0_totals);
 }
 
-static void sse2_matmul_q4_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
-                             int count) {
+HOT_LOOP static void sse2_matmul_q4_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act,
+                                      int n, int count) {
     sse2_matmul_rows(out, rows, row_bytes, act, n, count, sizeof(BlockQ4_0), sse2_q4_0_totals);
 }
 
