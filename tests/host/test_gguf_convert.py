@@ -195,6 +195,22 @@ def main():
             check(mean < 1.3 and max(diffs) < 9.0, "Q4_K_M logits within 1.35x of llama.cpp's Q4_K_M error vs F32",
                   f"mean {mean:.3f} max {max(diffs):.3f}")
 
+    # A quantised input (Q4_K) requantised to Q8_0: close to llama.cpp's logits for the dequantised Q4_K
+    # weights (Q8_0 adds about half a step of error; llama.cpp's own Q8_0 vs F32: max 0.57, mean 0.10).
+    out = os.path.join(work, "q4k-to-q8_0.gguf")
+    r = convert(os.path.join(TESTS, "synthA-Q4_K.gguf"), out, "Q8_0")
+    reference = array.array("f")
+    reference.frombytes(open(os.path.join(TESTS, "synthA-Q4_K.deqf32.logits.f32"), "rb").read())
+    got, err = logits(out, tokens) if r.returncode == 0 else (None, r.stderr.decode(errors="replace"))
+    if got is None or len(got) != len(reference):
+        check(False, "Q4_K -> Q8_0 requantised", err)
+    else:
+        diffs = [abs(a - b) for a, b in zip(got, reference)]
+        mean = sum(diffs) / len(diffs)
+        print(f"  Q4_K -> Q8_0 vs the dequantised Q4_K logits: mean {mean:.3f}, max {max(diffs):.3f}")
+        check(mean < 0.15 and max(diffs) < 1.0, "Q4_K -> Q8_0: logits close to the dequantised Q4_K model's",
+              f"mean {mean:.3f} max {max(diffs):.3f}")
+
     # Rows that do not split into the type's blocks: stories260K (dim 64, hidden 172) as Q4_K gets Q8_0 where
     # rows are whole Q8_0 blocks (64 values) and stays F32 where they are not (ffn_down's 172), and runs.
     small = os.path.join(MODELS, "stories260K.bin")
