@@ -4,8 +4,9 @@
  * 256-token prompt, single-token decode, and decode as a share of the
  * memory-bandwidth limit (matrix bytes read per token / measured bandwidth).
  * Then GGUF files of the same random weights (Q4_0, Q4_K_M, Q8_0, made once
- * by gguf_convert): decode of 128 tokens from position 0, as llama.cpp's
- * llama-bench tg128 measures it, median of 3 runs.
+ * by gguf_convert): prefill of the same prompt, and decode of 128 tokens
+ * from position 0 as llama.cpp's llama-bench tg128 measures it (median of
+ * 3 runs).
  *
  *   bench [--dir build/bench] [--gen build/host/gen_model]
  *         [--convert build/host/gguf_convert] [--threads N] [--gguf-only]
@@ -25,6 +26,7 @@
 #include "llm/kernels.h"
 #include "llm/parallel.h"
 #include "llm/transformer.h"
+#include "llm/transformer_gguf.h"
 #include "tools/file_util.h"
 #include "tools/thread_pool.h"
 
@@ -319,11 +321,13 @@ int main(int argc, char **argv) {
     static const char *const gguf_types[] = {"Q4_0", "Q4_K_M", "Q8_0"};
     const BenchModel *gm = &models[n_models - 1];
     int gguf_steps = quick ? 32 : 128, gguf_runs = quick ? 1 : 3;
-    printf("\nGGUF: decode of %d tokens from position 0 (llama-bench tg%d), median of %d run%s; file GB/s: "
-           "read speed of the model file's own bytes; share: decode speed / (file GB/s / MB per token)\n\n",
-           gguf_steps, gguf_steps, gguf_runs, gguf_runs > 1 ? "s" : "");
-    printf("%-12s %-6s %7s %13s %9s %10s %12s\n", "model", "type", "threads", "decode tok/s", "MB/token",
-           "file GB/s", "bw share");
+    printf(
+        "\nGGUF: prefill of a %d-token prompt (batches of %d positions); decode of %d tokens from "
+        "position 0 (tg%d), median of %d run%s; file GB/s: read speed of the model file's own bytes; share: "
+        "decode speed / (file GB/s / MB per token)\n\n",
+        prompt_len, GGUF_PREFILL_BATCH, gguf_steps, gguf_steps, gguf_runs, gguf_runs > 1 ? "s" : "");
+    printf("%-12s %-6s %7s %14s %13s %9s %10s %12s\n", "model", "type", "threads", "prefill tok/s",
+           "decode tok/s", "MB/token", "file GB/s", "bw share");
     fflush(stdout);
     for (size_t g = 0; g < sizeof gguf_types / sizeof gguf_types[0]; g++) {
         size_t size;
@@ -342,10 +346,12 @@ int main(int argc, char **argv) {
             size_t whole_blocks = size / (READ_BLOCK_WORDS * 8) * (READ_BLOCK_WORDS * 8);
             double file_bw = measure_bandwidth(data, whole_blocks, thread_counts[k]);
             thread_pool_start(thread_counts[k]);
+            double prefill = measure(&t, prompt_len, 0).prefill;
             double decode = decode_from_start(&t, gguf_steps, gguf_runs);
             thread_pool_stop();
-            printf("%-12s %-6s %7d %13.1f %9.1f %10.2f %11.0f%%\n", gm->name, gguf_types[g], thread_counts[k],
-                   decode, bytes / 1e6, file_bw / 1e9, 100.0 * decode / (file_bw / bytes));
+            printf("%-12s %-6s %7d %14.1f %13.1f %9.1f %10.2f %11.0f%%\n", gm->name, gguf_types[g],
+                   thread_counts[k], prefill, decode, bytes / 1e6, file_bw / 1e9,
+                   100.0 * decode / (file_bw / bytes));
             fflush(stdout);
         }
         transformer_free(&t);
