@@ -1,11 +1,13 @@
 /* llm_test_util.h - small helpers shared by the llm/ host tests: one line per
- * check ("ok - NAME" / "FAIL - NAME: why") and whole-file reads. */
+ * check ("ok - NAME" / "FAIL - NAME: why"), whole-file reads, argmax. */
 #ifndef TESTS_HOST_LLM_TEST_UTIL_H
 #define TESTS_HOST_LLM_TEST_UTIL_H
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 
 static int failures;
 
@@ -50,10 +52,35 @@ __attribute__((unused)) static void *read_file(const char *path, size_t *size) {
 }
 
 /* read_file of DIR/NAME. */
-__attribute__((unused)) static char *read_file_in(const char *dir, const char *name, size_t *size) {
+__attribute__((unused)) static void *read_file_in(const char *dir, const char *name, size_t *size) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return read_file(path, size);
+}
+
+/* Runs a shell command that should be llmrun refusing its input: exit
+ * status 1, no signal, and an "llmrun: ..." line in its output. */
+__attribute__((unused)) static void check_llmrun_refuses(const char *name, const char *command) {
+    char line[512];
+    FILE *p = popen(command, "r");
+    int saw_message = 0;
+    while (p && fgets(line, sizeof line, p))
+        if (strncmp(line, "llmrun:", 7) == 0) saw_message = 1;
+    int status = p ? pclose(p) : -1;
+    if (status != -1 && WIFSIGNALED(status))
+        check(0, name, "killed by signal %d", WTERMSIG(status));
+    else
+        check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1 && saw_message, name,
+              "exit status %d, llmrun: line %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+              saw_message ? "present" : "missing");
+}
+
+/* Index of the largest value (the first one on ties), as greedy sampling picks. */
+__attribute__((unused)) static int argmax(const float *v, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (v[i] > v[best]) best = i;
+    return best;
 }
 
 __attribute__((unused)) static const char *models_dir_from_env(void) {

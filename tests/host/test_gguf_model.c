@@ -29,24 +29,11 @@ static int read_tokens(const char *dir) {
     return n == 64 ? 0 : -1;
 }
 
-static void *load_data(const char *rel, size_t *size) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", models_dir, rel);
-    return read_file(path, size);
-}
-
-static int argmax(const float *v, int n) {
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (v[i] > v[best]) best = i;
-    return best;
-}
-
 /* Runs the 64 tokens and compares with the reference logits file. */
 static void compare(Transformer *t, const char *name, const char *ref_rel, double max_tol, double mean_tol,
                     int min_top1) {
     size_t size;
-    float *ref = load_data(ref_rel, &size);
+    float *ref = read_file_in(models_dir, ref_rel, &size);
     int vocab = t->config.vocab_size;
     if (!ref || size != (size_t)64 * vocab * sizeof(float)) {
         check(0, name, "reference %s missing or wrong size", ref_rel);
@@ -78,7 +65,7 @@ static void check_model(const char *dir, const char *stem, const char *type) {
     char rel[256], ref[256], name[256], err[256];
     snprintf(rel, sizeof rel, "%s/%s-%s.gguf", dir, stem, type);
     size_t size;
-    void *data = load_data(rel, &size);
+    void *data = read_file_in(models_dir, rel, &size);
     Transformer t;
     snprintf(name, sizeof name, "%s-%s loads", stem, type);
     int rc = data ? transformer_load(&t, data, size, err, sizeof err) : -1;
@@ -106,7 +93,7 @@ static void check_model(const char *dir, const char *stem, const char *type) {
 
 static void test_stories260k_greedy(void) {
     size_t size;
-    void *data = load_data("stories260K.gguf", &size);
+    void *data = read_file_in(models_dir, "stories260K.gguf", &size);
     char path[1024], err[256];
     snprintf(path, sizeof path, "%s/golden/stories260K__once_upon_a_time.ids", models_dir);
     FILE *f = fopen(path, "r");
@@ -144,7 +131,7 @@ static void test_other_files(void) {
     size_t size;
     char err[256] = "";
     Transformer t;
-    void *data = load_data("llama-2-tiny-random.gguf", &size);
+    void *data = read_file_in(models_dir, "llama-2-tiny-random.gguf", &size);
     int rc = data ? transformer_load(&t, data, size, err, sizeof err) : -1;
     check(rc == 0, "llama-2-tiny-random.gguf (F16) loads", "%s", err);
     if (rc == 0) {
@@ -159,14 +146,14 @@ static void test_other_files(void) {
     }
     free(data);
 
-    data = load_data("tinyllamas-stories-260k-q8_0.gguf", &size);
+    data = read_file_in(models_dir, "tinyllamas-stories-260k-q8_0.gguf", &size);
     rc = data ? transformer_load(&t, data, size, err, sizeof err) : 0;
     check(rc == -1 && strstr(err, "not a multiple of the Q8_0 block"),
           "flattened 172-wide Q8_0 rows rejected", "rc %d err '%s'", rc, err);
     free(data);
 
     /* blk.0.attn_q.weight retyped to 16 (IQ2_XXS, not supported). */
-    data = load_data("gguf-tests/synthA-Q4_0.gguf", &size);
+    data = read_file_in(models_dir, "gguf-tests/synthA-Q4_0.gguf", &size);
     GgufFile f;
     if (data && gguf_open(&f, data, size, err, sizeof err) == 0) {
         const GgufTensorInfo *ti = gguf_find_tensor(&f, "blk.0.attn_q.weight");
@@ -366,7 +353,7 @@ static void test_prefill_matches_forward(void) {
                                                                                  : KERNELS_AVX2;
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
         size_t size;
-        void *data = load_data(files[f], &size);
+        void *data = read_file_in(models_dir, files[f], &size);
         for (int level = KERNELS_SSE2; level <= top && data; level++) {
             kernels_select_level(level);
             Transformer a, b;
@@ -432,7 +419,7 @@ int main(int argc, char **argv) {
             snprintf(rel, sizeof rel, "gguf-tests/synthA-%s.gguf", simd_types[i]);
             snprintf(ref, sizeof ref, "gguf-tests/synthA-%s.logits.f32", simd_types[i]);
             size_t size;
-            void *data = load_data(rel, &size);
+            void *data = read_file_in(models_dir, rel, &size);
             Transformer t;
             snprintf(name, sizeof name, "synthA-%s fast path (%s kernels) vs llama.cpp logits", simd_types[i],
                      level == KERNELS_AVX512 ? "AVX-512" : "AVX2");

@@ -17,13 +17,6 @@
 
 static char temp_dir[] = "/tmp/test_quant_model.XXXXXX";
 
-static int argmax(const float *v, int n) {
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (v[i] > v[best]) best = i;
-    return best;
-}
-
 /* Writes temp_dir/NAME with gen_model ARGS and loads it into t (data kept in *data). */
 static int load_generated(const char *name, const char *args, Transformer *t, void **data) {
     char path[1200], cmd[2048], err[256] = "";

@@ -17,19 +17,6 @@
 static const char *models_dir;
 static char temp_dir[] = "/tmp/test_transformer.XXXXXX";
 
-static void *read_model(const char *name, size_t *size) {
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/%s", models_dir, name);
-    return read_file(path, size);
-}
-
-static int argmax(const float *v, int n) {
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (v[i] > v[best]) best = i;
-    return best;
-}
-
 /* ---------------------------------------------------------------- stories260K */
 
 static void check_value(const char *name, double got, double want, double tol) {
@@ -93,8 +80,9 @@ static int greedy_matches(Transformer *t, const int *ids, int n_ids) {
 
 static void test_stories260k(void) {
     size_t size0 = 0, size1 = 0, size2 = 0;
-    void *v0 = read_model("stories260K.bin", &size0), *v1 = read_model("stories260K_v1.bin", &size1);
-    void *v2 = read_model("stories260K_q80.bin", &size2);
+    void *v0 = read_file_in(models_dir, "stories260K.bin", &size0),
+         *v1 = read_file_in(models_dir, "stories260K_v1.bin", &size1);
+    void *v2 = read_file_in(models_dir, "stories260K_q80.bin", &size2);
     int ids[256];
     int n_ids = read_golden_ids(ids, 256);
     check(v1 && v2 && n_ids == 201 && ids[0] == 1, "stories260K_v1/q80 and golden ids present",
@@ -402,10 +390,10 @@ static void test_prefill_model(const char *label, const void *data, size_t size,
 
 static void test_prefill(void) {
     size_t size = 0;
-    void *data = read_model("stories260K.bin", &size);
+    void *data = read_file_in(models_dir, "stories260K.bin", &size);
     test_prefill_model("stories260K fp32", data, size, 0);
     free(data);
-    data = read_model("stories260K_q80.bin", &size);
+    data = read_file_in(models_dir, "stories260K_q80.bin", &size);
     test_prefill_model("stories260K_q80", data, size, 0);
     free(data);
     char path[1100];
