@@ -19,35 +19,11 @@
 #include "llm/gguf.h"
 #include "llm/tokenizer.h"
 #include "tests/fuzz/fuzz_common.h"
+#include "tests/host/gguf_layout.h"
 
-typedef struct {
-    uint8_t *p;
-    size_t n, cap;
-} Buf;
-
-static void put(Buf *b, const void *data, size_t n) {
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 1024;
-        while (cap < b->n + n) cap *= 2;
-        b->p = realloc(b->p, cap);
-        b->cap = cap;
-    }
-    if (n) memcpy(b->p + b->n, data, n);
-    b->n += n;
-}
-static void put_u32(Buf *b, uint32_t v) {
-    put(b, &v, 4);
-}
-static void put_u64(Buf *b, uint64_t v) {
-    put(b, &v, 8);
-}
-static void put_str(Buf *b, const char *s, size_t n) {
-    put_u64(b, n);
-    put(b, s, n);
-}
-static void put_key(Buf *b, const char *key, uint32_t type) {
-    put_str(b, key, strlen(key));
-    put_u32(b, type);
+static void put_key(GgufBuf *b, const char *key, uint32_t type) {
+    gguf_buf_string(b, key, strlen(key));
+    gguf_buf_u32(b, type);
 }
 
 /* Splits [p, end) at sep; returns the part, advances *p past the separator. */
@@ -103,7 +79,7 @@ static uint8_t *describe(const uint8_t *data, size_t size, size_t *out_size, con
     size_t chat_len = next_part(&p, end, 1, &chat);
     int bpe = flags & 1;
 
-    Buf kv = {0}, toks = {0}, types = {0}, scores = {0};
+    GgufBuf kv = {0}, toks = {0}, types = {0}, scores = {0};
     uint64_t n_kv = 0, vocab = 0;
     const uint8_t *q = tokens, *tend = tokens + tokens_len, *piece;
     while (q < tend && vocab < 1024) {
@@ -115,46 +91,46 @@ static uint8_t *describe(const uint8_t *data, size_t size, size_t *out_size, con
             type = marks[piece[0] - 2];
             piece++, len--;
         }
-        put_str(&toks, (const char *)piece, len);
-        put_u32(&types, (uint32_t)type);
+        gguf_buf_string(&toks, (const char *)piece, len);
+        gguf_buf_u32(&types, (uint32_t)type);
         float score = -(float)vocab;
-        put(&scores, &score, 4);
+        gguf_buf_append(&scores, &score, 4);
         vocab++;
     }
     put_key(&kv, "tokenizer.ggml.model", GGUF_TYPE_STRING);
-    put_str(&kv, bpe ? "gpt2" : "llama", bpe ? 4 : 5);
+    gguf_buf_string(&kv, bpe ? "gpt2" : "llama", bpe ? 4 : 5);
     put_key(&kv, "tokenizer.ggml.tokens", GGUF_TYPE_ARRAY);
-    put_u32(&kv, GGUF_TYPE_STRING);
-    put_u64(&kv, vocab);
-    put(&kv, toks.p, toks.n);
+    gguf_buf_u32(&kv, GGUF_TYPE_STRING);
+    gguf_buf_u64(&kv, vocab);
+    gguf_buf_append(&kv, toks.p, toks.n);
     n_kv += 2;
     if (flags & 8) {
         put_key(&kv, "tokenizer.ggml.scores", GGUF_TYPE_ARRAY);
-        put_u32(&kv, GGUF_TYPE_FLOAT32);
-        put_u64(&kv, vocab);
-        put(&kv, scores.p, scores.n);
+        gguf_buf_u32(&kv, GGUF_TYPE_FLOAT32);
+        gguf_buf_u64(&kv, vocab);
+        gguf_buf_append(&kv, scores.p, scores.n);
         n_kv++;
     }
     if (flags & 16) {
         put_key(&kv, "tokenizer.ggml.token_type", GGUF_TYPE_ARRAY);
-        put_u32(&kv, GGUF_TYPE_INT32);
-        put_u64(&kv, vocab);
-        put(&kv, types.p, types.n);
+        gguf_buf_u32(&kv, GGUF_TYPE_INT32);
+        gguf_buf_u64(&kv, vocab);
+        gguf_buf_append(&kv, types.p, types.n);
         n_kv++;
     }
     if (!(flags & 128)) {
-        Buf m = {0};
+        GgufBuf m = {0};
         uint64_t count = 0;
         const uint8_t *r = merges, *mend = merges + merges_len, *line;
         while (r < mend && count < 4096) {
             size_t len = next_part(&r, mend, '\n', &line);
-            put_str(&m, (const char *)line, len);
+            gguf_buf_string(&m, (const char *)line, len);
             count++;
         }
         put_key(&kv, "tokenizer.ggml.merges", GGUF_TYPE_ARRAY);
-        put_u32(&kv, GGUF_TYPE_STRING);
-        put_u64(&kv, count);
-        put(&kv, m.p, m.n);
+        gguf_buf_u32(&kv, GGUF_TYPE_STRING);
+        gguf_buf_u64(&kv, count);
+        gguf_buf_append(&kv, m.p, m.n);
         free(m.p);
         n_kv++;
     }
@@ -162,36 +138,36 @@ static uint8_t *describe(const uint8_t *data, size_t size, size_t *out_size, con
                                       "falcon", "deepseek-coder", "starcoder", "default"};
     if (pre[choice & 7]) {
         put_key(&kv, "tokenizer.ggml.pre", GGUF_TYPE_STRING);
-        put_str(&kv, pre[choice & 7], strlen(pre[choice & 7]));
+        gguf_buf_string(&kv, pre[choice & 7], strlen(pre[choice & 7]));
         n_kv++;
     }
     int32_t bos[] = {0, 0, (int32_t)vocab - 1, -1}, eos[] = {0, 1, (int32_t)vocab - 1, (int32_t)vocab};
     if ((choice >> 3) & 3) {
         put_key(&kv, "tokenizer.ggml.bos_token_id", GGUF_TYPE_INT32);
-        put_u32(&kv, (uint32_t)bos[(choice >> 3) & 3]);
+        gguf_buf_u32(&kv, (uint32_t)bos[(choice >> 3) & 3]);
         n_kv++;
     }
     if ((choice >> 5) & 3) {
         put_key(&kv, "tokenizer.ggml.eos_token_id", GGUF_TYPE_INT32);
-        put_u32(&kv, (uint32_t)eos[(choice >> 5) & 3]);
+        gguf_buf_u32(&kv, (uint32_t)eos[(choice >> 5) & 3]);
         n_kv++;
     }
     put_key(&kv, "tokenizer.ggml.add_bos_token", GGUF_TYPE_BOOL);
-    put(&kv, (uint8_t[]){(flags >> 1) & 1}, 1);
+    gguf_buf_append(&kv, (uint8_t[]){(flags >> 1) & 1}, 1);
     put_key(&kv, "tokenizer.ggml.add_space_prefix", GGUF_TYPE_BOOL);
-    put(&kv, (uint8_t[]){(flags >> 2) & 1}, 1);
+    gguf_buf_append(&kv, (uint8_t[]){(flags >> 2) & 1}, 1);
     n_kv += 2;
     if (chat_len) {
         put_key(&kv, "tokenizer.chat_template", GGUF_TYPE_STRING);
-        put_str(&kv, (const char *)chat, chat_len);
+        gguf_buf_string(&kv, (const char *)chat, chat_len);
         n_kv++;
     }
-    Buf file = {0};
-    put_u32(&file, GGUF_MAGIC);
-    put_u32(&file, 3);
-    put_u64(&file, 0);
-    put_u64(&file, n_kv);
-    put(&file, kv.p, kv.n);
+    GgufBuf file = {0};
+    gguf_buf_u32(&file, GGUF_MAGIC);
+    gguf_buf_u32(&file, 3);
+    gguf_buf_u64(&file, 0);
+    gguf_buf_u64(&file, n_kv);
+    gguf_buf_append(&file, kv.p, kv.n);
     free(kv.p), free(toks.p), free(types.p), free(scores.p);
     *out_size = file.n;
     return file.p;
