@@ -225,8 +225,8 @@ typedef struct {
     size_t value_len;
 } GgufEdit;
 
-static uint8_t *gguf_layout_rebuild(const GgufLayout *L, const GgufEdit *edits, int n_edits,
-                                    size_t *out_size) {
+GGUF_LAYOUT_FN uint8_t *gguf_layout_rebuild(const GgufLayout *L, const GgufEdit *edits, int n_edits,
+                                            size_t *out_size) {
     GgufBuf kvs = {0};
     uint64_t n_kv = 0;
     uint32_t alignment = L->alignment;

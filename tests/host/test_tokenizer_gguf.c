@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "llm/tokenizer.h"
+#include "tests/host/gguf_layout.h"
 #include "tests/host/llm_test_util.h"
 
 #define SEPARATOR "\n__ggml_vocab_test__\n"
@@ -130,25 +131,24 @@ static int check_vocab(const Vocab *v) {
 
 /* ------------------------------------------------ crafted GGUF metadata */
 
+/* A GGUF file in memory (tests/host/gguf_layout.h's writer) and how many
+ * key/values it holds. */
 typedef struct {
-    unsigned char data[1 << 18];
-    size_t len;
+    GgufBuf buf;
     uint64_t n_kv;
 } Builder;
 
 static void put(Builder *b, const void *p, size_t n) {
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
+    gguf_buf_append(&b->buf, p, n);
 }
 static void put_u32(Builder *b, uint32_t v) {
-    put(b, &v, 4);
+    gguf_buf_u32(&b->buf, v);
 }
 static void put_u64(Builder *b, uint64_t v) {
-    put(b, &v, 8);
+    gguf_buf_u64(&b->buf, v);
 }
 static void put_str(Builder *b, const char *s) {
-    put_u64(b, strlen(s));
-    put(b, s, strlen(s));
+    gguf_buf_string(&b->buf, s, strlen(s));
 }
 static void key(Builder *b, const char *k, uint32_t type) {
     put_str(b, k);
@@ -179,7 +179,7 @@ static void kv_floats(Builder *b, const char *k, int n) {
     }
 }
 static void begin(Builder *b) {
-    b->len = 0;
+    b->buf.n = 0;
     b->n_kv = 0;
     put_u32(b, 0x46554747u);
     put_u32(b, 3);
@@ -187,7 +187,7 @@ static void begin(Builder *b) {
     put_u64(b, 0); /* n_kv, patched by finish */
 }
 static void finish(Builder *b) {
-    memcpy(b->data + 16, &b->n_kv, 8);
+    memcpy(b->buf.p + 16, &b->n_kv, 8);
 }
 
 static const char *const small_vocab[] = {"a", "b", "ab", "<s>", "</s>"};
@@ -197,7 +197,7 @@ static void expect_load_error(Builder *b, const char *name, const char *want) {
     finish(b);
     Tokenizer t;
     char err[200] = "";
-    int rc = tokenizer_load_gguf(&t, b->data, b->len, err, sizeof err);
+    int rc = tokenizer_load_gguf(&t, b->buf.p, b->buf.n, err, sizeof err);
     check(rc == -1 && strstr(err, want) && !strchr(err, '\n'), name, "rc %d, message \"%s\" (want \"%s\")",
           rc, err, want);
     if (rc == 0) tokenizer_free(&t);
@@ -271,7 +271,7 @@ static void check_hostile(void) {
     finish(b);
     Tokenizer t;
     char err[200] = "";
-    int rc = tokenizer_load_gguf(&t, b->data, b->len, err, sizeof err);
+    int rc = tokenizer_load_gguf(&t, b->buf.p, b->buf.n, err, sizeof err);
     int ids[16], n = rc == 0 ? encode(&t, "abba", 4, 0, ids, 16) : -1;
     check(n == 3 && ids[0] == 2 && ids[1] == 1 && ids[2] == 0, "crafted gpt2 vocab: \"abba\" -> ab b a",
           "rc %d n %d %s", rc, n, err);
