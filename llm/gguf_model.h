@@ -45,6 +45,7 @@ typedef struct GgufModel {
     float *x, *xb, *xb2, *hb, *hb2, *q, *k, *v, *att, *logits;
     float *key_cache, *value_cache; /* (layers, seq_len, kv_dim) */
     float *rope_cs;                 /* cos/sin pairs of each position */
+    float *rope_freq;               /* each rotated pair's angle per position (n_rot / 2) */
     float *row;                     /* one dequantised weight row */
     BlockQ8A *act_a;
     BlockQ8K *act_k;

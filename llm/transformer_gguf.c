@@ -4,6 +4,7 @@
 #include "llm/transformer_gguf.h"
 
 #include "lib/format.h"
+#include "lib/math.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/gguf_model.h"
@@ -175,8 +176,9 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
 
 /* Per-position arrays, GGUF_PREFILL_BATCH rows each: x, xb, xb2 (wide),
  * hb, hb2 (hidden), q, k, v, rope cos/sin, and the quantised activations;
- * then att, logits, the KV cache and one dequantised row. */
-#define STATE_ARRAYS 16 /* TAKEs below: each may waste up to 63 bytes aligning */
+ * then att, logits, the KV cache, one dequantised row and the RoPE pair
+ * frequencies. */
+#define STATE_ARRAYS 17 /* TAKEs below: each may waste up to 63 bytes aligning */
 
 uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim, uint64_t heads,
                           uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot) {
@@ -186,7 +188,8 @@ uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_
     if (cache > ((uint64_t)1 << 40) || wide > ((uint64_t)1 << 24) || vocab > ((uint64_t)1 << 24)) return 0;
     uint64_t per_position = 3 * wide + 2 * hidden + q_dim + 2 * kv_dim + n_rot;
     uint64_t act = (wide / 32 + 1) * sizeof(BlockQ8A) + (wide / 256 + 1) * sizeof(BlockQ8K);
-    uint64_t floats = GGUF_PREFILL_BATCH * per_position + heads * seq_len + vocab + 2 * cache + wide;
+    uint64_t floats =
+        GGUF_PREFILL_BATCH * per_position + heads * seq_len + vocab + 2 * cache + wide + n_rot / 2 + 1;
     return floats * 4 + GGUF_PREFILL_BATCH * act + 64 * (STATE_ARRAYS + 1);
 }
 
@@ -233,7 +236,14 @@ static int alloc_state(Transformer *t, GgufModel *m, char *err, size_t n) {
     TAKE(m->key_cache, cache, float)
     TAKE(m->value_cache, cache, float)
     TAKE(m->row, m->wide, float)
+    TAKE(m->rope_freq, m->n_rot / 2 + 1, float)
 #undef TAKE
+    /* Each rotated pair's frequency, once: base^(-2i/n_rot), divided by
+     * Llama 3's rope_freqs factor when the file has them. */
+    for (int i = 0; i < m->n_rot / 2; i++) {
+        m->rope_freq[i] = powf(c->rope_theta, -(float)(2 * i) / (float)m->n_rot);
+        if (m->rope_freqs) m->rope_freq[i] /= m->rope_freqs[i];
+    }
     t->state.logits = m->logits;
     t->state.bytes = m->state_bytes;
     return 0;

@@ -29,9 +29,7 @@ static void rmsnorm(float *out, const float *x, const float *weight, int n, floa
 static void rope_angles(const GgufModel *m, int pos, float *cs) {
     int half = m->n_rot / 2;
     for (int i = 0; i < half; i++) {
-        float freq = powf(m->config.rope_theta, -(float)(2 * i) / (float)m->n_rot);
-        if (m->rope_freqs) freq /= m->rope_freqs[i];
-        float angle = (float)pos * m->rope_pos_scale * freq;
+        float angle = (float)pos * m->rope_pos_scale * m->rope_freq[i];
         cs[2 * i] = cosf(angle);
         cs[2 * i + 1] = sinf(angle);
     }
