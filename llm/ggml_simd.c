@@ -117,19 +117,8 @@ HOT_LOOP static void sse2_matmul_q4_0(float *out, const uint8_t *rows, size_t ro
     sse2_matmul_rows(out, rows, row_bytes, act, n, count, sizeof(BlockQ4_0), sse2_q4_0_totals);
 }
 
-/* A single row through the matmul, so a row's dot and its matmul row are
- * the same number. */
-static float sse2_dot_q8_0(const void *row, const void *act, int n) {
-    float out;
-    sse2_matmul_q8_0(&out, row, 0, act, n, 1);
-    return out;
-}
-
-static float sse2_dot_q4_0(const void *row, const void *act, int n) {
-    float out;
-    sse2_matmul_q4_0(&out, row, 0, act, n, 1);
-    return out;
-}
+DOT_FROM_MATMUL(sse2_dot_q8_0, sse2_matmul_q8_0)
+DOT_FROM_MATMUL(sse2_dot_q4_0, sse2_matmul_q4_0)
 
 static float sse2_dot_q4_k(const void *row, const void *act, int n) {
     const BlockQ4_K *w = row;
@@ -338,16 +327,10 @@ AVX2_MATMUL(avx2_matmul_q4_0, BlockQ4_0, BlockQ8A, QK32, q4_0_step)
 AVX2_MATMUL(avx2_matmul_q4_k, BlockQ4_K, BlockQ8K, QK_K, q4_k_step)
 AVX2_MATMUL(avx2_matmul_q6_k, BlockQ6_K, BlockQ8K, QK_K, q6_k_step)
 
-#define AVX2_DOT(NAME, MATMUL)                                                                               \
-    AVX2 static float NAME(const void *row, const void *act, int n) {                                        \
-        float out;                                                                                           \
-        MATMUL(&out, row, 0, act, n, 1);                                                                     \
-        return out;                                                                                          \
-    }
-AVX2_DOT(avx2_dot_q8_0, avx2_matmul_q8_0)
-AVX2_DOT(avx2_dot_q4_0, avx2_matmul_q4_0)
-AVX2_DOT(avx2_dot_q4_k, avx2_matmul_q4_k)
-AVX2_DOT(avx2_dot_q6_k, avx2_matmul_q6_k)
+DOT_FROM_MATMUL(avx2_dot_q8_0, avx2_matmul_q8_0)
+DOT_FROM_MATMUL(avx2_dot_q4_0, avx2_matmul_q4_0)
+DOT_FROM_MATMUL(avx2_dot_q4_k, avx2_matmul_q4_k)
+DOT_FROM_MATMUL(avx2_dot_q6_k, avx2_matmul_q6_k)
 
 AVX2 static float avx2_dot_f16(const void *row, const void *act, int n) {
     const uint16_t *w = row;

@@ -395,16 +395,10 @@ ggml_act_quantize_fn ggml_act_quantizer_avx512(int act) {
     return act == ACT_Q8A ? avx512_quantize_act_q8a : act == ACT_Q8K ? avx512_quantize_act_q8k : NULL;
 }
 
-#define AVX512_DOT(NAME, MATMUL)                                                                             \
-    AVX512 static float NAME(const void *row, const void *act, int n) {                                      \
-        float out;                                                                                           \
-        MATMUL(&out, row, 0, act, n, 1);                                                                     \
-        return out;                                                                                          \
-    }
-AVX512_DOT(avx512_dot_q8_0, avx512_matmul_q8_0)
-AVX512_DOT(avx512_dot_q4_0, avx512_matmul_q4_0)
-AVX512_DOT(avx512_dot_q4_k, avx512_matmul_q4_k)
-AVX512_DOT(avx512_dot_q6_k, avx512_matmul_q6_k)
+DOT_FROM_MATMUL(avx512_dot_q8_0, avx512_matmul_q8_0)
+DOT_FROM_MATMUL(avx512_dot_q4_0, avx512_matmul_q4_0)
+DOT_FROM_MATMUL(avx512_dot_q4_k, avx512_matmul_q4_k)
+DOT_FROM_MATMUL(avx512_dot_q6_k, avx512_matmul_q6_k)
 
 ggml_matmul_fn ggml_matmul_avx512(uint32_t type) {
     if (!ggml_avx512_usable()) return NULL;

@@ -87,6 +87,16 @@ static inline void k4_scale_words(const uint8_t *s, uint32_t out[4]) {
     out[3] = ((w2 >> 4) & 0x0f0f0f0f) | (((w1 >> 6) & 0x03030303) << 4);
 }
 
+/* NAME: the dot product of one row, run through the multi-row MATMUL so a
+ * row's dot and its matmul row are the same number. (No target attribute
+ * needed: it only calls MATMUL.) */
+#define DOT_FROM_MATMUL(NAME, MATMUL)                                                                        \
+    static float NAME(const void *row, const void *act, int n) {                                             \
+        float out;                                                                                           \
+        MATMUL(&out, row, 0, act, n, 1);                                                                     \
+        return out;                                                                                          \
+    }
+
 /* AVX-512 F/BW/VL/VNNI usable (CPUID and XCR0); ggml_simd_avx512.c. */
 int ggml_avx512_usable(void);
 /* The AVX-512 Q8_0/Q4_0/Q4_K/Q6_K kernels; NULL for other types or when

@@ -122,6 +122,17 @@ def logits(model, tokens, extra=()):
         return values, ""
 
 
+def logit_gap(model, tokens, reference_name):
+    """(mean, max) |logit difference| of model against a gguf-tests logits file, or (None, why)."""
+    reference = array.array("f")
+    reference.frombytes(open(os.path.join(TESTS, reference_name), "rb").read())
+    got, err = logits(model, tokens)
+    if got is None or len(got) != len(reference):
+        return None, err or f"{0 if got is None else len(got)} values, want {len(reference)}"
+    diffs = [abs(a - b) for a, b in zip(got, reference)]
+    return sum(diffs) / len(diffs), max(diffs)
+
+
 def main():
     f32 = os.path.join(TESTS, "synthA-F32.gguf")
     for path in (f32, os.path.join(TESTS, "synthA.bin"), os.path.join(TESTS, "tokens.txt")):
@@ -182,34 +193,27 @@ def main():
         want_types = {n: t for n, _, t, _ in read_gguf(os.path.join(TESTS, "synthA-Q4_K_M.gguf"))[1]}
         check(got_types == want_types, "Q4_K_M: the tensor types llama-quantize chose",
               f"{set(got_types.items()) ^ set(want_types.items())}")
-        reference = array.array("f")
-        reference.frombytes(open(os.path.join(TESTS, "synthA-F32.logits.f32"), "rb").read())
-        got, err = logits(km, tokens)
-        if got is None or len(got) != len(reference):
-            check(False, "Q4_K_M logits", err or f"{0 if got is None else len(got)} values, want {len(reference)}")
+        mean, worst = logit_gap(km, tokens, "synthA-F32.logits.f32")
+        if mean is None:
+            check(False, "Q4_K_M logits", worst)
         else:
-            diffs = [abs(a - b) for a, b in zip(got, reference)]
-            mean = sum(diffs) / len(diffs)
             # llama.cpp's own Q4_K_M file: max 6.57, mean 0.964 against the F32 logits (README)
-            print(f"  Q4_K_M vs F32 logits: mean {mean:.3f}, max {max(diffs):.3f} (llama.cpp's file: 0.964, 6.57)")
-            check(mean < 1.3 and max(diffs) < 9.0, "Q4_K_M logits within 1.35x of llama.cpp's Q4_K_M error vs F32",
-                  f"mean {mean:.3f} max {max(diffs):.3f}")
+            print(f"  Q4_K_M vs F32 logits: mean {mean:.3f}, max {worst:.3f} (llama.cpp's file: 0.964, 6.57)")
+            check(mean < 1.3 and worst < 9.0, "Q4_K_M logits within 1.35x of llama.cpp's Q4_K_M error vs F32",
+                  f"mean {mean:.3f} max {worst:.3f}")
 
     # A quantised input (Q4_K) requantised to Q8_0: close to llama.cpp's logits for the dequantised Q4_K
     # weights (Q8_0 adds about half a step of error; llama.cpp's own Q8_0 vs F32: max 0.57, mean 0.10).
     out = os.path.join(work, "q4k-to-q8_0.gguf")
     r = convert(os.path.join(TESTS, "synthA-Q4_K.gguf"), out, "Q8_0")
-    reference = array.array("f")
-    reference.frombytes(open(os.path.join(TESTS, "synthA-Q4_K.deqf32.logits.f32"), "rb").read())
-    got, err = logits(out, tokens) if r.returncode == 0 else (None, r.stderr.decode(errors="replace"))
-    if got is None or len(got) != len(reference):
-        check(False, "Q4_K -> Q8_0 requantised", err)
+    mean, worst = (logit_gap(out, tokens, "synthA-Q4_K.deqf32.logits.f32") if r.returncode == 0
+                   else (None, r.stderr.decode(errors="replace")))
+    if mean is None:
+        check(False, "Q4_K -> Q8_0 requantised", worst)
     else:
-        diffs = [abs(a - b) for a, b in zip(got, reference)]
-        mean = sum(diffs) / len(diffs)
-        print(f"  Q4_K -> Q8_0 vs the dequantised Q4_K logits: mean {mean:.3f}, max {max(diffs):.3f}")
-        check(mean < 0.15 and max(diffs) < 1.0, "Q4_K -> Q8_0: logits close to the dequantised Q4_K model's",
-              f"mean {mean:.3f} max {max(diffs):.3f}")
+        print(f"  Q4_K -> Q8_0 vs the dequantised Q4_K logits: mean {mean:.3f}, max {worst:.3f}")
+        check(mean < 0.15 and worst < 1.0, "Q4_K -> Q8_0: logits close to the dequantised Q4_K model's",
+              f"mean {mean:.3f} max {worst:.3f}")
 
     # Rows that do not split into the type's blocks: stories260K (dim 64, hidden 172) as Q4_K gets Q8_0 where
     # rows are whole Q8_0 blocks (64 values) and stays F32 where they are not (ffn_down's 172), and runs.
