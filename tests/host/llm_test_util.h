@@ -1,5 +1,5 @@
-/* llm_test_util.h - small helpers shared by the llm/ host tests: one line per
- * check ("ok - NAME" / "FAIL - NAME: why"), whole-file reads, argmax. */
+/* llm_test_util.h - small helpers shared by the llm/ host tests: the check
+ * lines (check.h), whole-file reads, argmax. */
 #ifndef TESTS_HOST_LLM_TEST_UTIL_H
 #define TESTS_HOST_LLM_TEST_UTIL_H
 
@@ -9,27 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static int failures;
-
-static void check(int ok, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void check(int ok, const char *name, const char *fmt, ...) {
-    if (ok) {
-        printf("ok - %s\n", name);
-        return;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    printf("FAIL - %s: ", name);
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    failures++;
-}
-
-/* A check whose reason is plain text (no format). */
-__attribute__((unused)) static void check_plain(int ok, const char *name, const char *why) {
-    check(ok, name, "%s", why);
-}
+#include "tests/host/check.h"
 
 /* The whole file in a malloc'd buffer (4-byte aligned, as malloc is, with a
  * NUL after the data so text files can be used as strings), or NULL. */

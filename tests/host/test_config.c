@@ -5,18 +5,7 @@
 
 #include "lib/config.h"
 #include "lib/string.h"
-
-static int failures;
-
-static void check(int ok, const char *name, const char *detail)
-{
-    if (ok) {
-        printf("ok - %s\n", name);
-    } else {
-        printf("FAIL - %s: %s\n", name, detail);
-        failures++;
-    }
-}
+#include "tests/host/check.h"
 
 static int get(const char *text, const char *key, char *value, size_t size)
 {
@@ -52,30 +41,37 @@ int main(void)
                       "empty=\n"
                       "seed=1\n"
                       "seed=42";
-    check(get(cfg, "ramdisk", v, sizeof v) == CONFIG_FOUND && strcmp(v, "ramdisk.tar") == 0, "simple key=value", v);
-    check(get(cfg, "model", v, sizeof v) == CONFIG_FOUND && strcmp(v, "stories260K.bin") == 0,
-          "spaces around key and value, CRLF", v);
-    check(get(cfg, "tokenizer", v, sizeof v) == CONFIG_FOUND && strcmp(v, "tok512.bin") == 0, "tabs and CRLF", v);
-    check(get(cfg, "prompt", v, sizeof v) == CONFIG_FOUND && strcmp(v, "Once upon a time = long ago") == 0,
-          "value keeps inner spaces and later '='", v);
-    check(get(cfg, "empty", v, sizeof v) == CONFIG_FOUND && v[0] == '\0', "empty value is found and empty", v);
-    check(get(cfg, "seed", v, sizeof v) == CONFIG_FOUND && strcmp(v, "42") == 0, "last occurrence wins (no final newline)",
-          v);
-    check(get(cfg, "missing", v, sizeof v) == CONFIG_ABSENT && v[0] == '\0', "absent key", v);
-    check(get(cfg, "# boot configuration", v, sizeof v) == CONFIG_ABSENT, "comments are not keys", v);
-    check(get(cfg, "mode", v, sizeof v) == CONFIG_ABSENT, "no prefix matching of keys", v);
+    check_plain(get(cfg, "ramdisk", v, sizeof v) == CONFIG_FOUND && strcmp(v, "ramdisk.tar") == 0,
+                "simple key=value", v);
+    check_plain(get(cfg, "model", v, sizeof v) == CONFIG_FOUND && strcmp(v, "stories260K.bin") == 0,
+                "spaces around key and value, CRLF", v);
+    check_plain(get(cfg, "tokenizer", v, sizeof v) == CONFIG_FOUND && strcmp(v, "tok512.bin") == 0,
+                "tabs and CRLF", v);
+    check_plain(get(cfg, "prompt", v, sizeof v) == CONFIG_FOUND &&
+                    strcmp(v, "Once upon a time = long ago") == 0,
+                "value keeps inner spaces and later '='", v);
+    check_plain(get(cfg, "empty", v, sizeof v) == CONFIG_FOUND && v[0] == '\0',
+                "empty value is found and empty", v);
+    check_plain(get(cfg, "seed", v, sizeof v) == CONFIG_FOUND && strcmp(v, "42") == 0,
+                "last occurrence wins (no final newline)", v);
+    check_plain(get(cfg, "missing", v, sizeof v) == CONFIG_ABSENT && v[0] == '\0', "absent key", v);
+    check_plain(get(cfg, "# boot configuration", v, sizeof v) == CONFIG_ABSENT, "comments are not keys", v);
+    check_plain(get(cfg, "mode", v, sizeof v) == CONFIG_ABSENT, "no prefix matching of keys", v);
 
     char small[5];
     int rc = get(cfg, "ramdisk", small, sizeof small);
-    check(rc == CONFIG_TRUNCATED && strcmp(small, "ramd") == 0, "over-long value truncated and reported", small);
-    check(get(cfg, "ramdisk", NULL, 0) == CONFIG_TRUNCATED, "no buffer: found but reported truncated", "");
+    check_plain(rc == CONFIG_TRUNCATED && strcmp(small, "ramd") == 0,
+                "over-long value truncated and reported", small);
+    check_plain(get(cfg, "ramdisk", NULL, 0) == CONFIG_TRUNCATED, "no buffer: found but reported truncated",
+                "");
 
     /* Length bound: the key after len must not be seen. */
     const char *two = "a=1\nb=2\n";
-    check(config_get(two, 4, "b", v, sizeof v) == CONFIG_ABSENT && config_get(two, 4, "a", v, sizeof v) == 1,
-          "parsing stops at len", v);
-    check(config_get(two, 3, "a", v, sizeof v) == CONFIG_FOUND && strcmp(v, "1") == 0, "last line without newline",
-          v);
+    check_plain(config_get(two, 4, "b", v, sizeof v) == CONFIG_ABSENT &&
+                    config_get(two, 4, "a", v, sizeof v) == 1,
+                "parsing stops at len", v);
+    check_plain(config_get(two, 3, "a", v, sizeof v) == CONFIG_FOUND && strcmp(v, "1") == 0,
+                "last line without newline", v);
 
     struct collected c = {0};
     int bad_line = 0;

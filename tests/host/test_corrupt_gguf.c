@@ -228,7 +228,7 @@ static void llmrun_case(const char *llmrun, const char *what, const uint8_t *dat
 static void llmrun_suite(GgufLayout *L, const char *model) {
     const char *llmrun = "build/host/llmrun";
     if (access(llmrun, X_OK) != 0) {
-        printf("SKIP: %s not built (make build/host/llmrun): llmrun checks skipped\n", llmrun);
+        check_skipped("llmrun refuses corrupted files", "build/host/llmrun not built (make host)");
         return;
     }
     char what[160];

@@ -366,7 +366,7 @@ static void llmrun_case(const char *llmrun, const char *what, const char *model,
 static void llmrun_suite(void) {
     const char *llmrun = "build/host/llmrun";
     if (access(llmrun, X_OK) != 0) {
-        printf("SKIP: %s not built (make build/host/llmrun): llmrun checks skipped\n", llmrun);
+        check_skipped("llmrun refuses corrupted files", "build/host/llmrun not built (make host)");
         return;
     }
     size_t size, tok_size;

@@ -7,6 +7,7 @@
 
 #include "kernel/fbcon.c"
 #include "kernel/font8x16.c"
+#include "tests/host/check.h"
 
 /* ---- the few kernel services fbcon.c uses ---- */
 void *kmalloc(size_t size) { return malloc(size ? size : 1); }
@@ -15,16 +16,6 @@ int kprintf(const char *fmt, ...) { return 0; }
 void console_register_output(void (*write)(const char *s, size_t len)) { (void)write; }
 static int status_refreshes;
 void status_refresh(void) { status_refreshes++; }
-
-static int failures;
-
-static void check(int cond, const char *name, const char *why) {
-    if (cond) printf("ok - %s\n", name);
-    else {
-        printf("FAIL - %s: %s\n", name, why);
-        failures++;
-    }
-}
 
 /* ---- a fake screen ---- */
 static struct {
@@ -106,7 +97,7 @@ static void test_scales(void) {
         int got = fbcon_choose_scale(want[i].w, want[i].h);
         snprintf(name, sizeof name, "scale for %ux%u is %d", want[i].w, want[i].h, want[i].scale);
         snprintf(why, sizeof why, "got %d", got);
-        check(got == want[i].scale, name, why);
+        check_plain(got == want[i].scale, name, why);
     }
     int all_readable = 1;
     for (uint32_t w = 1600; w <= 5120; w += 8) {
@@ -123,24 +114,24 @@ static void test_text_and_status(uint32_t width, uint32_t height, uint32_t pad) 
     int cols = 0, rows = 0;
     fbcon_size(&cols, &rows);
     snprintf(why, sizeof why, "active %d, %dx%d, scale %d", fbc.active, cols, rows, fbc.scale);
-    check(fbc.active && rows == (int)(height / (16u * (uint32_t)fbc.scale)) - 1 &&
-              cols == (int)(width / (8u * (uint32_t)fbc.scale)) && status_refreshes > 0,
-          name, why);
+    check_plain(fbc.active && rows == (int)(height / (16u * (uint32_t)fbc.scale)) - 1 &&
+                    cols == (int)(width / (8u * (uint32_t)fbc.scale)) && status_refreshes > 0,
+                name, why);
 
     write_str("\x1b[?25lHello, world!\n");
     read_row(0, row_text, sizeof row_text);
     snprintf(name, sizeof name, "%ux%u: text reads back", width, height);
     snprintf(why, sizeof why, "row 0 reads %.80s", row_text);
-    check(strcmp(row_text, "Hello, world!") == 0, name, why);
+    check_plain(strcmp(row_text, "Hello, world!") == 0, name, why);
 
     fbcon_set_status_line(" model: stories260K.bin | 123.4 tok/s");
     read_row(fbc.rows, row_text, sizeof row_text);
     uint32_t status_bg = pixel(0, (uint32_t)(fbc.rows * fbc.cell_h));
     snprintf(name, sizeof name, "%ux%u: status line in inverse colours", width, height);
     snprintf(why, sizeof why, "status row reads %.80s, background 0x%x", row_text, status_bg);
-    check(strcmp(row_text, " model: stories260K.bin | 123.4 tok/s") == 0 &&
-              status_bg == fbc.palette[STATUS_BG],
-          name, why);
+    check_plain(strcmp(row_text, " model: stories260K.bin | 123.4 tok/s") == 0 &&
+                    status_bg == fbc.palette[STATUS_BG],
+                name, why);
 
     /* Scroll well past a screenful: the status row stays, the text's last
      * lines sit just above it. */
@@ -160,15 +151,15 @@ static void test_text_and_status(uint32_t width, uint32_t height, uint32_t pad) 
     read_row(fbc.rows, status_text, sizeof status_text);
     snprintf(name, sizeof name, "%ux%u: scrolling keeps the status line", width, height);
     snprintf(why, sizeof why, "last rows %d %d, status %.60s", above_ok, last_ok, status_text);
-    check(above_ok && last_ok && strcmp(status_text, " model: stories260K.bin | 123.4 tok/s") == 0, name,
-          why);
+    check_plain(above_ok && last_ok && strcmp(status_text, " model: stories260K.bin | 123.4 tok/s") == 0,
+                name, why);
 
     /* Clearing the screen leaves the status line alone. */
     write_str("\x1b[2J\x1b[H");
     read_row(fbc.rows, status_text, sizeof status_text);
     read_row(0, row_text, sizeof row_text);
     snprintf(name, sizeof name, "%ux%u: clear screen spares the status line", width, height);
-    check(row_text[0] == '\0' && strncmp(status_text, " model:", 7) == 0, name, status_text);
+    check_plain(row_text[0] == '\0' && strncmp(status_text, " model:", 7) == 0, name, status_text);
 
     /* A status text longer than the screen is cut, never wrapped. */
     char long_status[1200];
@@ -188,7 +179,7 @@ static void test_text_and_status(uint32_t width, uint32_t height, uint32_t pad) 
             if (pixel(x, y) == 0x5a5a5a5au) leftovers++;
     snprintf(name, sizeof name, "%ux%u: firmware picture fully replaced", width, height);
     snprintf(why, sizeof why, "%d sampled pixels still hold the old picture", leftovers);
-    check(leftovers == 0, name, why);
+    check_plain(leftovers == 0, name, why);
 }
 
 int main(void) {

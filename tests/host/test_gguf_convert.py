@@ -15,20 +15,13 @@ import subprocess
 import sys
 import tempfile
 
+from check import check, exit_status
+
 CONVERT = os.environ.get("GGUF_CONVERT", "build/host/gguf_convert")
 LLMRUN = os.environ.get("LLMRUN", "build/host/llmrun")
 MODELS = os.environ.get("MODELS_DIR", "../shared/models")
 TESTS = os.path.join(MODELS, "gguf-tests")
-failures = 0
-
 TYPE_NAMES = {0: "F32", 1: "F16", 2: "Q4_0", 8: "Q8_0", 12: "Q4_K", 14: "Q6_K"}
-
-
-def check(ok, name, why=""):
-    global failures
-    print(f"ok - {name}" if ok else f"FAIL - {name}: {why}")
-    if not ok:
-        failures += 1
 
 
 def read_gguf(path):
@@ -242,7 +235,7 @@ def main():
           repr(r.stderr))
     r = convert(f32, os.path.join(work, "none3.gguf"), "Q3_X")
     check(r.returncode == 1 and b"unsupported --type" in r.stderr, "an unknown --type is refused", repr(r.stderr))
-    return 1 if failures else 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -199,7 +199,8 @@ static void test_simd_dots(void) {
     int has_avx512 = has_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
     static const char *const variant_names[] = {"SSE2", "AVX2", "AVX512"};
-    if (!has_avx512) printf("note: no AVX-512 VNNI here, AVX512 variant checks skipped\n");
+    if (!has_avx2) check_skipped("AVX2 variant matmuls", "this CPU has no AVX2+FMA+F16C");
+    if (!has_avx512) check_skipped("AVX512 variant matmuls", "this CPU has no AVX-512 VNNI");
     for (int t = 0; t < NTYPES; t++) {
         for (int variant = 0; variant < 3; variant++) {
             if (variant == 1 && !has_avx2) continue;

@@ -38,18 +38,11 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import gguf_write  # noqa: E402
 import ref_qwen3  # noqa: E402
+from check import check, exit_status  # noqa: E402
 
 LLMRUN = os.environ.get("LLMRUN", "build/host/llmrun")
 MODELS = os.environ.get("MODELS_DIR", "../shared/models")
 ARCH_DIR = os.path.join(MODELS, "gguf-arch")
-failures = 0
-
-
-def check(ok, name, why=""):
-    global failures
-    print(f"ok - {name}" if ok else f"FAIL - {name}: {why}", flush=True)
-    if not ok:
-        failures += 1
 
 
 def compare(name, got, want, max_tol, mean_tol=None, min_top1=None):
@@ -194,7 +187,7 @@ def main():
         check_writer_roundtrip(tmp)
         check_models(tmp)
         check_llama_rope(tmp)
-    return 1 if failures else 0
+    return exit_status()
 
 
 if __name__ == "__main__":

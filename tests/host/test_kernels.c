@@ -9,17 +9,7 @@
 
 #include "llm/kernels.h"
 #include "llm/quant.h"
-
-static int failures;
-
-static void check(int ok, const char *name, const char *why) {
-    if (ok)
-        printf("ok - %s\n", name);
-    else {
-        printf("FAIL - %s: %s\n", name, why);
-        failures++;
-    }
-}
+#include "tests/host/check.h"
 
 static uint64_t rng_state = 0x1234567;
 
@@ -50,7 +40,7 @@ static void compare(const KernelSet *ks, const char *op, int n, int d, const flo
     double e = max_error(got, want, count);
     snprintf(name, sizeof(name), "%s %s n=%d d=%d", ks->name, op, n, d);
     snprintf(why, sizeof(why), "max relative error %.3g > %.3g", e, tol);
-    check(e <= tol, name, why);
+    check_plain(e <= tol, name, why);
 }
 
 static void test_variant(const KernelSet *ks) {
@@ -167,7 +157,7 @@ static void q8q_case(const KernelSet *ks, int n, int d, int batch, int gs) {
     /* Integer group sums are exact; only the float sum over groups runs in a
      * different order (up to 128 groups with cancellation): 5e-5. */
     snprintf(why, sizeof(why), "max relative error %.3g > 5e-5", e);
-    check(e <= 5e-5, name, why);
+    check_plain(e <= 5e-5, name, why);
     if (ks != &kernels_scalar) {
         /* The SIMD sets make each group's integer sum exact and scales it like the
          * reference, group by group: bit-identical. */
@@ -249,7 +239,7 @@ static void test_exp(const KernelSet *ks) {
     /* exp within 2 ulp, the sum and the reciprocal each 0.5 ulp: < 4e-7. */
     snprintf(name, sizeof(name), "%s softmax exp accuracy over [-87, 0]", ks->name);
     snprintf(why, sizeof(why), "relative error %.3g at v=%g", worst, worst_v);
-    check(worst < 4e-7, name, why);
+    check_plain(worst < 4e-7, name, why);
 
     float inf = 1.0f / 0.0f;
     float x[9] = {-inf, 0.0f, -1e30f, -200.0f, -104.0f, -88.0f, -87.0f, 1e-30f, -1.0f};
@@ -304,7 +294,7 @@ int main(void) {
         test_batch(&kernels_avx2);
         test_q8q(&kernels_avx2);
     } else
-        printf("ok - avx2 variant not tested: this CPU has no AVX2+FMA\n");
+        check_skipped("avx2 variant", "this CPU has no AVX2+FMA");
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         test_variant(&kernels_avx512);
@@ -313,7 +303,7 @@ int main(void) {
         test_batch(&kernels_avx512);
         test_q8q(&kernels_avx512);
     } else
-        printf("ok - avx512 variant not tested: this CPU has no AVX-512F+BW\n");
+        check_skipped("avx512 variant", "this CPU has no AVX-512F+BW");
 
     kernels_select(0);
     check(kernels == &kernels_sse2, "kernels_select(0) picks sse2", "wrong set");

@@ -10,18 +10,7 @@
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "lib/utf8.h"
-
-static int failures;
-
-static void check(int ok, const char *name, const char *why)
-{
-    if (ok) {
-        printf("ok - %s\n", name);
-    } else {
-        printf("FAIL - %s: %s\n", name, why);
-        failures++;
-    }
-}
+#include "tests/host/check.h"
 
 static uint64_t random_state = 88172645463325252ull;
 static uint64_t next_random(void)
@@ -99,10 +88,10 @@ static void test_string_functions(void)
           "strstr", "wrong pointer");
     char buf[8];
     size_t n = strlcpy(buf, "hello world", sizeof buf);
-    check(n == 11 && strcmp(buf, "hello w") == 0, "strlcpy truncates and returns strlen(src)", buf);
+    check_plain(n == 11 && strcmp(buf, "hello w") == 0, "strlcpy truncates and returns strlen(src)", buf);
     n = strlcpy(buf, "hi", sizeof buf);
     n = strlcat(buf, " there!", sizeof buf);
-    check(n == 9 && strcmp(buf, "hi ther") == 0, "strlcat truncates and returns full length", buf);
+    check_plain(n == 9 && strcmp(buf, "hi ther") == 0, "strlcat truncates and returns full length", buf);
     char unterminated[4] = {'a', 'b', 'c', 'd'};
     check(strlcat(unterminated, "xy", sizeof unterminated) == 6 && unterminated[3] == 'd',
           "strlcat on an unterminated buffer does not write", "wrote or wrong length");
@@ -213,7 +202,8 @@ static void test_integer_parsing(strtol_fn host_strtol, strtoull_fn host_strtoul
             (void)e2;
         }
     }
-    check(ok, "strtol/strtoull match libc on edge cases (bases 0 2 8 10 16 36, overflow, prefixes)", why);
+    check_plain(ok, "strtol/strtoull match libc on edge cases (bases 0 2 8 10 16 36, overflow, prefixes)",
+                why);
 }
 
 static void test_float_parsing(strtod_fn host_strtod, strtof_fn host_strtof, snprintf_fn host_snprintf)
@@ -244,7 +234,7 @@ static void test_float_parsing(strtod_fn host_strtod, strtof_fn host_strtof, snp
     }
     char name[128];
     snprintf(name, sizeof name, "strtod/strtof bit-identical to libc on %ld random round trips", cases);
-    check(ok, name, why);
+    check_plain(ok, name, why);
 
     static const char *inputs[] = {"0.9", "1e-5", "-3.25", "0", "-0", "+.5", "5.", ".", "e5", "1e", "1e+",
                                    "1.5e-3x", "  42", "inf", "-Infinity", "nan", "NaN(123)", "nanx",
@@ -274,7 +264,8 @@ static void test_float_parsing(strtod_fn host_strtod, strtof_fn host_strtof, snp
             ok = 0;
         }
     }
-    check(ok, "strtod/strtof on hard cases (halfway, subnormal, overflow, inf/nan, partial input)", why);
+    check_plain(ok, "strtod/strtof on hard cases (halfway, subnormal, overflow, inf/nan, partial input)",
+                why);
     check(strtof("0.9", NULL) == 0.9f && strtod("1e-5", NULL) == 1e-5 && strtod("-3.25", NULL) == -3.25,
           "strtof(\"0.9\") == 0.9f, strtod(\"1e-5\"), strtod(\"-3.25\")", "wrong value");
 }

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "lib/format.h"
+#include "tests/host/check.h"
 
 typedef int (*snprintf_fn)(char *, size_t, const char *, ...);
 static snprintf_fn host_snprintf;
-static int failures;
 
 /* One check line per group of cases; the first mismatches are shown. */
 struct group {

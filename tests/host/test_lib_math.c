@@ -11,12 +11,12 @@
 #include <string.h>
 
 #include "lib/math.h"
+#include "tests/host/check.h"
 
 #define MAX_ULP 1 /* measured max is 1 ulp against the double reference */
 
 typedef float (*f1_fn)(float);
 typedef float (*f2_fn)(float, float);
-static int failures;
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static uint32_t next_u32(void)

@@ -6,16 +6,7 @@
 
 /* The editor is kernel code that has no kernel dependencies: build it here. */
 #include "kernel/line_editor.c"
-
-static int failures;
-
-static void check(int cond, const char *name, const char *why) {
-    if (cond) printf("ok - %s\n", name);
-    else {
-        printf("FAIL - %s: %s\n", name, why);
-        failures++;
-    }
-}
+#include "tests/host/check.h"
 
 /* ---- a one-line terminal: enough of VT100 to follow the editor. ---- */
 #define TERM_COLS 8192
@@ -134,13 +125,13 @@ static void check_screen(const char *name) {
              want_col);
     char full[128];
     snprintf(full, sizeof full, "%s (screen)", name);
-    check(same, full, why);
+    check_plain(same, full, why);
 }
 
 static void check_line(const char *name, const char *want) {
     char why[256];
     snprintf(why, sizeof why, "line \"%.80s\", want \"%.80s\"", line_editor_line(&ed), want);
-    check(strcmp(line_editor_line(&ed), want) == 0, name, why);
+    check_plain(strcmp(line_editor_line(&ed), want) == 0, name, why);
 }
 
 static void test_typing_and_editing(void) {
@@ -235,10 +226,10 @@ static void test_history(void) {
         KEYS('\n');
     }
     check(line_editor_history_count(&ed) == LINE_EDITOR_HISTORY, "history is bounded", "wrong count");
-    check(strcmp(line_editor_history_entry(&ed, 0), "line 8") == 0, "oldest entries are dropped first",
-          line_editor_history_entry(&ed, 0));
-    check(strcmp(line_editor_history_entry(&ed, LINE_EDITOR_HISTORY - 1), "line 39") == 0,
-          "newest entry is last", line_editor_history_entry(&ed, LINE_EDITOR_HISTORY - 1));
+    check_plain(strcmp(line_editor_history_entry(&ed, 0), "line 8") == 0, "oldest entries are dropped first",
+                line_editor_history_entry(&ed, 0));
+    check_plain(strcmp(line_editor_history_entry(&ed, LINE_EDITOR_HISTORY - 1), "line 39") == 0,
+                "newest entry is last", line_editor_history_entry(&ed, LINE_EDITOR_HISTORY - 1));
     check(line_editor_history_entry(&ed, LINE_EDITOR_HISTORY) == NULL, "entry past the end is NULL",
           "not NULL");
 }

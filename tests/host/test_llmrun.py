@@ -11,19 +11,13 @@ import subprocess
 import sys
 import tempfile
 
+from check import check, exit_status
+
 LLMRUN = os.environ.get("LLMRUN", "build/host/llmrun")
 MODELS = os.environ.get("MODELS_DIR", "../shared/models")
 MODEL = os.path.join(MODELS, "stories260K.bin")
 TOK512 = os.path.join(MODELS, "tok512.bin")
 TOK32K = os.path.join(MODELS, "tokenizer.bin")
-failures = 0
-
-
-def check(ok, name, why=""):
-    global failures
-    print(f"ok - {name}" if ok else f"FAIL - {name}: {why}")
-    if not ok:
-        failures += 1
 
 
 def run(args, stdin=b""):
@@ -140,7 +134,7 @@ def main():
     r = run([MODEL, "-z", TOK512, "-n", "10", "-i", "apple " * 600])
     check(r.returncode == 1 and b"the context is 512" in r.stderr and r.stdout == b"",
           "over-long prompt: error before any output", repr(r.stderr))
-    return 1 if failures else 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -153,7 +153,7 @@ static void test_gguf_models(void) {
         size_t size;
         void *data = read_file(path, &size);
         if (!data) {
-            printf("SKIP: %s missing (GGUF check not run)\n", path);
+            check_skipped(files[i], "test file missing");
             continue;
         }
         compare_threads(files[i], data, size, 0);

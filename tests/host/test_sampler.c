@@ -10,12 +10,6 @@
 #include "llm/sampler.h"
 #include "tests/host/llm_test_util.h"
 
-static void checkf(int ok, const char *name, const char *fmt, int a, int b) {
-    char why[128];
-    snprintf(why, sizeof why, fmt, a, b);
-    check_plain(ok, name, why);
-}
-
 /* An independent xorshift64* (the test's own copy). */
 static uint64_t reference_state;
 static float reference_coin(void) {
@@ -48,11 +42,11 @@ static Sampler make_sampler(float temperature, float topp, uint64_t seed) {
 
 static void test_pieces(void) {
     float ties[5] = {1, 3, 2, 3, 0};
-    checkf(sample_argmax(ties, 5) == 1, "argmax takes the first maximum", "got %d want %d",
-           sample_argmax(ties, 5), 1);
+    check(sample_argmax(ties, 5) == 1, "argmax takes the first maximum", "got %d want %d",
+          sample_argmax(ties, 5), 1);
     float neg[3] = {-5, -1, -3};
-    checkf(sample_argmax(neg, 3) == 1, "argmax of negative logits", "got %d want %d", sample_argmax(neg, 3),
-           1);
+    check(sample_argmax(neg, 3) == 1, "argmax of negative logits", "got %d want %d", sample_argmax(neg, 3),
+          1);
 
     static const struct {
         float coin;
@@ -62,11 +56,11 @@ static void test_pieces(void) {
         char name[64];
         snprintf(name, sizeof name, "sample_mult coin %.3f", mult[i].coin);
         int got = sample_mult(base_probs, 4, mult[i].coin);
-        checkf(got == mult[i].want, name, "got %d want %d", got, mult[i].want);
+        check(got == mult[i].want, name, "got %d want %d", got, mult[i].want);
     }
     float short_mass[2] = {0.25f, 0.25f};
-    checkf(sample_mult(short_mass, 2, 0.75f) == 1, "sample_mult returns n-1 when the cdf falls short",
-           "got %d want %d", sample_mult(short_mass, 2, 0.75f), 1);
+    check(sample_mult(short_mass, 2, 0.75f) == 1, "sample_mult returns n-1 when the cdf falls short",
+          "got %d want %d", sample_mult(short_mass, 2, 0.75f), 1);
 
     /* probs {0.05, 0.3, 0.5, 0.15}, top-p 0.7: cutoff 0.1 keeps 0.5, 0.3, 0.15;
      * cumulative 0.5, 0.8 > 0.7 so the nucleus is {0.5, 0.3} with mass 0.8. */
@@ -80,15 +74,15 @@ static void test_pieces(void) {
         char name[64];
         snprintf(name, sizeof name, "sample_topp 0.7 coin %.3f", topp[i].coin);
         int got = sample_topp(shuffled, 4, 0.7f, scratch, topp[i].coin);
-        checkf(got == topp[i].want, name, "got %d want %d", got, topp[i].want);
+        check(got == topp[i].want, name, "got %d want %d", got, topp[i].want);
     }
     /* A nucleus that needs everything: top-p 0.99 with coin near 1 reaches the smallest token. */
     int got = sample_topp(shuffled, 4, 0.99f, scratch, 0.999f);
-    checkf(got == 0, "sample_topp 0.99 can reach the smallest token", "got %d want %d", got, 0);
+    check(got == 0, "sample_topp 0.99 can reach the smallest token", "got %d want %d", got, 0);
     /* Equal probabilities keep index order (a stable sort), so results do not depend on qsort. */
     float equal[4] = {0.25f, 0.25f, 0.25f, 0.25f};
     got = sample_topp(equal, 4, 0.3f, scratch, 0.1f);
-    checkf(got == 0, "sample_topp ties resolve to the lowest index", "got %d want %d", got, 0);
+    check(got == 0, "sample_topp ties resolve to the lowest index", "got %d want %d", got, 0);
 
     float x[3] = {1.0f, 2.0f, 3.0f};
     sampler_softmax(x, 3);
@@ -228,14 +222,14 @@ static void test_extensions(void) {
     sampler_init(&s, 2, &c, NULL, 0);
     float logits[2] = {2.0f, 1.9f};
     sampler_accept(&s, 0);
-    checkf(sampler_sample(&s, logits) == 1, "repeat penalty divides a positive logit", "got %d want %d", -1,
-           1);
+    check(sampler_sample(&s, logits) == 1, "repeat penalty divides a positive logit", "got %d want %d", -1,
+          1);
     float negative[2] = {-1.2f, -1.0f};
     sampler_accept(&s, 1); /* window 2: tokens 0 and 1 are both recent */
     sampler_accept(&s, 1);
     /* The window now holds 1, 1: only token 1 is penalised, once: -1.0 * 1.5 = -1.5 < -1.2. */
-    checkf(sampler_sample(&s, negative) == 0, "repeat penalty multiplies a negative logit, window slides",
-           "got %d want %d", -1, 0);
+    check(sampler_sample(&s, negative) == 0, "repeat penalty multiplies a negative logit, window slides",
+          "got %d want %d", -1, 0);
     check_plain(negative[1] == -1.5f, "a token repeated in the window is penalised once", "penalised twice");
     sampler_free(&s);
 

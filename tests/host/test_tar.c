@@ -8,18 +8,7 @@
 
 #include "lib/string.h"
 #include "lib/tar.h"
-
-static int failures;
-
-static void check(int ok, const char *name, const char *why)
-{
-    if (ok) {
-        printf("ok - %s\n", name);
-    } else {
-        printf("FAIL - %s: %s\n", name, why);
-        failures++;
-    }
-}
+#include "tests/host/check.h"
 
 static uint8_t *read_file(const char *path, size_t *size)
 {
@@ -81,7 +70,7 @@ static void test_system_tar(void)
 {
     char dir[] = "/tmp/test_tar_XXXXXX";
     if (!mkdtemp(dir)) {
-        printf("SKIP: cannot create a temporary directory\n");
+        check_skipped("system tar archive", "cannot create a temporary directory");
         return;
     }
     char path[512], cmd[2048];
@@ -95,7 +84,7 @@ static void test_system_tar(void)
     const char *long_file = "and_a_file_name_that_is_also_fairly_long_to_exceed_one_hundred_bytes.bin";
     snprintf(cmd, sizeof cmd, "mkdir -p %s/src/sub %s/src/%s", dir, dir, long_dir);
     if (system(cmd) != 0) {
-        printf("SKIP: mkdir failed\n");
+        check_skipped("system tar archive", "mkdir failed");
         return;
     }
     snprintf(path, sizeof path, "%s/src/empty.txt", dir);
@@ -115,14 +104,14 @@ static void test_system_tar(void)
              "empty.txt one.txt block.bin block1.bin sub %s/%s",
              dir, long_dir, long_file);
     if (system(cmd) != 0) {
-        printf("SKIP: system tar could not build the archive\n");
+        check_skipped("system tar archive", "tar(1) could not build the archive");
         return;
     }
     size_t size;
     snprintf(path, sizeof path, "%s/test.tar", dir);
     uint8_t *tar = read_file(path, &size);
     if (!tar) {
-        printf("SKIP: cannot read %s\n", path);
+        check_skipped("system tar archive", "cannot read the archive tar(1) built");
         return;
     }
 
@@ -164,14 +153,16 @@ static void test_system_tar(void)
         ok = 0;
         snprintf(why, sizeof why, "found %d files, want 6", i);
     }
-    check(ok, "system tar --format=ustar archive: names (incl. 170-char prefix name), sizes, contents", why);
+    check_plain(ok, "system tar --format=ustar archive: names (incl. 170-char prefix name), sizes, contents",
+                why);
 
     struct tar_entry found;
     if (tar_find(tar, size, "sub/big.bin", &found, err, sizeof err) != 1) found.data = tar + 2048;
-    check(found.size == sizeof big && memcmp(found.data, big, sizeof big) == 0, "tar_find locates sub/big.bin", err);
+    check_plain(found.size == sizeof big && memcmp(found.data, big, sizeof big) == 0,
+                "tar_find locates sub/big.bin", err);
     size_t big_at = (size_t)(found.data - tar);
     rc = tar_find(tar, size, "missing.bin", &found, err, sizeof err);
-    check(rc == 0 && strstr(err, "missing.bin") != NULL, "tar_find reports a missing file", err);
+    check_plain(rc == 0 && strstr(err, "missing.bin") != NULL, "tar_find reports a missing file", err);
 
     /* Every truncation of the real archive either fails with a message or
      * (cut in the end blocks or a file's zero padding) still yields only
@@ -188,8 +179,9 @@ static void test_system_tar(void)
         if (rc != -1 && (in_header || in_big_data)) ok = 0;
         if (!ok) snprintf(trunc_why, sizeof trunc_why, "cut at %zu: rc %d, message \"%s\"", cut, rc, err);
     }
-    check(ok, "every truncation of the archive is handled: cut headers and data rejected with a message",
-          trunc_why);
+    check_plain(ok,
+                "every truncation of the archive is handled: cut headers and data rejected with a message",
+                trunc_why);
 
     /* Flip random bytes in the headers: never crash, always a result. */
     srand(1234);
@@ -231,25 +223,25 @@ static void test_hand_made(void)
     set_checksum(a);
     memcpy(a + 512, "hello", 5);
     rc = walk_copy(a, sizeof a, &count, err, sizeof err);
-    check(rc == 0 && count == 1, "hand-made valid header is accepted", err);
+    check_plain(rc == 0 && count == 1, "hand-made valid header is accepted", err);
 
     uint8_t b[2048];
     memcpy(b, a, sizeof b);
     b[0] = 'j'; /* checksum no longer matches */
     rc = walk_copy(b, sizeof b, &count, err, sizeof err);
-    check(rc == -1 && strstr(err, "checksum") != NULL, "bad checksum rejected", err);
+    check_plain(rc == -1 && strstr(err, "checksum") != NULL, "bad checksum rejected", err);
 
     memcpy(b, a, sizeof b);
     memcpy(b + 124, "00000004000", 11); /* 2048 bytes of data: past the end */
     set_checksum(b);
     rc = walk_copy(b, sizeof b, &count, err, sizeof err);
-    check(rc == -1 && strstr(err, "past the end") != NULL, "size past the end rejected", err);
+    check_plain(rc == -1 && strstr(err, "past the end") != NULL, "size past the end rejected", err);
 
     memcpy(b, a, sizeof b);
     memcpy(b + 124, "7777777777x", 11);
     set_checksum(b);
     rc = walk_copy(b, sizeof b, &count, err, sizeof err);
-    check(rc == -1 && strstr(err, "size") != NULL, "bad octal size rejected", err);
+    check_plain(rc == -1 && strstr(err, "size") != NULL, "bad octal size rejected", err);
 
     memcpy(b, a, sizeof b);
     memset(b + 124, 0, 12);
@@ -257,30 +249,30 @@ static void test_hand_made(void)
     b[135] = 5;
     set_checksum(b);
     rc = walk_copy(b, sizeof b, &count, err, sizeof err);
-    check(rc == 0 && count == 1, "GNU base-256 size accepted", err);
+    check_plain(rc == 0 && count == 1, "GNU base-256 size accepted", err);
 
     memcpy(b, a, sizeof b);
     b[124] = (char)0xff; /* negative base-256 */
     set_checksum(b);
     rc = walk_copy(b, sizeof b, &count, err, sizeof err);
-    check(rc == -1, "negative base-256 size rejected", err);
+    check_plain(rc == -1, "negative base-256 size rejected", err);
 
     memcpy(b, a, sizeof b);
     memset(b + 148, 'z', 8);
     rc = walk_copy(b, sizeof b, &count, err, sizeof err);
-    check(rc == -1 && strstr(err, "checksum") != NULL, "garbage checksum field rejected", err);
+    check_plain(rc == -1 && strstr(err, "checksum") != NULL, "garbage checksum field rejected", err);
 
     rc = walk_copy(a, 300, &count, err, sizeof err);
-    check(rc == -1 && strstr(err, "truncated") != NULL, "truncated header rejected", err);
+    check_plain(rc == -1 && strstr(err, "truncated") != NULL, "truncated header rejected", err);
 
     uint8_t garbage[4096];
     srand(99);
     for (size_t i = 0; i < sizeof garbage; i++) garbage[i] = (uint8_t)rand();
     rc = walk_copy(garbage, sizeof garbage, &count, err, sizeof err);
-    check(rc == -1 && err[0] != '\0', "random garbage rejected", err);
+    check_plain(rc == -1 && err[0] != '\0', "random garbage rejected", err);
 
     rc = walk_copy(a, 0, &count, err, sizeof err);
-    check(rc == 0 && count == 0, "empty buffer is an empty archive", err);
+    check_plain(rc == 0 && count == 0, "empty buffer is an empty archive", err);
 
     /* Full 100-byte name and 155-byte prefix (no NUL terminators). */
     memcpy(b, a, sizeof b);
@@ -293,8 +285,9 @@ static void test_hand_made(void)
     memcpy(copy, b, sizeof b);
     tar_init(&r, copy, sizeof b);
     rc = tar_next(&r, &e, err, sizeof err);
-    check(rc == 1 && strlen(e.name) == 256 && e.name[155] == '/' && e.name[0] == 'p' && e.name[255] == 'n',
-          "full 155-byte prefix + 100-byte name gives a 256-char name", err);
+    check_plain(rc == 1 && strlen(e.name) == 256 && e.name[155] == '/' && e.name[0] == 'p' &&
+                    e.name[255] == 'n',
+                "full 155-byte prefix + 100-byte name gives a 256-char name", err);
     free(copy);
 
     /* Non-regular entries are skipped. */
@@ -304,7 +297,7 @@ static void test_hand_made(void)
     set_checksum(b);
     memcpy(b + 512, a, 1024); /* then the file */
     rc = walk_copy(b, sizeof b, &count, err, sizeof err);
-    check(rc == 0 && count == 1, "directory entries are skipped", err);
+    check_plain(rc == 0 && count == 1, "directory entries are skipped", err);
 }
 
 int main(void)
