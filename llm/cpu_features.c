@@ -10,6 +10,15 @@ void cpu_features_set(const struct cpu_features *f) {
 }
 
 #ifndef KERNEL
+#include <cpuid.h>
+
+/* clang 14's __builtin_cpu_supports does not know "f16c" (the fuzz build
+ * uses clang): CPUID leaf 1, ECX bit 29. */
+static bool host_has_f16c(void) {
+    unsigned eax, ebx, ecx, edx;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+}
+
 static void detect_host(void) {
     __builtin_cpu_init();
     struct cpu_features f = {
@@ -19,7 +28,7 @@ static void detect_host(void) {
         .avx = __builtin_cpu_supports("avx"),
         .avx2 = __builtin_cpu_supports("avx2"),
         .fma = __builtin_cpu_supports("fma"),
-        .f16c = __builtin_cpu_supports("f16c"),
+        .f16c = host_has_f16c(),
         .avx512f = __builtin_cpu_supports("avx512f"),
         .avx512bw = __builtin_cpu_supports("avx512bw"),
         .avx512vl = __builtin_cpu_supports("avx512vl"),
