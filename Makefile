@@ -136,17 +136,32 @@ $(BUILD)/host/tests/%: $(BUILD)/host/san/tests/host/%.o $(SAN_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ -lm -ldl -lpthread
 
-.PHONY: host host-test qemu-test test deps bench clean
+.PHONY: host host-test host-unit-test python-test qemu-test test deps bench clean
 host: $(TOOLS) $(HOST_TESTS)
 
+# Each test runner ends with "LABEL: N passed, N failed, N skipped".
 HOST_TEST_SCRIPTS := $(wildcard tests/host/test_*.py)
-host-test: $(HOST_TESTS) $(TOOLS)
-	@python3 tests/run_host_tests.py --shared $(SHARED) $(HOST_TESTS) $(HOST_TEST_SCRIPTS)
+host-test: host-unit-test python-test
+host-unit-test: $(HOST_TESTS) $(TOOLS)
+	@python3 tests/run_host_tests.py --label host --shared $(SHARED) $(HOST_TESTS)
+python-test: $(TOOLS)
+	@python3 tests/run_host_tests.py --label python --shared $(SHARED) $(HOST_TEST_SCRIPTS)
 
-qemu-test: all $(TOOLS)
+# The harness builds its own disk images: it needs the loader and the kernel.
+qemu-test: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(TOOLS)
 	python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF)
 
-test: host-test fuzz-replay qemu-test
+# Every runner runs (make -k) even when one fails; each writes its closing
+# line to TEST_SUMMARY_DIR, and tests/test_summary.py ends `make test` with
+# the totals ("test: N passed, N failed, N skipped") and the exit status.
+# With CI set, missing $(SHARED)/models fails at once.
+TEST_SUMMARIES := $(BUILD)/test-summaries
+test:
+	@python3 tests/test_summary.py --check-shared $(SHARED)
+	@rm -rf $(TEST_SUMMARIES)
+	@status=0; TEST_SUMMARY_DIR=$(abspath $(TEST_SUMMARIES)) $(MAKE) --no-print-directory -k \
+	    host-unit-test python-test fuzz-replay qemu-test || status=$$?; \
+	python3 tests/test_summary.py $(TEST_SUMMARIES) host python fuzz qemu --make-status $$status
 
 deps:
 	sh tools/install-deps.sh

@@ -1,26 +1,53 @@
 #!/usr/bin/env python3
-"""Runs host unit test binaries and summarises the results.
+"""Runs host unit test binaries (and *.py test scripts) and summarises them.
 
-    python3 tests/run_host_tests.py --shared DIR BIN...
+    python3 tests/run_host_tests.py [--label host] --shared DIR BIN...
 
-Each binary (or *.py test script, run with this Python) runs with
-MODELS_DIR=DIR/models; its output is streamed as it
-comes. Exit status 0 = passed, 77 = skipped (test data missing), anything
-else = failed. The last line is e.g. "host tests: 12 passed, 0 failed,
-1 skipped"; the exit status is 1 when any binary failed.
+Each test runs with MODELS_DIR=DIR/models; its output is streamed as it
+comes and its check lines counted (`ok - `, `FAIL - `, `skip - `, see
+tests/host/check.h). A test passes when it exits 0 and printed no FAIL line;
+it is skipped when it exits 77 (test data missing) having printed no FAIL
+line; anything else fails it. With the environment variable CI set, a
+skipped test fails: CI must run everything. An `ok - ` line that says the
+check was not tested fails too (a check that did not run is a skip).
+
+The last line is `LABEL: N passed, N failed, N skipped`; the exit status is
+1 when any test failed. See tests/test_summary.py for TEST_SUMMARY_DIR.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
 
+from test_summary import summary_line, write_summary, in_ci, skip_banner
+
 SKIP_STATUS = 77
+# An ok line that admits the check did not run.
+NOT_RUN = re.compile(r"\bnot (tested|run)\b|\buntested\b", re.I)
+
+
+class Counts:
+    def __init__(self):
+        self.ok = self.fail = self.skip = 0
+
+    def add(self, line):
+        if line.startswith("ok - "):
+            if NOT_RUN.search(line):
+                print(f"FAIL - an ok line for a check that did not run (report it as skip): {line.strip()}")
+                self.fail += 1
+            else:
+                self.ok += 1
+        elif line.startswith("FAIL - "):
+            self.fail += 1
+        elif line.startswith("skip - "):
+            self.skip += 1
 
 
 def run_one(binary, env, timeout):
-    """Runs one test binary; returns (status, ok_lines, fail_lines, seconds)."""
-    oks = fails = 0
+    """Runs one test; returns (exit status, Counts, seconds)."""
+    counts = Counts()
     start = time.monotonic()
     # Python test scripts run under this interpreter (they need not be executable).
     command = [sys.executable, binary] if binary.endswith(".py") else [binary]
@@ -29,27 +56,41 @@ def run_one(binary, env, timeout):
                                 env=env, text=True, errors="replace", bufsize=1)
     except OSError as exc:
         print(f"FAIL - {binary}: cannot run: {exc}", flush=True)
-        return 1, 0, 1, 0.0
+        counts.fail += 1
+        return 1, counts, 0.0
     try:
         for line in proc.stdout:
             sys.stdout.write("    " + line if line.endswith("\n") else "    " + line + "\n")
             sys.stdout.flush()
-            if line.startswith("ok - "):
-                oks += 1
-            elif line.startswith("FAIL - "):
-                fails += 1
+            counts.add(line)
         status = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
         print(f"FAIL - {binary}: timed out after {timeout} s", flush=True)
-        return 1, oks, fails + 1, time.monotonic() - start
-    return status, oks, fails, time.monotonic() - start
+        counts.fail += 1
+        return 1, counts, time.monotonic() - start
+    return status, counts, time.monotonic() - start
+
+
+def verdict(status, counts):
+    """'passed', 'skipped' or 'failed', and why."""
+    if counts.fail:
+        return "failed", f"{counts.fail} failing checks, exit status {status}"
+    if status == SKIP_STATUS:
+        if in_ci():
+            return "failed", "skipped, and CI is set: CI must run every test"
+        return "skipped", "test data or a tool missing"
+    if status == 0:
+        return "passed", ""
+    how = f"exit status {status}" if status >= 0 else f"killed by signal {-status}"
+    return "failed", how
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", default="../shared", help="shared directory (models in DIR/models)")
+    parser.add_argument("--label", default="host", help="the word before the summary line's colon")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per test binary")
     parser.add_argument("binaries", nargs="*", help="test binaries to run")
     args = parser.parse_args()
@@ -57,33 +98,30 @@ def main():
     env = dict(os.environ)
     env["MODELS_DIR"] = os.path.join(args.shared, "models")
 
-    passed = failed = skipped = 0
-    total_ok = total_fail = 0
-    failed_names = []
+    results = {"passed": [], "failed": [], "skipped": []}
+    checks = Counts()
     for binary in args.binaries:
         path = binary if os.sep in binary else os.path.join(".", binary)
         print(f"== {binary}", flush=True)
-        status, oks, fails, seconds = run_one(path, env, args.timeout)
-        total_ok += oks
-        total_fail += fails
-        if status == SKIP_STATUS:
-            skipped += 1
-            verdict = "SKIPPED"
-        elif status == 0 and fails == 0:
-            passed += 1
-            verdict = "passed"
-        else:
-            failed += 1
-            failed_names.append(binary)
-            how = f"exit status {status}" if status >= 0 else f"killed by signal {-status}"
-            verdict = f"FAILED ({how}, {fails} failing checks)"
-        print(f"== {binary}: {verdict} ({oks} ok, {fails} failed checks, {seconds:.1f} s)", flush=True)
+        status, counts, seconds = run_one(path, env, args.timeout)
+        checks.ok += counts.ok
+        checks.fail += counts.fail
+        checks.skip += counts.skip
+        outcome, why = verdict(status, counts)
+        results[outcome].append(binary)
+        detail = f"{outcome.upper() if outcome != 'passed' else outcome}{f' ({why})' if why else ''}"
+        print(f"== {binary}: {detail} ({counts.ok} ok, {counts.fail} failed, {counts.skip} skipped checks, "
+              f"{seconds:.1f} s)", flush=True)
 
-    print(f"checks: {total_ok} ok, {total_fail} failed")
-    if failed_names:
-        print("failed: " + " ".join(failed_names))
-    print(f"host tests: {passed} passed, {failed} failed, {skipped} skipped")
-    return 1 if failed else 0
+    print(f"{args.label} checks: {checks.ok} ok, {checks.fail} failed, {checks.skip} skipped")
+    if results["failed"]:
+        print("failed: " + " ".join(results["failed"]))
+    if results["skipped"]:
+        skip_banner(f"{args.label}: skipped (not run): " + " ".join(results["skipped"]))
+    line = summary_line(args.label, len(results["passed"]), len(results["failed"]), len(results["skipped"]))
+    write_summary(args.label, line)
+    print(line)
+    return 1 if results["failed"] else 0
 
 
 if __name__ == "__main__":

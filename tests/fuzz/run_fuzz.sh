@@ -5,7 +5,8 @@
 #       a time; new inputs go to build/fuzz/work/NAME, crashes to
 #       build/fuzz/artifacts/NAME, logs to build/fuzz/logs/NAME.log
 #   run_fuzz.sh replay NAME...              each NAME over tests/fuzz/corpus/NAME
-#       and tests/fuzz/regressions/NAME once (no mutation); fails on any crash
+#       and tests/fuzz/regressions/NAME once (no mutation); fails on any crash;
+#       ends with "fuzz: N passed, N failed, N skipped"
 set -u
 FUZZ_DIR=build/fuzz
 mode=${1:?mode: fuzz or replay}
@@ -17,11 +18,12 @@ existing() {
 }
 
 if [ "$mode" = replay ]; then
-    failed=0
+    passed=0 failed=0 skipped=0
     for name in "$@"; do
         dirs=$(existing tests/fuzz/corpus/$name tests/fuzz/regressions/$name)
         if [ -z "$dirs" ]; then
-            echo "fuzz-replay: $name: no saved inputs"
+            echo "skip - fuzz-replay $name: no saved inputs"
+            skipped=$((skipped + 1))
             continue
         fi
         count=$(find $dirs -type f | wc -l)
@@ -30,13 +32,21 @@ if [ "$mode" = replay ]; then
         # -runs=0: execute the given corpora once, no mutation.
         if $FUZZ_DIR/fuzz_$name -runs=0 -rss_limit_mb=2048 $dirs >"$log" 2>&1; then
             echo "ok - fuzz-replay $name ($count inputs)"
+            passed=$((passed + 1))
         else
             echo "FAIL - fuzz-replay $name: crash or leak, see $log"
             grep -m3 -E 'ERROR|invariant|runtime error' "$log"
-            failed=1
+            failed=$((failed + 1))
         fi
     done
-    exit $failed
+    # The closing line every runner ends with (tests/test_summary.py).
+    summary="fuzz: $passed passed, $failed failed, $skipped skipped"
+    if [ -n "${TEST_SUMMARY_DIR:-}" ]; then
+        mkdir -p "$TEST_SUMMARY_DIR" && echo "$summary" >"$TEST_SUMMARY_DIR/fuzz.summary"
+    fi
+    echo "$summary"
+    [ $failed -eq 0 ]
+    exit
 fi
 
 [ "$mode" = fuzz ] || { echo "run_fuzz.sh: unknown mode '$mode'" >&2; exit 2; }

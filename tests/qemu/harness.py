@@ -4,8 +4,10 @@ OVMF and checks what a user would see on the serial console and the screen.
 
     python3 tests/qemu/harness.py [--shared ../shared] [-k SUBSTRING] [--list]
 
-Each case prints `ok - NAME (secs)` or `FAIL - NAME: reason`; the last line
-is `qemu tests: N passed, N failed`. Exit status 1 if any case failed.
+Each case prints `ok - NAME (secs)`, `FAIL - NAME: reason` or `skip - NAME:
+reason` (its test data is missing); the last line is `qemu: N passed,
+N failed, N skipped`. Exit status 1 if any case failed. With the environment
+variable CI set, missing test data fails the case instead of skipping it.
 """
 import argparse
 import os
@@ -16,6 +18,8 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from test_summary import in_ci, skip_banner, summary_line, write_summary  # noqa: E402
 from vm import VM  # noqa: E402
 import cases_boot  # noqa: E402
 import cases_llm  # noqa: E402
@@ -109,14 +113,14 @@ def main():
     for need in ("BOOTX64.EFI", "kernel.elf"):
         if not os.path.exists(os.path.join(BUILD, need)):
             print(f"FAIL - build/{need} is missing: run make first")
-            print("qemu tests: 0 passed, 1 failed")
-            return 1
+            return finish(0, 1, 0)
     if not os.path.isdir(os.path.join(args.shared, "models")):
-        print("#" * 70)
-        print(f"SKIP: {args.shared}/models is absent: QEMU tests need the shared test models")
-        print("#" * 70)
-        print("qemu tests: 0 passed, 0 failed, 1 skipped")
-        return 0
+        missing = f"{args.shared}/models is absent: the QEMU tests need the shared test models"
+        if in_ci():
+            print(f"FAIL - {missing} (CI is set: missing test data is a failure)")
+            return finish(0, 1, 0)
+        skip_banner(f"{missing}; all {len(cases)} QEMU cases skipped")
+        return finish(0, 0, len(cases))
 
     ctx = Context(args.shared, args.ovmf)
     passed = failed = skipped = 0
@@ -126,8 +130,12 @@ def main():
         try:
             case(ctx)
         except Skip as e:
-            skipped += 1
-            print(f"skip - {case.__name__}: {e}", flush=True)
+            if in_ci():
+                failed += 1
+                print(f"FAIL - {case.__name__}: {e} (CI is set: missing test data is a failure)", flush=True)
+            else:
+                skipped += 1
+                print(f"skip - {case.__name__}: {e}", flush=True)
             continue
         except Exception as e:  # noqa: BLE001 - every failure is reported the same way
             failed += 1
@@ -140,8 +148,14 @@ def main():
     print(f"qemu harness took {time.monotonic() - t_all:.0f}s")
     if not failed:
         shutil.rmtree(ctx.image_dir, ignore_errors=True)
-    tail = f", {skipped} skipped" if skipped else ""
-    print(f"qemu tests: {passed} passed, {failed} failed{tail}")
+    return finish(passed, failed, skipped)
+
+
+def finish(passed, failed, skipped):
+    """Prints (and records for `make test`) the closing line; the exit status."""
+    line = summary_line("qemu", passed, failed, skipped)
+    write_summary("qemu", line)
+    print(line, flush=True)
     return 1 if failed else 0
 
 
