@@ -4,6 +4,7 @@ kernel entry-to-prompt time, kernel memory at the prompt, and in-kernel
 decode speed for the models given.
 
     python3 tools/bench_qemu.py [--boots 3] [--model M.bin --tokenizer T.bin] [--smp N]
+                                [--warmups 1] [--answers 3]
 
 Prints a table; these are measurements, not pass/fail checks.
 """
@@ -20,6 +21,7 @@ from harness import Context  # noqa: E402
 from cases_boot import READY  # noqa: E402
 
 STATS = re.compile(r"\[([^\]\n]*tok/s[^\]\n]*)\]")
+DECODE = re.compile(r"decode ([0-9.]+) tok/s")
 
 
 def boot_figures(ctx, boots, smp):
@@ -42,7 +44,9 @@ def boot_figures(ctx, boots, smp):
         print(f"RAM used at the prompt beyond the ramdisk: {statistics.median(used):.1f} MiB")
 
 
-def decode_figures(ctx, model, tokenizer, smp, steps, prompt, quantize):
+def decode_figures(ctx, model, tokenizer, smp, steps, prompt, quantize, warmups, answers):
+    """The first `warmups` answers (cold caches, first-touch page faults) are
+    discarded; the median decode speed of the next `answers` is reported."""
     name = "bench-" + os.path.basename(model) + ("-q8" if quantize else "")
     cfg = f"model={os.path.basename(model)}\ntokenizer={os.path.basename(tokenizer)}\n"
     if quantize:
@@ -53,13 +57,21 @@ def decode_figures(ctx, model, tokenizer, smp, steps, prompt, quantize):
         vm.wait_prompt(timeout=60)
         vm.command("/set temp 0")
         vm.command(f"/set steps {steps}")
-        t0 = time.monotonic()
-        out = vm.command(prompt, timeout=3600)
-        wall = time.monotonic() - t0
-        m = STATS.search(out)
+        for _ in range(warmups):
+            vm.command(prompt, timeout=3600)
+        speeds, walls, last = [], [], "no stats line"
+        for _ in range(answers):
+            t0 = time.monotonic()
+            out = vm.command(prompt, timeout=3600)
+            walls.append(time.monotonic() - t0)
+            m = STATS.search(out)
+            if m:
+                last = m.group(1)
+                speeds.append(float(DECODE.search(last).group(1)))
         fmt = " q8" if quantize else ""
-        print(f"{os.path.basename(model)}{fmt} smp={smp}: {m.group(1) if m else 'no stats line'} "
-              f"(wall {wall:.1f} s)")
+        speed = f"decode median {statistics.median(speeds):.1f} tok/s" if speeds else "no decode figure"
+        print(f"{os.path.basename(model)}{fmt} smp={smp}: {speed} over {len(speeds)} answers "
+              f"({warmups} warm-up answers discarded); last: [{last}] (wall {statistics.median(walls):.1f} s)")
         mem = vm.command("/mem")
         print("  " + " | ".join(line.strip() for line in mem.splitlines()[1:] if line.strip()))
 
@@ -74,6 +86,8 @@ def main():
     ap.add_argument("--tokenizer", action="append", default=[])
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--prompt", default="Once upon a time")
+    ap.add_argument("--warmups", type=int, default=1, help="answers run first and not measured")
+    ap.add_argument("--answers", type=int, default=3, help="measured answers (the median is reported)")
     ap.add_argument("--q8", action="store_true", help="quantise fp32 models to int8 at load (boot.cfg quantize=q8)")
     args = ap.parse_args()
     ctx = Context(args.shared, args.ovmf)
@@ -81,7 +95,8 @@ def main():
         boot_figures(ctx, args.boots, args.smp)
     for i, model in enumerate(args.model):
         tok = args.tokenizer[min(i, len(args.tokenizer) - 1)]
-        decode_figures(ctx, os.path.abspath(model), os.path.abspath(tok), args.smp, args.steps, args.prompt, args.q8)
+        decode_figures(ctx, os.path.abspath(model), os.path.abspath(tok), args.smp, args.steps, args.prompt, args.q8,
+                       args.warmups, max(1, args.answers))
 
 
 if __name__ == "__main__":

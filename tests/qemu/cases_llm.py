@@ -7,6 +7,8 @@ import sys
 
 from cases_boot import boot_to_prompt
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LLMRUN = os.path.join(ROOT, "build", "host", "llmrun")
 STATS = re.compile(r"^\[(\d+) tokens, prefill ([0-9.]+) tok/s, decode ([0-9.]+) tok/s, ([0-9.]+) ms/token, "
                    r"stop: (\w+)\]$", re.M)
 
@@ -43,6 +45,22 @@ def python_reference(ctx, steps, temp, topp, seed, prompt):
     out = subprocess.run([sys.executable, tool, ctx.model("stories260K.bin"), ctx.model("tok512.bin"), str(steps),
                           str(temp), str(topp), str(seed), prompt], stdout=subprocess.PIPE, check=True, timeout=300)
     return out.stdout.decode("utf-8").rstrip("\n")
+
+
+def host_reference(model, tokenizer, prompt, steps):
+    """The greedy answer build/host/llmrun (the same llm/ code built for the
+    host, same code-generation flags) prints: the kernel must match it."""
+    r = subprocess.run([LLMRUN, model, "-z", tokenizer, "-t", "0", "-n", str(steps), "-i", prompt],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    assert r.returncode == 0, f"host reference {LLMRUN} failed: {r.stderr.decode(errors='replace')[-300:]}"
+    return r.stdout.decode("utf-8").rstrip("\n")
+
+
+def assert_same_text(text, want, what, min_length):
+    """text is exactly want, and long enough that a near-empty answer from
+    both sides cannot pass."""
+    assert len(want) >= min_length, f"{what}: the reference is only {len(want)} characters: {want!r}"
+    assert text == want, f"{what}: {first_difference(text, want)}"
 
 
 def first_difference(a, b):
@@ -120,8 +138,10 @@ def test_load_switches_models(ctx):
         assert "stories260K_q80.bin" in out and "v2 int8" in out, f"/model: {out!r}"
         set_all(vm, temp=0, steps=40)
         text, _ = answer(vm, "Once upon a time")
-        want = reference_block(ctx, "## 4.")
-        assert text == want[: len(text)], f"int8 model: {first_difference(text, want)}"
+        want = host_reference(ctx.model("stories260K_q80.bin"), ctx.model("tok512.bin"), "Once upon a time", 40)
+        assert_same_text(text, want, "int8 model vs build/host/llmrun", 100)
+        llama2c = reference_block(ctx, "## 4.")
+        assert llama2c.startswith(text), f"int8 model vs llama2.c's runq: {first_difference(text, llama2c)}"
         out = vm.command("/load stories260K_v1.bin")
         assert "stories260K_v1.bin" in out and "error" not in out.lower(), f"/load v1: {out!r}"
         set_all(vm, steps=200)

@@ -8,7 +8,7 @@ import re
 import subprocess
 
 from cases_boot import READY
-from cases_llm import answer, set_all
+from cases_llm import answer, assert_same_text, host_reference, set_all
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Big enough that the matmuls go through the workers (llm/parallel.c skips
@@ -49,13 +49,16 @@ def test_bench_smp2_identical_logits(ctx):
 
 
 def test_answer_same_on_smp1_and_smp2(ctx):
-    texts = []
+    """One worker or two, the kernel answers exactly what build/host/llmrun
+    answers for the same model, prompt and settings."""
+    parallel_image(ctx)  # writes parallel192.bin
+    want = host_reference(os.path.join(ctx.image_dir, "parallel192.bin"), ctx.model("tok512.bin"),
+                          "Once upon a time", 40)
     for smp in (1, 2):
         with boot(ctx, smp) as vm:
             set_all(vm, temp=0, steps=40)
             text, _ = answer(vm, "Once upon a time")
-            texts.append(text)
-    assert texts[0] == texts[1], f"-smp 1 and -smp 2 answers differ:\n{texts[0]!r}\n{texts[1]!r}"
+        assert_same_text(text, want, f"-smp {smp} vs build/host/llmrun", 40)
 
 
 def test_bench_bad_arguments(ctx):

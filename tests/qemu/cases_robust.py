@@ -13,7 +13,8 @@ import time
 
 from cases_boot import boot_to_prompt
 from cases_llm import STATS, answer, set_all
-from vm import PANIC_MARKER, VMError
+from checks import assert_alive, expect_halting_fault
+from vm import VMError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STATS_RAW = re.compile(rb"\[\d+ tokens, prefill [0-9.]+ tok/s, decode [0-9.]+ tok/s, [0-9.]+ ms/token, stop: \w+\]")
@@ -35,12 +36,6 @@ def resync(vm, tag, attempts=8, wait=5):
             if "timeout" not in str(e):
                 raise
     raise AssertionError(f"no prompt back after {tag}: {vm.tail(600)!r}")
-
-
-def assert_alive(vm, what):
-    out = vm.command("/echo still alive")
-    assert out.rstrip().endswith("still alive"), f"after {what}: /echo gave {out[-200:]!r}"
-    assert PANIC_MARKER not in vm.text().encode(), f"panic after {what}"
 
 
 def three_model_image(ctx):
@@ -265,18 +260,7 @@ def fixed_probe(vm, runs=10):
 def check_fault(ctx, kind, expect, function=r"debug_fault|recurse_forever", command="/fault", smp=None):
     options = {"smp": smp} if smp else {}
     with boot_to_prompt(ctx, **options) as vm:
-        vm.send(f"{command} {kind}\r")
-        vm.expect(PANIC_MARKER, timeout=60, allow_panic=True)
-        time.sleep(0.5)
-        dump = vm.text()
-        for word in expect:
-            assert re.search(word, dump), f"/fault {kind}: dump lacks {word!r}:\n{dump[-2500:]}"
-        assert re.search(r"RIP 0x[0-9a-f]+ \S+", dump) and "RSP" in dump, f"no registers:\n{dump[-2500:]}"
-        assert re.search(function, dump), f"/fault {kind}: dump does not name {function}:\n{dump[-2500:]}"
-        vm.send("/echo after\r")            # halted: no more answers, no reboot
-        time.sleep(1.5)
-        assert "\nafter" not in vm.text(), f"/fault {kind}: the shell kept running after the dump"
-        assert vm.proc.poll() is None, f"/fault {kind}: QEMU exited/rebooted instead of halting"
+        expect_halting_fault(vm, f"{command} {kind}", list(expect) + [function])
 
 
 def test_fault_stack_overflow_guard_page(ctx):

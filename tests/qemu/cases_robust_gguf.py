@@ -12,7 +12,8 @@ import struct
 
 from cases_boot import boot_to_prompt
 from cases_llm import answer, set_all
-from cases_robust import assert_alive, mem_figures
+from cases_robust import mem_figures
+from checks import assert_alive
 
 QWEN = "gguf-arch/qwen3-tied-Q8_0.gguf"
 MEM_USED = re.compile(r"used\s+[0-9.]+ MiB \((\d+) bytes\)")
