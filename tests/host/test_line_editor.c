@@ -5,7 +5,7 @@
 #include <string.h>
 
 /* The editor is kernel code that has no kernel dependencies: build it here. */
-#include "kernel/line_editor.c"
+#include "kernel/console/line_editor.c"
 
 static int failures;
 
