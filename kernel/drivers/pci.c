@@ -199,8 +199,7 @@ void pci_init(void) {
             (unsigned long)us);
 }
 
-void shell_cmd_pci(const char *args) {
-    (void)args;
+void pci_print_devices(void) {
     if (!initialized) pci_init();
     for (int i = 0; i < device_count; i++) print_device(&devices[i]);
     kprintf("%d functions, configuration space via %s\n", device_count, ecam.base ? "ECAM" : "port 0xCF8");

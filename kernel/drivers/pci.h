@@ -29,7 +29,8 @@ uint64_t pci_bar_address(const struct pci_device *dev, int bar, uint64_t *size);
 /* Sets memory space and bus master in the command register. */
 void pci_enable_mmio_and_dma(const struct pci_device *dev);
 
-/* Shell: "/pci" lists the functions. */
-void shell_cmd_pci(const char *args);
+/* Prints every function found, then their count and the configuration
+ * space access method (the shell's /pci). Scans first if pci_init has not. */
+void pci_print_devices(void);
 
 #endif

@@ -7,9 +7,7 @@
 #include "kernel/console/console.h"
 #include "kernel/kernel.h"
 #include "kernel/console/line_editor.h"
-#include "kernel/session/llm_session.h"
-#include "kernel/drivers/pci.h"
-#include "kernel/shell/shell_bench.h"
+#include "kernel/session/session.h"
 #include "kernel/console/status.h"
 #include "kernel/drivers/timer.h"
 #include "lib/ctype.h"
@@ -44,7 +42,7 @@ static const struct shell_command shell_commands[] = {
 static struct line_editor shell_editor;   /* large (history): keep it off the stack */
 static char shell_line[LINE_EDITOR_MAX + 1];
 
-void shell_cmd_help(const char *args) {
+void shell_cmd_help(struct session *session, const char *args) {
     size_t width = 0;
     for (size_t i = 0; i < SHELL_COMMAND_COUNT; i++) {
         size_t w = strlen(shell_commands[i].name) + 1 + strlen(shell_commands[i].usage);
@@ -59,9 +57,7 @@ void shell_cmd_help(const char *args) {
     kprintf("anything else is a prompt for the model\n");
 }
 
-void shell_cmd_echo(const char *args) { kprintf("%s\n", args); }
-
-void shell_prompt(const char *line) { llm_session_answer(line); }
+void shell_cmd_echo(struct session *session, const char *args) { kprintf("%s\n", args); }
 
 static const struct shell_command *find_command(const char *name, size_t len) {
     for (size_t i = 0; i < SHELL_COMMAND_COUNT; i++)
@@ -70,7 +66,7 @@ static const struct shell_command *find_command(const char *name, size_t len) {
     return NULL;
 }
 
-void shell_execute(const char *line) {
+void shell_execute(struct session *session, const char *line) {
     while (isspace((unsigned char)*line)) line++;
     size_t len = strlen(line);
     while (len > 0 && isspace((unsigned char)line[len - 1])) len--;
@@ -80,7 +76,7 @@ void shell_execute(const char *line) {
     shell_line[len] = '\0';
 
     if (shell_line[0] != '/') {
-        shell_prompt(shell_line);
+        session_answer(session, shell_line); /* output ends with a newline */
         return;
     }
     size_t name_len = 0;
@@ -92,7 +88,7 @@ void shell_execute(const char *line) {
         kprintf("unknown command: %.*s (try /help)\n", (int)name_len, shell_line);
         return;
     }
-    cmd->run(args);
+    cmd->run(session, args);
 }
 
 static void editor_write(void *ctx, const char *s, size_t n) {
@@ -107,7 +103,8 @@ static uint64_t boot_ms(void) {
 }
 
 void shell_run(void) {
-    llm_session_init();
+    static struct session session; /* the one model session; large: off the stack */
+    session_init(&session);
     kprintf("kernel: ready in %llu ms\n", (unsigned long long)boot_ms());
     line_editor_init(&shell_editor, editor_write, NULL);
     for (;;) {
@@ -120,6 +117,6 @@ void shell_run(void) {
             console_flush_input();
             continue;
         }
-        shell_execute(line_editor_line(&shell_editor));
+        shell_execute(&session, line_editor_line(&shell_editor));
     }
 }

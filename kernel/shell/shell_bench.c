@@ -1,33 +1,19 @@
-/* shell_bench.c - the LLM's matmuls and attention on every CPU (llm/parallel.h
- * driven by the worker pool), and /bench: the loaded model's prefill and
- * decode speed on one worker and on all, for its own format and, for fp32
- * llama2.c models, int8 quantised at load. The benchmark runs on a second
+/* shell_bench.c - /bench: the loaded model's prefill and decode speed on one
+ * worker and on all, for its own format and, for fp32 llama2.c models, int8
+ * quantised at load. The benchmark runs on a second
  * copy of the model (its own run state), so the loaded model, its KV cache
  * and any /chat stay as they were. */
 #include "kernel/console/console.h"
-#include "kernel/session/llm_session_internal.h"
+#include "kernel/session/session.h"
 #include "kernel/drivers/ramdisk.h"
-#include "kernel/shell/shell_bench.h"
+#include "kernel/shell/shell.h"
 #include "kernel/drivers/timer.h"
-#include "kernel/arch/workers.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
-#include "llm/parallel.h"
 #include "llm/transformer.h"
 
 #define BENCH_DEFAULT_TOKENS 32
 #define BENCH_MAX_TOKENS 1024
-
-/* Uses `limit` workers (0: all) for llm/ from now on; returns the count. */
-static int use_workers(int limit) {
-    int n = workers_set_limit(limit);
-    parallel_set_runner(workers_run, n);
-    return n;
-}
-
-void llm_parallel_init(void) {
-    use_workers(0);
-}
 
 typedef struct {
     uint64_t prefill_ns, decode_ns;
@@ -75,7 +61,7 @@ static void bench_format(Transformer *t, const char *format, int tokens, int *pr
     size_t logits_bytes = (size_t)t->config.vocab_size * sizeof(float);
     int counts[2] = {1, all};
     for (int k = 0; k < (all > 1 ? 2 : 1); k++) {
-        int n = use_workers(counts[k]);
+        int n = session_use_workers(counts[k]);
         BenchTimes bt;
         int rc = bench_run(t, tokens, prompt, &bt);
         if (rc != 0) {
@@ -104,7 +90,7 @@ static void bench_format(Transformer *t, const char *format, int tokens, int *pr
     }
 }
 
-void shell_cmd_bench(const char *args) {
+void shell_cmd_bench(struct session *session, const char *args) {
     int tokens = BENCH_DEFAULT_TOKENS;
     if (*args) {
         char *end;
@@ -116,19 +102,19 @@ void shell_cmd_bench(const char *args) {
         }
         tokens = (int)v;
     }
-    if (!current.loaded) {
+    if (!session->model.loaded) {
         kprintf("bench: no model loaded (see /ls, /load)\n");
         return;
     }
-    const struct ramdisk_file *mf = ramdisk_find(current.model_name);
+    const struct ramdisk_file *mf = ramdisk_find(session->model.model_name);
     if (!mf) {
-        kprintf("bench: '%s' is no longer in the ramdisk\n", current.model_name);
+        kprintf("bench: '%s' is no longer in the ramdisk\n", session->model.model_name);
         return;
     }
     char err[200];
     Transformer t;
     if (transformer_load(&t, mf->data, mf->size, err, sizeof err) != 0) {
-        kprintf("bench: a second copy of %s does not fit: %s\n", current.model_name, err);
+        kprintf("bench: a second copy of %s does not fit: %s\n", session->model.model_name, err);
         return;
     }
     int *prompt = malloc((size_t)tokens * sizeof(int));
@@ -140,8 +126,8 @@ void shell_cmd_bench(const char *args) {
         transformer_free(&t);
         return;
     }
-    int all = use_workers(0);
-    kprintf("bench: %s, prefill %d tokens (batched), decode %d tokens, %d worker%s\n", current.model_name,
+    int all = session_use_workers(0);
+    kprintf("bench: %s, prefill %d tokens (batched), decode %d tokens, %d worker%s\n", session->model.model_name,
             tokens < t.config.seq_len ? tokens : t.config.seq_len,
             tokens < t.config.seq_len - 1 ? tokens : t.config.seq_len - 1, all, all > 1 ? "s" : "");
     kprintf("%-22s %7s %11s %11s %10s %8s\n", "format", "workers", "prefill/s", "decode/s", "ms/token",
@@ -159,7 +145,7 @@ void shell_cmd_bench(const char *args) {
             kprintf("bench: no int8 run: %s\n",
                     quantized == -1 ? err : "dim and hidden_dim fit no group size");
     }
-    use_workers(0);
+    session_use_workers(0);
     free(first_logits);
     free(prompt);
     transformer_free(&t);

@@ -6,7 +6,7 @@
 #include "kernel/arch/workers.h"
 #include "lib/string.h"
 
-void shell_cmd_smp(const char *args) {
+void shell_cmd_smp(struct session *session, const char *args) {
     if (strcmp(args, "test") == 0) {
         char report[160];
         workers_selftest(report, sizeof report);

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include "kernel/shell/shell.h"
 #include "kernel/drivers/acpi.h"
+#include "kernel/drivers/pci.h"
 #include "kernel/console/console.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/smp.h"
@@ -45,7 +46,7 @@ static void mem_test(const char *args) {
     else kprintf("%.*s%s", (int)len, report, report[len - 1] == '\n' ? "" : "\n");
 }
 
-void shell_cmd_mem(const char *args) {
+void shell_cmd_mem(struct session *session, const char *args) {
     if (strncmp(args, "test", 4) == 0 && (args[4] == '\0' || args[4] == ' ' || args[4] == '\t')) {
         const char *rest = args + 4;
         while (*rest == ' ' || *rest == '\t') rest++;
@@ -77,7 +78,7 @@ static void print_size_mib(uint64_t bytes) {
 /* Lists the ramdisk; for each llama2.c checkpoint also the run state it
  * needs and whether that fits in the RAM that is free now (the weights stay
  * in place in the ramdisk, so only the run state is allocated). */
-void shell_cmd_ls(const char *args) {
+void shell_cmd_ls(struct session *session, const char *args) {
     int count = ramdisk_count();
     if (count <= 0) {
         kprintf("ramdisk: no files\n");
@@ -122,7 +123,7 @@ void shell_cmd_ls(const char *args) {
     kprintf("\n");
 }
 
-void shell_cmd_cpu(const char *args) {
+void shell_cmd_cpu(struct session *session, const char *args) {
     kprintf("vendor:   %s\n", cpu.vendor);
     kprintf("brand:    %s\n", cpu.brand[0] ? cpu.brand : "(none)");
     kprintf("family %u model %u stepping %u\n", cpu.family, cpu.model, cpu.stepping);
@@ -150,28 +151,32 @@ void shell_cmd_cpu(const char *args) {
     kprintf("tsc:      %llu.%03llu MHz\n", (unsigned long long)(khz / 1000), (unsigned long long)(khz % 1000));
 }
 
-void shell_cmd_uptime(const char *args) {
+void shell_cmd_uptime(struct session *session, const char *args) {
     uint64_t ms = timer_ms();
     kprintf("uptime: %llu ms (%llu.%03llu s)\n", (unsigned long long)ms, (unsigned long long)(ms / 1000),
             (unsigned long long)(ms % 1000));
 }
 
-void shell_cmd_reboot(const char *args) {
+void shell_cmd_reboot(struct session *session, const char *args) {
     kprintf("rebooting\n");
     acpi_reboot();
 }
 
-void shell_cmd_poweroff(const char *args) {
+void shell_cmd_poweroff(struct session *session, const char *args) {
     kprintf("powering off\n");
     acpi_poweroff();
     kprintf("poweroff failed: no ACPI S5 or debug-exit port answered\n");
 }
 
-void shell_cmd_fault(const char *args) {
+void shell_cmd_fault(struct session *session, const char *args) {
     if (!*args) {
         kprintf("usage: /fault KIND (pf ud de gp stack)\n");
         return;
     }
     kprintf("raising fault: %s\n", args);
     debug_fault(args);   /* returns only for an unknown kind, after saying so */
+}
+
+void shell_cmd_pci(struct session *session, const char *args) {
+    pci_print_devices();
 }
