@@ -2,6 +2,7 @@
  * the kernel relies on: SSE, AVX (XCR0), NX pages (EFER.NXE), CR0.WP. */
 #include "kernel/arch/cpu.h"
 #include "lib/string.h"
+#include "llm/cpu_features.h"
 
 struct cpu_info cpu;
 static int nx_supported;
@@ -78,6 +79,7 @@ static void identify(void) {
         cpu.avx2 = (r[1] >> 5) & 1;
         cpu.avx512f = (r[1] >> 16) & 1;
         cpu.avx512bw = (r[1] >> 30) & 1;
+        cpu.avx512vl = (r[1] >> 31) & 1;
         cpu.avx512vnni = (r[2] >> 11) & 1;
     }
 
@@ -131,18 +133,31 @@ static void enable_sse_and_avx(void) {
             enabled_xcr0 = xcr0;
             cpu.avx_enabled = 1;
         }
-        if (!avx512_ok) cpu.avx512f = cpu.avx512bw = cpu.avx512vnni = 0;
+        if (!avx512_ok) cpu.avx512f = cpu.avx512bw = cpu.avx512vl = cpu.avx512vnni = 0;
     }
     if (!cpu.avx_enabled) {
         /* Without OS support these instructions fault: hide them. */
         cpu.avx = cpu.avx2 = cpu.fma = cpu.f16c = 0;
-        cpu.avx512f = cpu.avx512bw = cpu.avx512vnni = 0;
+        cpu.avx512f = cpu.avx512bw = cpu.avx512vl = cpu.avx512vnni = 0;
     }
+}
+
+/* llm/ asks cpu_features() before running SIMD code; only the kernel knows
+ * which state it enabled in XCR0, so the flags go over after that step. */
+static void publish_simd_features(void) {
+    struct cpu_features f = {
+        .sse2 = cpu.sse2, .ssse3 = cpu.ssse3, .sse41 = cpu.sse41,
+        .avx = cpu.avx, .avx2 = cpu.avx2, .fma = cpu.fma, .f16c = cpu.f16c,
+        .avx512f = cpu.avx512f, .avx512bw = cpu.avx512bw, .avx512vl = cpu.avx512vl,
+        .avx512vnni = cpu.avx512vnni,
+    };
+    cpu_features_set(&f);
 }
 
 void cpu_init(void) {
     identify();
     enable_sse_and_avx();
+    publish_simd_features();
     if (nx_supported) cpu_write_msr(MSR_EFER, cpu_read_msr(MSR_EFER) | EFER_NXE);
 }
 

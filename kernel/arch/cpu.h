@@ -8,7 +8,7 @@ struct cpu_info {
     char vendor[13];
     char brand[49];
     uint32_t family, model, stepping;
-    int sse2, sse3, ssse3, sse41, sse42, avx, avx2, fma, f16c, avx512f, avx512bw, avx512vnni;
+    int sse2, sse3, ssse3, sse41, sse42, avx, avx2, fma, f16c, avx512f, avx512bw, avx512vl, avx512vnni;
     int avx_enabled;     /* AVX state enabled in XCR0 by us */
     int logical_cores;   /* from the ACPI MADT (enabled local APICs), 1 if unknown */
 };
@@ -16,7 +16,8 @@ extern struct cpu_info cpu;
 
 /* CPUID, enable SSE and (if offered) AVX/AVX2 via XCR0, NX pages, CR0.WP.
  * Feature flags that need OS-enabled state (avx, avx2, fma, f16c, avx512*)
- * are cleared when that state could not be enabled, so they are safe to test. */
+ * are cleared when that state could not be enabled, so they are safe to test.
+ * Then tells llm/ which SIMD sets it may use (llm/cpu_features.h). */
 void cpu_init(void);
 /* On an application processor: the same CR0/CR4/XCR0/EFER setup as the BSP. */
 void cpu_init_ap(void);

@@ -3,10 +3,10 @@
  * workers (llm/parallel.h driven by the worker pool). */
 #include "kernel/session/session.h"
 
-#include "kernel/arch/cpu.h"
 #include "kernel/arch/workers.h"
 #include "kernel/console/console.h"
 #include "kernel/drivers/timer.h"
+#include "llm/cpu_features.h"
 #include "llm/kernels.h"
 #include "llm/parallel.h"
 
@@ -18,13 +18,13 @@ void session_simd_apply(struct session *s, enum session_simd simd) {
     if (simd == SESSION_SIMD_SCALAR) kernels = &kernels_scalar;
 }
 
+/* The flags cpu_init published: cleared unless XCR0 has the state they need. */
 int session_avx2_usable(void) {
-    return cpu.avx2 && cpu.fma && cpu.avx_enabled;
+    return cpu_features()->avx2 && cpu_features()->fma;
 }
 
-/* cpu_init clears the avx512 flags unless XCR0 has the opmask and ZMM state. */
 int session_avx512_usable(void) {
-    return session_avx2_usable() && cpu.avx512f && cpu.avx512bw;
+    return session_avx2_usable() && cpu_features()->avx512f && cpu_features()->avx512bw;
 }
 
 /* Times one matmul with a kernel set (best of three, in ns). Under QEMU's

@@ -134,7 +134,7 @@ void shell_cmd_cpu(struct session *session, const char *args) {
         {"sse2", &cpu.sse2}, {"sse3", &cpu.sse3}, {"ssse3", &cpu.ssse3}, {"sse4.1", &cpu.sse41},
         {"sse4.2", &cpu.sse42}, {"avx", &cpu.avx}, {"avx2", &cpu.avx2}, {"fma", &cpu.fma},
         {"f16c", &cpu.f16c}, {"avx512f", &cpu.avx512f}, {"avx512bw", &cpu.avx512bw},
-        {"avx512vnni", &cpu.avx512vnni},
+        {"avx512vl", &cpu.avx512vl}, {"avx512vnni", &cpu.avx512vnni},
     };
     kprintf("simd:    ");
     int any = 0;
