@@ -3,6 +3,7 @@
  * power registers, and SLP_TYP for S5 decoded from the DSDT's \_S5_ package.
  * Power off writes SLP_TYP|SLP_EN to PM1a/PM1b (QEMU then exits with 0). */
 #include "kernel/drivers/acpi.h"
+#include "kernel/drivers/acpi_tables.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/console/console.h"
 #include "kernel/mm/memory.h"
@@ -13,33 +14,7 @@
 #define MAX_TABLES 64
 #define MAX_TABLE_LENGTH (16u << 20)
 
-struct __attribute__((packed)) rsdp {
-    char signature[8];
-    uint8_t checksum;
-    char oem[6];
-    uint8_t revision;
-    uint32_t rsdt;
-    uint32_t length;
-    uint64_t xsdt;
-    uint8_t extended_checksum;
-    uint8_t reserved[3];
-};
-
-struct __attribute__((packed)) sdt_header {
-    char signature[4];
-    uint32_t length;
-    uint8_t revision, checksum;
-    char oem[6], oem_table[8];
-    uint32_t oem_revision, creator, creator_revision;
-};
-
-struct __attribute__((packed)) generic_address {
-    uint8_t space, bit_width, bit_offset, access_size;
-    uint64_t address;
-};
-enum { SPACE_MEMORY = 0, SPACE_IO = 1 };
-
-static const struct sdt_header *tables[MAX_TABLES];
+static const struct acpi_sdt_header *tables[MAX_TABLES];
 static int table_count;
 static int cpu_count = 1;
 static uint32_t cpu_apic_ids[ACPI_MAX_CPUS];
@@ -51,7 +26,7 @@ static uint16_t smi_cmd_port;
 static uint8_t acpi_enable_value;
 static int s5_found;
 static uint16_t slp_typ_a, slp_typ_b;
-static struct generic_address reset_reg;
+static struct acpi_generic_address reset_reg;
 static uint8_t reset_value;
 static int reset_supported;
 
@@ -63,9 +38,9 @@ static uint8_t checksum(const void *p, size_t n) {
 }
 
 /* Maps and validates the table at phys; NULL (with a message) if broken. */
-static const struct sdt_header *load_table(uint64_t phys) {
+static const struct acpi_sdt_header *load_table(uint64_t phys) {
     if (!phys) return NULL;
-    const struct sdt_header *h = paging_map_phys(phys, sizeof *h);
+    const struct acpi_sdt_header *h = paging_map_phys(phys, sizeof *h);
     uint32_t length = h->length;
     if (length < sizeof *h || length > MAX_TABLE_LENGTH) {
         kprintf("acpi: table at 0x%lx has bad length %u, skipped\n", (unsigned long)phys, length);
@@ -104,22 +79,20 @@ uint16_t acpi_pm_timer_port(int *bits) {
     return pm_timer;
 }
 
-static void parse_madt(const struct sdt_header *madt) {
-    const uint8_t *p = (const uint8_t *)madt + sizeof *madt + 8; /* skip LAPIC address, flags */
-    const uint8_t *end = (const uint8_t *)madt + madt->length;
+static void parse_madt(const struct acpi_madt *madt) {
+    const uint8_t *p = madt->entries;
+    const uint8_t *end = (const uint8_t *)madt + madt->header.length;
     int count = 0;
-    while (p + 2 <= end && p[1] >= 2 && p + p[1] <= end) {
-        uint32_t flags;
-        if (p[0] == 0 && p[1] >= 8) { /* processor local APIC */
-            memcpy(&flags, p + 4, 4);
-            if (flags & 1) count++, record_apic_id(p[3]);
-        } else if (p[0] == 9 && p[1] >= 16) { /* processor local x2APIC */
-            memcpy(&flags, p + 8, 4);
-            uint32_t x2apic_id;
-            memcpy(&x2apic_id, p + 4, 4);
-            if (flags & 1) count++, record_apic_id(x2apic_id);
+    const struct acpi_madt_entry *e;
+    while (p + sizeof *e <= end && (e = (const void *)p)->length >= sizeof *e && p + e->length <= end) {
+        if (e->type == ACPI_MADT_LOCAL_APIC && e->length >= sizeof(struct acpi_madt_local_apic)) {
+            const struct acpi_madt_local_apic *lapic = (const void *)e;
+            if (lapic->flags & ACPI_MADT_ENABLED) count++, record_apic_id(lapic->apic_id);
+        } else if (e->type == ACPI_MADT_LOCAL_X2APIC && e->length >= sizeof(struct acpi_madt_local_x2apic)) {
+            const struct acpi_madt_local_x2apic *x2apic = (const void *)e;
+            if (x2apic->flags & ACPI_MADT_ENABLED) count++, record_apic_id(x2apic->x2apic_id);
         }
-        p += p[1];
+        p += e->length;
     }
     if (count > 0) cpu_count = count;
 }
@@ -158,7 +131,7 @@ static int aml_integer(const uint8_t **pp, const uint8_t *end, uint32_t *out) {
 }
 
 /* Finds Name(\_S5_, Package() {SLP_TYPa, SLP_TYPb, ...}) in AML. */
-static void find_s5(const struct sdt_header *dsdt) {
+static void find_s5(const struct acpi_sdt_header *dsdt) {
     const uint8_t *aml = (const uint8_t *)dsdt + sizeof *dsdt;
     const uint8_t *end = (const uint8_t *)dsdt + dsdt->length;
     for (const uint8_t *p = aml; p + 4 < end; p++) {
@@ -178,49 +151,45 @@ static void find_s5(const struct sdt_header *dsdt) {
     }
 }
 
-static uint32_t fadt_u32(const struct sdt_header *f, uint32_t offset) {
-    uint32_t v = 0;
-    if (offset + 4 <= f->length) memcpy(&v, (const uint8_t *)f + offset, 4);
-    return v;
-}
+/* The FADT may be shorter than struct acpi_fadt (older revisions): a field
+ * past its length reads as 0. */
+#define FADT_FIELD(f, field) (ACPI_HAS_FIELD(f, (f)->header.length, field) ? (f)->field : 0)
 
-static uint64_t fadt_u64(const struct sdt_header *f, uint32_t offset) {
-    uint64_t v = 0;
-    if (offset + 8 <= f->length) memcpy(&v, (const uint8_t *)f + offset, 8);
-    return v;
-}
-
-static int fadt_gas(const struct sdt_header *f, uint32_t offset, struct generic_address *out) {
+/* A generic address from the FADT; 0 when absent or past its length. */
+static int fadt_gas(const struct acpi_generic_address *gas, int present, struct acpi_generic_address *out) {
     memset(out, 0, sizeof *out);
-    if (offset + sizeof *out > f->length) return 0;
-    memcpy(out, (const uint8_t *)f + offset, sizeof *out);
+    if (!present) return 0;
+    *out = *gas;
     return out->address != 0;
 }
+#define FADT_GAS(f, field, out) fadt_gas(&(f)->field, ACPI_HAS_FIELD(f, (f)->header.length, field), out)
 
 /* An I/O port from the 32-bit FADT field or its extended GAS twin. */
-static uint16_t fadt_port(const struct sdt_header *f, uint32_t legacy_offset, uint32_t gas_offset) {
-    struct generic_address gas;
-    if (fadt_gas(f, gas_offset, &gas) && gas.space == SPACE_IO && gas.address <= 0xffff)
+static uint16_t fadt_port(const struct acpi_generic_address *gas_field, int gas_present, uint32_t legacy) {
+    struct acpi_generic_address gas;
+    if (fadt_gas(gas_field, gas_present, &gas) && gas.space_id == ACPI_SPACE_IO && gas.address <= 0xffff)
         return (uint16_t)gas.address;
-    uint32_t port = fadt_u32(f, legacy_offset);
-    return port <= 0xffff ? (uint16_t)port : 0;
+    return legacy <= 0xffff ? (uint16_t)legacy : 0;
 }
+#define FADT_PORT(f, legacy_field, gas_field) \
+    fadt_port(&(f)->gas_field, ACPI_HAS_FIELD(f, (f)->header.length, gas_field), FADT_FIELD(f, legacy_field))
 
-static void parse_fadt(const struct sdt_header *f) {
-    pm1a_cnt = fadt_port(f, 64, 172);
-    pm1b_cnt = fadt_port(f, 68, 184);
-    pm_timer = fadt_port(f, 76, 208);
-    uint32_t flags = fadt_u32(f, 112);
-    pm_timer_bits = (flags & (1u << 8)) ? 32 : 24;
-    smi_cmd_port = (uint16_t)fadt_u32(f, 48);
-    if (f->length > 52) acpi_enable_value = ((const uint8_t *)f)[52];
-    if ((flags & (1u << 10)) && fadt_gas(f, 116, &reset_reg) && f->length > 128) {
-        reset_value = ((const uint8_t *)f)[128];
+static void parse_fadt(const struct acpi_fadt *f) {
+    pm1a_cnt = FADT_PORT(f, pm1a_cnt_blk, x_pm1a_cnt_blk);
+    pm1b_cnt = FADT_PORT(f, pm1b_cnt_blk, x_pm1b_cnt_blk);
+    pm_timer = FADT_PORT(f, pm_tmr_blk, x_pm_tmr_blk);
+    uint32_t flags = FADT_FIELD(f, flags);
+    pm_timer_bits = (flags & ACPI_FADT_TMR_VAL_EXT) ? 32 : 24;
+    smi_cmd_port = (uint16_t)FADT_FIELD(f, smi_cmd);
+    acpi_enable_value = FADT_FIELD(f, acpi_enable);
+    if ((flags & ACPI_FADT_RESET_REG_SUP) && FADT_GAS(f, reset_reg, &reset_reg) &&
+        ACPI_HAS_FIELD(f, f->header.length, reset_value)) {
+        reset_value = f->reset_value;
         reset_supported = 1;
     }
-    uint64_t dsdt_phys = fadt_u64(f, 140);
-    if (!dsdt_phys) dsdt_phys = fadt_u32(f, 40);
-    const struct sdt_header *dsdt = load_table(dsdt_phys);
+    uint64_t dsdt_phys = FADT_FIELD(f, x_dsdt);
+    if (!dsdt_phys) dsdt_phys = FADT_FIELD(f, dsdt);
+    const struct acpi_sdt_header *dsdt = load_table(dsdt_phys);
     if (dsdt && !memcmp(dsdt->signature, "DSDT", 4)) find_s5(dsdt);
 }
 
@@ -229,30 +198,29 @@ void acpi_init(uint64_t rsdp_phys) {
         kprintf("acpi: no RSDP from the firmware\n");
         return;
     }
-    const struct rsdp *r = paging_map_phys(rsdp_phys, sizeof *r);
-    if (memcmp(r->signature, "RSD PTR ", 8) || checksum(r, 20) != 0) {
+    const struct acpi_rsdp *r = paging_map_phys(rsdp_phys, sizeof *r);
+    if (memcmp(r->signature, "RSD PTR ", 8) || checksum(r, ACPI_RSDP_V1_SIZE) != 0) {
         kprintf("acpi: RSDP at 0x%lx is invalid\n", (unsigned long)rsdp_phys);
         return;
     }
     int use_xsdt = r->revision >= 2 && r->length >= sizeof *r && r->length < 4096 &&
-                   checksum(paging_map_phys(rsdp_phys, r->length), r->length) == 0 && r->xsdt;
-    const struct sdt_header *root = load_table(use_xsdt ? r->xsdt : r->rsdt);
+                   checksum(paging_map_phys(rsdp_phys, r->length), r->length) == 0 && r->xsdt_address;
+    const struct acpi_sdt_header *root = load_table(use_xsdt ? r->xsdt_address : r->rsdt_address);
     if (!root) {
         kprintf("acpi: no valid RSDT/XSDT\n");
         return;
     }
-    size_t entry_size = use_xsdt ? 8 : 4;
-    size_t entries = (root->length - sizeof *root) / entry_size;
-    const uint8_t *list = (const uint8_t *)root + sizeof *root;
+    const struct acpi_xsdt *xsdt = (const void *)root;
+    const struct acpi_rsdt *rsdt = (const void *)root;
+    size_t entries = (root->length - sizeof *root) / (use_xsdt ? sizeof xsdt->entries[0] : sizeof rsdt->entries[0]);
     for (size_t i = 0; i < entries && table_count < MAX_TABLES; i++) {
-        uint64_t phys = 0;
-        memcpy(&phys, list + i * entry_size, entry_size);
-        const struct sdt_header *t = load_table(phys);
+        uint64_t phys = use_xsdt ? xsdt->entries[i] : rsdt->entries[i];
+        const struct acpi_sdt_header *t = load_table(phys);
         if (t) tables[table_count++] = t;
     }
-    const struct sdt_header *madt = acpi_find_table("APIC");
+    const struct acpi_madt *madt = acpi_find_table("APIC");
     if (madt) parse_madt(madt);
-    const struct sdt_header *fadt = acpi_find_table("FACP");
+    const struct acpi_fadt *fadt = acpi_find_table("FACP");
     if (fadt) parse_fadt(fadt);
     if (!s5_found) kprintf("acpi: no \\_S5_ in the DSDT; power off will use fallbacks\n");
 }
@@ -284,9 +252,9 @@ void acpi_poweroff(void) {
 
 __attribute__((noreturn)) void acpi_reboot(void) {
     if (reset_supported) {
-        if (reset_reg.space == SPACE_IO && reset_reg.address <= 0xffff) {
+        if (reset_reg.space_id == ACPI_SPACE_IO && reset_reg.address <= 0xffff) {
             outb((uint16_t)reset_reg.address, reset_value);
-        } else if (reset_reg.space == SPACE_MEMORY) {
+        } else if (reset_reg.space_id == ACPI_SPACE_MEMORY) {
             *(volatile uint8_t *)paging_map_mmio(reset_reg.address, 1) = reset_value;
         }
         wait_ms(100);

@@ -4,6 +4,7 @@
  * 0 through bridges are scanned, which keeps boot fast under emulation. */
 #include "kernel/drivers/pci.h"
 #include "kernel/drivers/acpi.h"
+#include "kernel/drivers/acpi_tables.h"
 #include "kernel/console/console.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/mm/paging.h"
@@ -26,22 +27,17 @@ static struct {
     volatile uint8_t *bus_window[256]; /* mapped lazily */
 } ecam;
 
-struct acpi_mcfg_entry {
-    uint64_t base;
-    uint16_t segment;
-    uint8_t start_bus, end_bus;
-    uint32_t reserved;
-} __attribute__((packed));
 
 static void ecam_init(void) {
-    const uint8_t *mcfg = acpi_find_table("MCFG");
+    const struct acpi_mcfg *mcfg = acpi_find_table("MCFG");
     if (!mcfg) return;
-    uint32_t length = *(const uint32_t *)(mcfg + 4);
-    /* 36-byte ACPI header, 8 reserved bytes, then entries. */
-    for (uint32_t off = 44; off + sizeof(struct acpi_mcfg_entry) <= length; off += 16) {
-        const struct acpi_mcfg_entry *e = (const void *)(mcfg + off);
-        if (e->segment != 0 || e->start_bus > e->end_bus || !e->base) continue;
-        ecam.base = e->base;
+    size_t count = mcfg->header.length < sizeof *mcfg
+                       ? 0
+                       : (mcfg->header.length - sizeof *mcfg) / sizeof mcfg->allocations[0];
+    for (size_t i = 0; i < count; i++) {
+        const struct acpi_mcfg_allocation *e = &mcfg->allocations[i];
+        if (e->segment != 0 || e->start_bus > e->end_bus || !e->base_address) continue;
+        ecam.base = e->base_address;
         ecam.start_bus = e->start_bus;
         ecam.end_bus = e->end_bus;
         return;
