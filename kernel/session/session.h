@@ -88,12 +88,14 @@ int session_use_workers(int limit);
  * with its figures. In /chat mode the line is the user's next turn. */
 void session_answer(struct session *s, const char *prompt);
 
-/* session_chat.c: starts (or restarts) the conversation with the current
- * settings; 0, or -1 (reported). */
-int session_chat_start(struct session *s);
-void session_chat_stop(struct session *s);
-/* Forgets the conversation's sampler (the next turn makes a new one). */
-void session_chat_drop_sampler(struct session *s);
+/* session_chat.c: creates the conversation with the current settings and
+ * template (destroying the current one first, so it also restarts); 0, or
+ * -1 (reported). */
+int session_chat_create(struct session *s);
+/* Ends the conversation (nothing when there is none). */
+void session_chat_destroy(struct session *s);
+/* Destroys the conversation's sampler; the next turn creates a new one. */
+void session_chat_sampler_destroy(struct session *s);
 /* Answers one user turn of the conversation. */
 void session_chat_answer(struct session *s, const char *line);
 

@@ -33,7 +33,7 @@ static double per_second(uint64_t count, uint64_t ns) {
     return ns ? (double)count * 1e9 / (double)ns : 0.0;
 }
 
-int session_make_sampler(const struct session *s, Sampler *sampler) {
+int session_sampler_create(const struct session *s, Sampler *sampler) {
     const struct session_settings *set = &s->settings;
     SamplerConfig sc = sampler_default_config();
     sc.temperature = set->temperature;
@@ -79,7 +79,7 @@ void session_answer(struct session *s, const char *prompt) {
         return;
     }
     Sampler sampler;
-    if (session_make_sampler(s, &sampler) != 0) return;
+    if (session_sampler_create(s, &sampler) != 0) return;
     char err[200];
     int column = 0;
     GenerateIO io = session_console_io(&column);

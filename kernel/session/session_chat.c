@@ -6,14 +6,14 @@
 #include "kernel/console/console.h"
 #include "lib/string.h"
 
-int session_chat_start(struct session *s) {
+int session_chat_create(struct session *s) {
     struct session_chat *c = &s->chat;
     if (!s->model.loaded) {
         kprintf("chat: no model loaded (see /ls and /load)\n");
         return -1;
     }
     if (c->active) chat_free(&c->chat);
-    session_chat_drop_sampler(s);
+    session_chat_sampler_destroy(s);
     c->active = 0;
     c->full = 0;
     c->pending[0] = '\0';
@@ -28,14 +28,14 @@ int session_chat_start(struct session *s) {
     return 0;
 }
 
-void session_chat_stop(struct session *s) {
+void session_chat_destroy(struct session *s) {
     if (s->chat.active) chat_free(&s->chat.chat);
-    session_chat_drop_sampler(s);
+    session_chat_sampler_destroy(s);
     s->chat.active = 0;
     s->chat.full = 0;
 }
 
-void session_chat_drop_sampler(struct session *s) {
+void session_chat_sampler_destroy(struct session *s) {
     if (s->chat.have_sampler) sampler_free(&s->chat.sampler);
     s->chat.have_sampler = 0;
 }
@@ -49,9 +49,9 @@ static int same_sampling(const struct session_settings *a, const struct session_
  * setting changed; NULL when it cannot be made (reported). */
 static Sampler *chat_sampler(struct session *s) {
     struct session_chat *c = &s->chat;
-    if (c->have_sampler && !same_sampling(&c->sampler_settings, &s->settings)) session_chat_drop_sampler(s);
+    if (c->have_sampler && !same_sampling(&c->sampler_settings, &s->settings)) session_chat_sampler_destroy(s);
     if (!c->have_sampler) {
-        if (session_make_sampler(s, &c->sampler) != 0) return NULL;
+        if (session_sampler_create(s, &c->sampler) != 0) return NULL;
         c->have_sampler = 1;
         c->sampler_settings = s->settings;
     }

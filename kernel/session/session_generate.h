@@ -6,8 +6,9 @@
 
 #include "kernel/session/session.h"
 
-/* A sampler with the session's settings; 0, or -1 (reported). */
-int session_make_sampler(const struct session *s, Sampler *sampler);
+/* A sampler with the session's settings; 0, or -1 (reported). Free it with
+ * llm/'s sampler_free. */
+int session_sampler_create(const struct session *s, Sampler *sampler);
 /* Output to the console, Ctrl-C as the stop key, the TSC clock. *column
  * tracks whether the text so far ends inside a line. */
 GenerateIO session_console_io(int *column);

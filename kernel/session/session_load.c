@@ -116,7 +116,7 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
         return -1;
     }
     if (s->chat.active) {
-        session_chat_stop(s);
+        session_chat_destroy(s);
         kprintf("chat: ended (another model)\n");
     }
     struct session_model *current = &s->model;

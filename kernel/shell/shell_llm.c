@@ -216,15 +216,15 @@ static void chat_started(const struct session *session) {
 void shell_cmd_chat(struct session *session, const char *args) {
     if (!*args) {
         if (session->chat.active) {
-            session_chat_stop(session);
+            session_chat_destroy(session);
             kprintf("chat: off\n");
-        } else if (session_chat_start(session) == 0) {
+        } else if (session_chat_create(session) == 0) {
             chat_started(session);
         }
         return;
     }
     if (strcmp(args, "off") == 0) {
-        session_chat_stop(session);
+        session_chat_destroy(session);
         kprintf("chat: off\n");
     } else if (strcmp(args, "reset") == 0) {
         if (!session->chat.active) {
@@ -232,7 +232,7 @@ void shell_cmd_chat(struct session *session, const char *args) {
             return;
         }
         chat_reset(&session->chat.chat);
-        session_chat_drop_sampler(session); /* starting over: the random sequence too */
+        session_chat_sampler_destroy(session); /* starting over: the random sequence too */
         session->chat.full = 0;
         kprintf("chat: started over (%d tokens free)\n", session->chat.chat.capacity);
     } else if (strcmp(args, "slide") == 0) {
@@ -274,7 +274,7 @@ void shell_cmd_chat(struct session *session, const char *args) {
             return;
         }
         kprintf("chat: template %s\n", session->chat.template_override < 0 ? "auto (the model's)" : name);
-        if (session->chat.active && session_chat_start(session) == 0) chat_started(session);
+        if (session->chat.active && session_chat_create(session) == 0) chat_started(session);
     } else {
         chat_usage();
     }
@@ -290,7 +290,7 @@ void shell_cmd_system(struct session *session, const char *args) {
         kprintf("system: cleared\n");
     else
         kprintf("system: set\n");
-    if (session->chat.active && session_chat_start(session) == 0) {
+    if (session->chat.active && session_chat_create(session) == 0) {
         kprintf("chat: the conversation starts over with it\n");
         chat_started(session);
     }
