@@ -19,7 +19,7 @@ extern uint64_t kernel_entry_tsc;
  * phys_to_virt(fb->base) is its address. */
 void fbcon_init(const struct boot_framebuffer *fb);
 void ps2_init(void);
-int ramdisk_init(const void *archive, size_t size); /* see kernel/ramdisk.h */
+int ramdisk_init(const void *archive, size_t size); /* see kernel/drivers/ramdisk.h */
 __attribute__((noreturn)) void shell_run(void);
 
 /* Deliberate faults for testing the exception path ("/fault KIND"):

@@ -235,7 +235,7 @@ int main(int argc, char **argv) {
         }
     }
     /* Natively the widest set is the fastest (under QEMU it is not: the
-     * kernel measures; see kernel/llm_session.c). */
+     * kernel measures; see kernel/session/session_simd.c). */
     __builtin_cpu_init();
     int best = KERNELS_SSE2;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {

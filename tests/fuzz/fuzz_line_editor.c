@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 /* Pure logic with no kernel dependencies: built straight into the harness. */
-#include "kernel/line_editor.c"
+#include "kernel/console/line_editor.c"
 #include "lib/utf8.h"
 #include "tests/fuzz/fuzz_common.h"
 

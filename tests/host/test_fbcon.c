@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/fbcon.c"
-#include "kernel/font8x16.c"
+#include "kernel/drivers/fbcon.c"
+#include "kernel/drivers/font8x16.c"
 #include "tests/host/check.h"
 
 /* ---- the few kernel services fbcon.c uses ---- */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 /* The editor is kernel code that has no kernel dependencies: build it here. */
-#include "kernel/line_editor.c"
+#include "kernel/console/line_editor.c"
 #include "tests/host/check.h"
 
 /* ---- a one-line terminal: enough of VT100 to follow the editor. ---- */

@@ -1,17 +1,17 @@
 """screen.py - read the text on a QEMU screendump (PPM) by matching every
 8x16 cell against the kernel's own font.
 
-The font is kernel/font8x16.c: 8x16 pixel art per character from 0x20, one
+The font is kernel/drivers/font8x16.c: 8x16 pixel art per character from 0x20, one
 8-character string ('#' lit, '.' not) per pixel row, 16 rows per glyph. The
 glyphs are rebuilt here from that art. The kernel scales cells 1x-4x
-(kernel/fbcon.c); inverse cells (the status line) and the cursor (last two
+(kernel/drivers/fbcon.c); inverse cells (the status line) and the cursor (last two
 pixel rows lit) are read too.
 """
 import os
 import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FONT_SOURCE = os.path.join(ROOT, "kernel", "font8x16.c")
+FONT_SOURCE = os.path.join(ROOT, "kernel", "drivers", "font8x16.c")
 FONT_FIRST_CHAR = 0x20
 ART = re.compile(r'\{\s*((?:"[.#]{8}"\s*,?\s*){16})\}')
 CURSOR_ROWS = 2  # the cursor lights the cell's last two pixel rows

@@ -1,0 +1,27 @@
+/* smp.h - starting the application processors (INIT-SIPI-SIPI through a
+ * real-mode trampoline below 1 MiB) and stopping them all on a fatal error. */
+#ifndef KERNEL_SMP_H
+#define KERNEL_SMP_H
+
+#include <stdint.h>
+#include "boot/boot_info.h"
+
+#define SMP_MAX_CPUS 64
+
+/* Starts every enabled processor of the MADT; returns when they are all
+ * online or after the timeout (naming the ones that did not start). The
+ * online ones become workers (kernel/arch/workers.h). Needs ACPI, timer, heap. */
+void smp_init(const struct boot_info *info);
+/* Processors running kernel code, the BSP included (1 before smp_init). */
+int smp_online_count(void);
+/* Processors the MADT lists as enabled. */
+int smp_present_count(void);
+/* This CPU's index: 0 for the BSP, 1.. for the APs in start order. */
+int smp_cpu_index(void);
+/* NMI handler hook: halts this CPU if a stop was requested; returns 1 for
+ * an NMI that woke an idle worker (nothing to report), 0 otherwise. */
+int smp_nmi_expected(void);
+/* Fatal error on this CPU: halt every other online CPU (NMI). */
+void smp_stop_others(void);
+
+#endif

@@ -1,0 +1,25 @@
+/* fbcon.h - text console on the UEFI GOP framebuffer. */
+#ifndef KERNEL_FBCON_H
+#define KERNEL_FBCON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "boot/boot_info.h"
+
+/* Sets up the console on the framebuffer and registers it as a console
+ * output. Does nothing when there is no usable framebuffer. */
+void fbcon_init(const struct boot_framebuffer *fb);
+/* Interprets text with \n \r \b \t, UTF-8 (one box per sequence) and the
+ * ANSI sequences the kernel writes (cursor moves, erase, SGR colours). */
+void fbcon_write(const char *s, size_t len);
+/* The text scale (1-4) for a screen: 1 below 1600 pixels wide, else the
+ * smallest that keeps lines within 160 columns, with at least 24 rows. */
+int fbcon_choose_scale(uint32_t width, uint32_t height);
+/* 1 when the framebuffer console is on screen; cols/rows (of the text
+ * area, without the status row) may be NULL. */
+int fbcon_size(int *cols, int *rows);
+/* The status line (model, speed, memory) kept on the screen's last row;
+ * see kernel/console/status.h. */
+void fbcon_set_status_line(const char *text);
+
+#endif

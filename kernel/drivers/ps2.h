@@ -1,0 +1,10 @@
+/* ps2.h - i8042 PS/2 keyboard, polled (scan code set 1 as translated by the
+ * controller), US layout. Registers itself as a console input. */
+#ifndef KERNEL_PS2_H
+#define KERNEL_PS2_H
+
+void ps2_init(void);
+/* Next key code (see kernel/console/console.h) or KEY_NONE; never blocks. */
+int ps2_poll_key(void);
+
+#endif

@@ -1,0 +1,102 @@
+/* session.h - the model the shell talks to: which checkpoint and tokenizer
+ * from the ramdisk are loaded, the sampling settings, the figures of past
+ * answers and the /chat conversation, all in one struct session that its
+ * owner (the shell) passes to every function here. */
+#ifndef KERNEL_SESSION_H
+#define KERNEL_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llm/chat.h"
+#include "llm/generate.h"
+#include "llm/sampler.h"
+
+#define SESSION_NAME_MAX 128
+
+/* Indices into session_simd_names (settings.simd). */
+enum session_simd { SESSION_SIMD_SCALAR, SESSION_SIMD_SSE2, SESSION_SIMD_AVX2, SESSION_SIMD_AVX512 };
+extern const char *const session_simd_names[4];
+
+struct session_model {
+    int loaded;
+    Transformer transformer;
+    Tokenizer tokenizer;
+    char model_name[SESSION_NAME_MAX];
+    char tokenizer_name[SESSION_NAME_MAX];
+    size_t file_bytes;
+    uint64_t load_ms;
+};
+
+struct session_settings {
+    float temperature, topp, min_p, repeat_penalty;
+    int top_k, steps;
+    uint64_t seed;  /* 0: a fresh seed from the TSC for every answer */
+    int simd;       /* enum session_simd */
+    int hide_think; /* /set think hide: Qwen3's <think> block is not printed */
+};
+
+/* The conversation of /chat: the KV cache holds its history between turns. */
+struct session_chat {
+    int active;
+    Chat chat;
+    int template_override; /* -1: the model's own template, else a ChatTemplate */
+    char system[512];      /* /system TEXT */
+    int full;              /* the last turn did not fit: /chat reset or /chat slide */
+    char pending[512];     /* that turn, answered after /chat slide */
+    /* One sampler for the whole conversation (its random sequence goes on
+     * from turn to turn, as in llmrun -m chat), remade when a sampling
+     * setting changes and dropped when the conversation starts over. */
+    int have_sampler;
+    Sampler sampler;
+    struct session_settings sampler_settings;
+};
+
+struct session_history {
+    int answers;
+    GenerateStats last;
+    uint64_t total_tokens, total_decode_ns;
+};
+
+struct session {
+    struct session_model model;
+    struct session_settings settings;
+    struct session_history history;
+    struct session_chat chat;
+};
+
+/* session_load.c: the default settings, the SIMD kernels (measured), every
+ * worker, then the default model named by boot.cfg (model=, tokenizer=) or
+ * the first checkpoint in the ramdisk. A failure is reported; the shell
+ * still runs. */
+void session_init(struct session *s);
+/* Loads a model (tokenizer NULL or "" picks one); 0, or -1 (reported) with
+ * the previous model still loaded. quantize_q8: int8 copies of an fp32
+ * checkpoint's matrices. */
+int session_load(struct session *s, const char *model_name, const char *tokenizer_name, int quantize_q8);
+
+/* session_simd.c: how the model's arithmetic runs. */
+int session_avx2_usable(void);
+int session_avx512_usable(void);
+/* The fastest kernel set on this machine, measured on a small matmul. */
+enum session_simd session_simd_fastest(void);
+void session_simd_apply(struct session *s, enum session_simd simd);
+/* Uses `limit` workers (0: all) for llm/ from now on; returns the count. */
+int session_use_workers(int limit);
+
+/* session_answer.c: streams the answer to `prompt`, then one line "[...]"
+ * with its figures. In /chat mode the line is the user's next turn. */
+void session_answer(struct session *s, const char *prompt);
+
+/* session_chat.c: creates the conversation with the current settings and
+ * template (destroying the current one first, so it also restarts); 0, or
+ * -1 (reported). */
+int session_chat_create(struct session *s);
+/* Ends the conversation (nothing when there is none). */
+void session_chat_destroy(struct session *s);
+/* Destroys the conversation's sampler; the next turn creates a new one. */
+void session_chat_sampler_destroy(struct session *s);
+/* Answers one user turn of the conversation. */
+void session_chat_answer(struct session *s, const char *line);
+
+#endif

@@ -1,0 +1,183 @@
+/* session_load.c - loading checkpoints, GGUF files and tokenizers from the
+ * ramdisk (in place, nothing copied), and the session's start at boot. */
+#include "kernel/session/session.h"
+
+#include "kernel/console/console.h"
+#include "kernel/console/status.h"
+#include "kernel/drivers/ramdisk.h"
+#include "kernel/drivers/timer.h"
+#include "kernel/kernel.h"
+#include "lib/config.h"
+#include "lib/format.h"
+#include "lib/stdlib.h"
+#include "lib/string.h"
+#include "llm/transformer_gguf.h"
+
+static int tokenizer_fits(const struct ramdisk_file *f, int vocab_size, Tokenizer *out, char *err,
+                          size_t err_size) {
+    if (tokenizer_load(out, f->data, f->size, vocab_size, err, err_size) != 0) return 0;
+    if (out->bytes_read != f->size) {
+        snprintf(err, err_size, "%s holds more than the model's %d tokens", f->name, vocab_size);
+        tokenizer_free(out);
+        return 0;
+    }
+    return 1;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* The tokenizer for a model: the one named, else the current one, else the
+ * boot.cfg one, else any ramdisk file with "tok" in its name whose entry
+ * count is exactly the model's vocabulary. */
+static const struct ramdisk_file *choose_tokenizer(const struct session_model *current, const char *requested,
+                                                   int vocab_size, Tokenizer *out, char *err, size_t err_size) {
+    if (requested && *requested) {
+        const struct ramdisk_file *f = ramdisk_find(requested);
+        if (!f) {
+            snprintf(err, err_size, "no file '%s' in the ramdisk (see /ls)", requested);
+            return NULL;
+        }
+        return tokenizer_fits(f, vocab_size, out, err, err_size) ? f : NULL;
+    }
+    char cfg_name[SESSION_NAME_MAX] = "";
+    config_get(boot_info->cmdline, strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX), "tokenizer", cfg_name,
+               sizeof cfg_name);
+    const char *preferred[2] = {current->loaded ? current->tokenizer_name : "", cfg_name};
+    char reason[160];
+    for (int i = 0; i < 2; i++) {
+        const struct ramdisk_file *f = preferred[i][0] ? ramdisk_find(preferred[i]) : NULL;
+        if (f && tokenizer_fits(f, vocab_size, out, reason, sizeof reason)) return f;
+    }
+    for (int i = 0; i < ramdisk_count(); i++) {
+        const struct ramdisk_file *f = ramdisk_file_at(i);
+        if (strstr(f->name, "tok") && ends_with(f->name, ".bin") &&
+            tokenizer_fits(f, vocab_size, out, reason, sizeof reason))
+            return f;
+    }
+    snprintf(err, err_size, "no tokenizer in the ramdisk has exactly %d tokens (name one: /load MODEL TOKENIZER)",
+             vocab_size);
+    return NULL;
+}
+
+/* Group size for quantising at load: the largest multiple of 16 up to 64
+ * dividing dim and hidden_dim (15M shape: 48); 0 when there is none. */
+static int q8_group_size(const TransformerConfig *c) {
+    for (int gs = 64; gs >= 16; gs -= 16)
+        if (c->dim % gs == 0 && c->hidden_dim % gs == 0) return gs;
+    return 0;
+}
+
+/* On any failure the previous model stays loaded. quantize_q8: integer
+ * matmuls are ~3x faster under QEMU TCG, with slightly different logits. */
+int session_load(struct session *s, const char *model_name, const char *tokenizer_name, int quantize_q8) {
+    char err[200];
+    const struct ramdisk_file *mf = ramdisk_find(model_name);
+    if (!mf) {
+        kprintf("load: no file '%s' in the ramdisk (see /ls)\n", model_name);
+        return -1;
+    }
+    uint64_t t0 = timer_ns();
+    Transformer t;
+    if (transformer_load(&t, mf->data, mf->size, err, sizeof err) != 0) {
+        kprintf("load: %s: %s\n", model_name, err);
+        return -1;
+    }
+    if (quantize_q8) {
+        int gs = q8_group_size(&t.config);
+        if (t.gguf || transformer_is_quantized(&t))
+            kprintf("load: %s already has its own weight format; q8 not applied\n", model_name);
+        else if (!gs)
+            kprintf("load: %s: q8 needs dim and hidden_dim multiples of 16; staying fp32\n", model_name);
+        else if (transformer_quantize(&t, gs, err, sizeof err) != 0)
+            kprintf("load: %s: %s; staying fp32\n", model_name, err);
+        else
+            kprintf("load: %s quantised to int8 (groups of %d)\n", model_name, gs);
+    }
+    Tokenizer tok;
+    const struct ramdisk_file *tf;
+    if (t.gguf && !(tokenizer_name && *tokenizer_name)) {
+        /* A GGUF file carries its own vocabulary. */
+        tf = tokenizer_load_gguf(&tok, mf->data, mf->size, err, sizeof err) == 0 ? mf : NULL;
+        if (tf && tok.vocab_size != t.config.vocab_size) {
+            snprintf(err, sizeof err, "its vocabulary has %d tokens, the model %d", tok.vocab_size,
+                     t.config.vocab_size);
+            tokenizer_free(&tok);
+            tf = NULL;
+        }
+    } else {
+        tf = choose_tokenizer(&s->model, tokenizer_name, t.config.vocab_size, &tok, err, sizeof err);
+    }
+    if (!tf) {
+        kprintf("load: %s: %s\n", model_name, err);
+        transformer_free(&t);
+        return -1;
+    }
+    if (s->chat.active) {
+        session_chat_destroy(s);
+        kprintf("chat: ended (another model)\n");
+    }
+    struct session_model *current = &s->model;
+    if (current->loaded) {
+        transformer_free(&current->transformer);
+        tokenizer_free(&current->tokenizer);
+    }
+    current->transformer = t;
+    current->tokenizer = tok;
+    current->loaded = 1;
+    current->file_bytes = mf->size;
+    strlcpy(current->model_name, mf->name, sizeof current->model_name);
+    if (tf == mf)
+        strlcpy(current->tokenizer_name, "its own vocabulary", sizeof current->tokenizer_name);
+    else
+        strlcpy(current->tokenizer_name, tf->name, sizeof current->tokenizer_name);
+    current->load_ms = (timer_ns() - t0) / 1000000;
+    const TransformerConfig *c = &t.config;
+    kprintf("model: %s (dim %d, %d layers, %d/%d heads, vocab %d, context %d) with %s, loaded in %llu ms\n",
+            current->model_name, c->dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len,
+            current->tokenizer_name, (unsigned long long)current->load_ms);
+    status_set_model(current->model_name);
+    return 0;
+}
+
+static int looks_like_checkpoint(const struct ramdisk_file *f) {
+    if (ends_with(f->name, ".gguf")) return f->size >= 24;
+    return ends_with(f->name, ".bin") && !strstr(f->name, "tok") && f->size >= 28;
+}
+
+static const struct session_settings default_settings = {
+    .temperature = 1.0f, .topp = 0.9f, .min_p = 0.0f, .repeat_penalty = 1.0f,
+    .top_k = 0, .steps = 256, .seed = 0, .simd = SESSION_SIMD_SSE2, .hide_think = 0,
+};
+
+void session_init(struct session *s) {
+    memset(s, 0, sizeof *s);
+    s->settings = default_settings;
+    s->chat.template_override = -1;
+    session_use_workers(0); /* matmuls and attention run on every CPU */
+    session_simd_apply(s, session_simd_fastest());
+    const char *cfg = boot_info->cmdline;
+    size_t cfg_len = strnlen(cfg, BOOT_CMDLINE_MAX);
+    char value[SESSION_NAME_MAX];
+    if (config_get(cfg, cfg_len, "seed", value, sizeof value) == 1) s->settings.seed = strtoull(value, NULL, 0);
+    char model[SESSION_NAME_MAX] = "", tokenizer[SESSION_NAME_MAX] = "";
+    config_get(cfg, cfg_len, "model", model, sizeof model);
+    config_get(cfg, cfg_len, "tokenizer", tokenizer, sizeof tokenizer);
+    char quantize[8] = "";
+    config_get(cfg, cfg_len, "quantize", quantize, sizeof quantize);
+    if (!model[0]) {
+        for (int i = 0; i < ramdisk_count(); i++) {
+            if (looks_like_checkpoint(ramdisk_file_at(i))) {
+                strlcpy(model, ramdisk_file_at(i)->name, sizeof model);
+                break;
+            }
+        }
+    }
+    if (!model[0]) {
+        kprintf("model: none in the ramdisk; prompts cannot be answered (see /ls, /load)\n");
+        return;
+    }
+    session_load(s, model, tokenizer, strcmp(quantize, "q8") == 0);
+}
