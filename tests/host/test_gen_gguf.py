@@ -19,6 +19,9 @@ import subprocess
 import sys
 import tempfile
 
+import checks
+from checks import check
+
 GEN = os.environ.get("GEN_GGUF", "build/host/gen_gguf")
 LLMRUN = os.environ.get("LLMRUN", "build/host/llmrun")
 MODELS = os.environ.get("MODELS_DIR", "../shared/models")
@@ -27,14 +30,6 @@ TOK32K = os.path.join(MODELS, "tokenizer.bin")
 F32, F16, Q4_0, Q8_0, Q4_K, Q6_K = 0, 1, 2, 8, 12, 14
 BLOCK = {F32: (1, 4), F16: (1, 2), Q4_0: (32, 18), Q8_0: (32, 34), Q4_K: (256, 144), Q6_K: (256, 210)}
 TYPE_OF = {"F32": F32, "F16": F16, "Q4_0": Q4_0, "Q8_0": Q8_0, "Q4_K_M": Q4_K}
-failures = 0
-
-
-def check(ok, name, why=""):
-    global failures
-    print(f"ok - {name}" if ok else f"FAIL - {name}: {why}")
-    if not ok:
-        failures += 1
 
 
 class Reader:
@@ -269,7 +264,7 @@ def main():
         else:
             print(f"SKIP - the Llama 2 vocabulary: {TOK32K} not found (set MODELS_DIR)")
         check_split(work, small)
-    return 1 if failures else 0
+    return 1 if checks.failures else 0
 
 
 if __name__ == "__main__":
