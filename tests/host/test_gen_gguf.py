@@ -8,6 +8,10 @@ layout of --split (split keys, metadata in the first piece only, the same
 tensors and bytes as the unsplit file); then build/host/llmrun loads each
 file, its logits are finite and greedy decoding repeats itself.
 
+With LLAMA_CPP_BIN=DIR (a llama.cpp build's bin/), llama-simple must load
+the files too, a two-piece split among them, and its first greedy tokens
+must be llmrun's; without it that part is reported as skipped.
+
 Exit 0 all passed, 1 any failed, 77 when a binary is missing. The Llama 2
 vocabulary part needs ../shared/models/tokenizer.bin (MODELS_DIR) and is
 reported as skipped without it.
@@ -26,6 +30,8 @@ GEN = os.environ.get("GEN_GGUF", "build/host/gen_gguf")
 LLMRUN = os.environ.get("LLMRUN", "build/host/llmrun")
 MODELS = os.environ.get("MODELS_DIR", "../shared/models")
 TOK32K = os.path.join(MODELS, "tokenizer.bin")
+LLAMA_CPP_BIN = os.environ.get("LLAMA_CPP_BIN", "")
+PROMPT = "Once upon a time"
 
 F32, F16, Q4_0, Q8_0, Q4_K, Q6_K = 0, 1, 2, 8, 12, 14
 BLOCK = {F32: (1, 4), F16: (1, 2), Q4_0: (32, 18), Q8_0: (32, 34), Q4_K: (256, 144), Q6_K: (256, 210)}
@@ -223,6 +229,34 @@ def check_split(work, small):
           "split: the pieces hold the unsplit file's tensors, in order, byte for byte")
 
 
+def llama_simple(path, n_predict):
+    r = subprocess.run([os.path.join(LLAMA_CPP_BIN, "llama-simple"), "-m", path, "-n", str(n_predict), PROMPT],
+                       capture_output=True, timeout=300)
+    text = r.stdout.decode(errors="replace")
+    return r.returncode, text[text.find(PROMPT) + len(PROMPT):] if PROMPT in text else text
+
+
+def check_llama_cpp(work, small):
+    """llama.cpp loads what gen_gguf writes, and its first greedy tokens are llmrun's."""
+    cases = [("dim 256, 128256-token BPE, Q4_K_M", [*small, "--vocab", "128256", "--type", "Q4_K_M"]),
+             ("dim 256, 1024-token BPE, untied, Q4_0", [*small, "--vocab", "1024", "--type", "Q4_0", "--untied"])]
+    if os.path.exists(TOK32K):
+        cases.append(("stories15M shape, Llama 2 vocabulary, Q8_0", ["--shape", "stories15M", "--type", "Q8_0",
+                                                                    "--spm", TOK32K]))
+    for label, args in cases:
+        path = os.path.join(work, "cpp.gguf")
+        generate([path, *args])
+        rc, theirs = llama_simple(path, 8)
+        ours = llmrun([path, "-t", "0", "-n", "64", "-i", PROMPT]).stdout.decode(errors="replace")[len(PROMPT):]
+        check(rc == 0 and len(theirs.strip()) > 0 and ours.startswith(theirs.rstrip("\n")),
+              f"llama.cpp: {label}: llama-simple runs it, its 8 greedy tokens begin llmrun's",
+              f"exit {rc}: llama.cpp {theirs!r}, llmrun {ours[:len(theirs) + 20]!r}")
+        generate([os.path.join(work, "cpp-split.gguf"), *args, "--split", "2"])
+        rc2, split = llama_simple(os.path.join(work, "cpp-split-00001-of-00002.gguf"), 8)
+        check(rc2 == 0 and split == theirs, f"llama.cpp: {label}: its 2-piece split loads and answers the same",
+              f"exit {rc2}: {split!r} vs {theirs!r}")
+
+
 def main():
     for binary in (GEN, LLMRUN):
         if not os.access(binary, os.X_OK):
@@ -264,6 +298,10 @@ def main():
         else:
             print(f"SKIP - the Llama 2 vocabulary: {TOK32K} not found (set MODELS_DIR)")
         check_split(work, small)
+        if LLAMA_CPP_BIN:
+            check_llama_cpp(work, small)
+        else:
+            print("SKIP - llama.cpp loading the files and agreeing with llmrun: set LLAMA_CPP_BIN=llama.cpp/build/bin")
     return 1 if checks.failures else 0
 
 
