@@ -7,8 +7,9 @@
  *            [--tied | --untied]
  *
  * NAME: llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, stories15M, stories42M,
- * stories110M (the options after it override its numbers). T: F32, F16,
- * Q8_0, Q4_0 (every matrix) or Q4_K_M (llama.cpp's mix, tools/gguf_mix.h).
+ * stories110M (default stories15M; the options after it override its
+ * numbers). T: F32, F16, Q8_0, Q4_0 (every matrix; the default) or Q4_K_M
+ * (llama.cpp's mix, tools/gguf_mix.h).
  * The vocabulary is Llama 2's read from a llama2.c tokenizer.bin (--spm),
  * or else a synthetic byte-level BPE one of the shape's size laid out as
  * Llama 3's (tools/gen_gguf_vocab.h). --split N writes N files in
