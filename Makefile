@@ -10,6 +10,12 @@
 
 SHARED    ?= ../shared
 MODELS    ?= $(SHARED)/models
+# A clone without the test models boots llama2.c's stories15M, downloaded
+# into models/ (ignored by git) on first use by tools/fetch-model.sh.
+ifeq ($(wildcard $(MODELS)/stories260K.bin),)
+MODEL     ?= models/stories15M.bin
+TOKENIZER ?= models/tokenizer.bin
+endif
 MODEL     ?= $(MODELS)/stories260K.bin
 TOKENIZER ?= $(MODELS)/tok512.bin
 # More files for the ramdisk (other models, tokenizers), space separated.
@@ -83,6 +89,9 @@ $(BUILD)/BOOTX64.EFI: $(BUILD)/loader.so
 RAMDISK_FILES := $(MODEL) $(TOKENIZER) $(EXTRA)
 RAMDISK_STAMP := $(BUILD)/ramdisk.files
 $(shell mkdir -p $(BUILD); echo '$(abspath $(RAMDISK_FILES))' | cmp -s - $(RAMDISK_STAMP) || echo '$(abspath $(RAMDISK_FILES))' > $(RAMDISK_STAMP))
+
+models/stories15M.bin models/tokenizer.bin &:
+	@sh tools/fetch-model.sh models
 
 $(BUILD)/ramdisk.tar: $(RAMDISK_FILES) $(RAMDISK_STAMP) tools/mkramdisk.sh
 	sh tools/mkramdisk.sh $@ $(RAMDISK_FILES)

@@ -121,11 +121,14 @@ static void quant_q6_k(BlockQ6_K *out, const float *x, uint64_t n) {
 }
 
 /* count values (a whole number of blocks) of x as `type` blocks at out;
- * F32 is copied. Returns 0, or -1 for a type it cannot write. */
+ * F32 is copied, F16 converted. Returns 0, or -1 for a type it cannot write. */
 static inline int quantize_values(uint32_t type, void *out, const float *x, uint64_t count) {
     switch (type) {
     case GGML_TYPE_F32:
         for (uint64_t i = 0; i < count; i++) ((float *)out)[i] = x[i];
+        return 0;
+    case GGML_TYPE_F16:
+        for (uint64_t i = 0; i < count; i++) ((uint16_t *)out)[i] = ggml_fp32_to_fp16(x[i]);
         return 0;
     case GGML_TYPE_Q8_0:
         quant_q8_0(out, x, count);

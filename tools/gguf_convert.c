@@ -8,9 +8,7 @@
  *       already T), vectors (norms, biases) stay as they are
  *
  * T: F32, Q8_0, Q4_0, Q4_K, Q6_K (every matrix, like llama-quantize --pure)
- * or Q4_K_M (Q4_K, with Q6_K for the classifier and for attn_v and
- * ffn_down in the first and last eighth of the layers and every third
- * layer between, as llama.cpp's Q4_K_M does). A matrix whose rows are not
+ * or Q4_K_M (llama.cpp's mix, tools/gguf_mix.h). A matrix whose rows are not
  * a whole number of T's blocks falls back to Q8_0, or stays as it is.
  *
  * llama2.c's wq/wk already rotate adjacent pairs, which is what GGUF llama
@@ -26,6 +24,7 @@
 #include "llm/gguf.h"
 #include "tools/file_util.h"
 #include "tools/ggml_quantize.h"
+#include "tools/gguf_mix.h"
 
 typedef struct {
     char name[64];
@@ -38,29 +37,6 @@ typedef struct {
 static void die(const char *msg, const char *arg) {
     fprintf(stderr, "gguf_convert: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
     exit(1);
-}
-
-/* llama.cpp's use_more_bits: the first and last eighth of the layers, and
- * every third layer in between. */
-static int use_more_bits(int layer, int n_layers) {
-    return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
-}
-
-/* type, or when rows of ne0 values are not a whole number of its blocks,
- * Q8_0 (if they are of Q8_0's) or else otherwise. */
-static uint32_t fitting_type(uint32_t type, uint64_t ne0, uint32_t otherwise) {
-    if (ne0 % ggml_type_info(type)->block_elems == 0) return type;
-    return ne0 % QK32 == 0 ? GGML_TYPE_Q8_0 : otherwise;
-}
-
-/* general.file_type (llama_ftype) of the result. */
-static uint32_t file_type(uint32_t qtype, int k_mix) {
-    return qtype == GGML_TYPE_F32    ? 0
-           : qtype == GGML_TYPE_Q8_0 ? 7
-           : qtype == GGML_TYPE_Q4_0 ? 2
-           : qtype == GGML_TYPE_Q6_K ? 18
-           : k_mix                   ? 15
-                                     : 14;
 }
 
 static void put(FILE *f, const void *p, size_t n) {
@@ -104,33 +80,32 @@ static int convert_checkpoint(const void *data, size_t size, const char *in_path
     uint64_t D = c.dim, H = c.hidden_dim, KV = c.kv_dim, V = c.vocab_size;
     OutTensor *ts = calloc((size_t)(3 + 9 * c.n_layers), sizeof(OutTensor));
     int nt = 0;
-#define ADD(NAME, TYPE, NE0, NE1, SRC)                                                                       \
+#define ADD(NAME, NE0, NE1, SRC)                                                                             \
     do {                                                                                                     \
         OutTensor *o = &ts[nt++];                                                                            \
         snprintf(o->name, sizeof o->name, "%s", NAME);                                                       \
-        o->type = fitting_type(TYPE, NE0, GGML_TYPE_F32), o->ne0 = NE0, o->ne1 = NE1, o->src = SRC;          \
+        o->type = NE1 ? matrix_type(o->name, strlen(o->name), NE0, qtype, k_mix, c.n_layers,                 \
+                                    c.shared_classifier, GGML_TYPE_F32)                                      \
+                      : GGML_TYPE_F32;                                                                       \
+        o->ne0 = NE0, o->ne1 = NE1, o->src = SRC;                                                            \
     } while (0)
-    ADD("token_embd.weight", qtype, D, V, w.token_embedding);
-    ADD("output_norm.weight", GGML_TYPE_F32, D, 0, w.rms_final);
-    uint32_t high = k_mix ? GGML_TYPE_Q6_K : qtype;
-    if (!c.shared_classifier) ADD("output.weight", high, D, V, w.wcls);
+    ADD("token_embd.weight", D, V, w.token_embedding);
+    ADD("output_norm.weight", D, 0, w.rms_final);
+    if (!c.shared_classifier) ADD("output.weight", D, V, w.wcls);
     char name[64];
     for (int l = 0; l < c.n_layers; l++) {
-        /* llama.cpp's use_more_bits: the first and last eighth, and every
-         * third layer in between */
-        uint32_t sensitive = k_mix && use_more_bits(l, c.n_layers) ? GGML_TYPE_Q6_K : qtype;
-#define LAYER(SUFFIX, TYPE, NE0, NE1, SRC)                                                                   \
+#define LAYER(SUFFIX, NE0, NE1, SRC)                                                                         \
     snprintf(name, sizeof name, "blk.%d." SUFFIX, l);                                                        \
-    ADD(name, TYPE, NE0, NE1, SRC);
-        LAYER("attn_norm.weight", GGML_TYPE_F32, D, 0, w.rms_att + l * D)
-        LAYER("attn_q.weight", qtype, D, D, w.wq + l * D * D)
-        LAYER("attn_k.weight", qtype, D, KV, w.wk + l * D * KV)
-        LAYER("attn_v.weight", sensitive, D, KV, w.wv + l * D * KV)
-        LAYER("attn_output.weight", qtype, D, D, w.wo + l * D * D)
-        LAYER("ffn_norm.weight", GGML_TYPE_F32, D, 0, w.rms_ffn + l * D)
-        LAYER("ffn_gate.weight", qtype, D, H, w.w1 + l * D * H)
-        LAYER("ffn_down.weight", sensitive, H, D, w.w2 + l * H * D)
-        LAYER("ffn_up.weight", qtype, D, H, w.w3 + l * D * H)
+    ADD(name, NE0, NE1, SRC);
+        LAYER("attn_norm.weight", D, 0, w.rms_att + l * D)
+        LAYER("attn_q.weight", D, D, w.wq + l * D * D)
+        LAYER("attn_k.weight", D, KV, w.wk + l * D * KV)
+        LAYER("attn_v.weight", D, KV, w.wv + l * D * KV)
+        LAYER("attn_output.weight", D, D, w.wo + l * D * D)
+        LAYER("ffn_norm.weight", D, 0, w.rms_ffn + l * D)
+        LAYER("ffn_gate.weight", D, H, w.w1 + l * D * H)
+        LAYER("ffn_down.weight", H, D, w.w2 + l * H * D)
+        LAYER("ffn_up.weight", D, H, w.w3 + l * D * H)
     }
     uint64_t offset = 0;
     for (int i = 0; i < nt; i++) {
@@ -187,34 +162,12 @@ static int convert_checkpoint(const void *data, size_t size, const char *in_path
 
 /* ---------------------------------------------------------------- GGUF in */
 
-/* The layer number of a "blk.N." tensor name, or -1. */
-static int layer_of(GgufString name) {
-    if (name.len < 5 || memcmp(name.ptr, "blk.", 4) != 0) return -1;
-    int n = 0;
-    uint64_t i = 4;
-    for (; i < name.len && name.ptr[i] >= '0' && name.ptr[i] <= '9'; i++) n = n * 10 + (name.ptr[i] - '0');
-    return i > 4 && i < name.len && name.ptr[i] == '.' ? n : -1;
-}
-
-static int name_ends(GgufString name, const char *suffix) {
-    size_t n = strlen(suffix);
-    return name.len >= n && memcmp(name.ptr + name.len - n, suffix, n) == 0;
-}
-
 /* The type tensor t gets: vectors keep theirs; matrices get qtype (Q6_K
  * where Q4_K_M wants more bits), or Q8_0 / their own type when their rows
  * do not split into the new type's blocks. */
-static uint32_t new_type(const GgufTensorInfo *t, uint32_t qtype, int k_mix, int n_layers) {
+static uint32_t new_type(const GgufTensorInfo *t, uint32_t qtype, int k_mix, int n_layers, int tied) {
     if (t->n_dims < 2) return t->type;
-    uint32_t type = qtype;
-    if (k_mix) {
-        int layer = layer_of(t->name);
-        if (gguf_string_eq(t->name, "output.weight") ||
-            ((name_ends(t->name, ".attn_v.weight") || name_ends(t->name, ".ffn_down.weight")) && layer >= 0 &&
-             use_more_bits(layer, n_layers)))
-            type = GGML_TYPE_Q6_K;
-    }
-    return fitting_type(type, t->ne[0], t->type);
+    return matrix_type(t->name.ptr, (size_t)t->name.len, t->ne[0], qtype, k_mix, n_layers, tied, t->type);
 }
 
 static void pad_to(FILE *f, uint64_t *pos, uint32_t alignment) {
@@ -237,15 +190,20 @@ static int requantize_gguf(const void *data, size_t size, const char *in_path, c
     if (gguf_open(&f, data, size, err, sizeof err) != 0) die(in_path, err);
     if (f.n_tensors == 0) die(in_path, "has no tensors (a vocabulary-only file)");
     int n_layers = 0;
-    for (uint64_t i = 0; i < f.n_tensors; i++)
-        if (layer_of(f.tensors[i].name) + 1 > n_layers) n_layers = layer_of(f.tensors[i].name) + 1;
+    int tied = 1;
+    for (uint64_t i = 0; i < f.n_tensors; i++) {
+        GgufString name = f.tensors[i].name;
+        int layer = tensor_layer(name.ptr, (size_t)name.len);
+        if (layer + 1 > n_layers) n_layers = layer + 1;
+        if (gguf_string_eq(name, "output.weight")) tied = 0;
+    }
     uint32_t *types = malloc(f.n_tensors * sizeof *types);
     uint64_t *offsets = malloc(f.n_tensors * sizeof *offsets), offset = 0;
     if (!types || !offsets) die("out of memory", NULL);
     for (uint64_t i = 0; i < f.n_tensors; i++) {
         const GgufTensorInfo *t = &f.tensors[i];
         if (!t->n_bytes) die("unsupported tensor type in", in_path);
-        types[i] = new_type(t, qtype, k_mix, n_layers);
+        types[i] = new_type(t, qtype, k_mix, n_layers, tied);
         offsets[i] = offset;
         offset += (ggml_row_bytes(types[i], t->ne[0]) * (t->n_elements / t->ne[0]) + f.alignment - 1) /
                   f.alignment * f.alignment;

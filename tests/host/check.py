@@ -10,6 +10,7 @@ def check(ok, name, why=""):
     print(f"ok - {name}" if ok else f"FAIL - {name}: {why}", flush=True)
     if not ok:
         failures += 1
+    return ok
 
 
 def check_skipped(name, why):
