@@ -1,5 +1,6 @@
 /* kernels.c - the kernel sets (see llm/simd/kernel_sets.h) and the choice
  * between them: the one place that decides which set runs. */
+#include "llm/cpu_features.h"
 #include "llm/simd/kernel_sets.h"
 
 const KernelSet kernels_scalar = {
@@ -79,4 +80,10 @@ int kernels_level(void) {
     if (kernels == &kernels_avx2) return KERNELS_AVX2;
     if (kernels == &kernels_sse2) return KERNELS_SSE2;
     return KERNELS_SCALAR;
+}
+
+int kernels_widest_level(void) {
+    const struct cpu_features *f = cpu_features();
+    if (!(f->avx2 && f->fma && f->f16c)) return KERNELS_SSE2;
+    return f->avx512f && f->avx512bw && f->avx512vl ? KERNELS_AVX512 : KERNELS_AVX2;
 }

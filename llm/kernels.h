@@ -83,5 +83,10 @@ void kernels_select_level(int level);
 /* The active set's level (KERNELS_SCALAR for the scalar reference); e.g.
  * level >= KERNELS_AVX2 means AVX2+FMA instructions are allowed. */
 int kernels_level(void);
+/* The widest level this CPU can run, from cpu_features(): KERNELS_AVX512
+ * needs AVX-512F+BW+VL, KERNELS_AVX2 AVX2+FMA+F16C (what llm/simd/target.h
+ * lets each set's code use). In the kernel it is SSE2 until the kernel has
+ * called cpu_features_set(). */
+int kernels_widest_level(void);
 
 #endif
