@@ -3,21 +3,6 @@
 #include "llm/simd/kernel_sets.h"
 #include "llm/simd/sse2_ops.h"
 
-/* Scores of four cached positions (rows stride floats apart) against q;
- * hs % 4 == 0. */
-static inline __m128 sse2_scores4(const float *k0, long stride, const float *q, int hs) {
-    const float *k1 = k0 + stride, *k2 = k1 + stride, *k3 = k2 + stride;
-    __m128 a0 = _mm_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    for (int j = 0; j < hs; j += 4) {
-        __m128 qv = _mm_loadu_ps(q + j);
-        a0 = _mm_add_ps(a0, _mm_mul_ps(_mm_loadu_ps(k0 + j), qv));
-        a1 = _mm_add_ps(a1, _mm_mul_ps(_mm_loadu_ps(k1 + j), qv));
-        a2 = _mm_add_ps(a2, _mm_mul_ps(_mm_loadu_ps(k2 + j), qv));
-        a3 = _mm_add_ps(a3, _mm_mul_ps(_mm_loadu_ps(k3 + j), qv));
-    }
-    return sse2_hsum4(a0, a1, a2, a3);
-}
-
 /* out[c .. c + 4*W) = sum_p att[p] * v_p[c ..], accumulated in registers
  * over every position (W = 1, 2 or 4 vectors; the compiler unrolls). */
 static inline void sse2_weighted_cols(float *out, const float *att, const float *v, long stride, int n_pos,
@@ -39,10 +24,11 @@ void kernels_attend_sse2(float *out, float *att, const float *q, const float *ke
         for (int p = 0; p < n_pos; p++) sse2_axpy(out, att[p], values + (long)p * stride, hs);
         return;
     }
+    /* Four positions' scores at a time: their keys are four rows stride apart. */
     __m128 sv = _mm_set1_ps(scale);
     int p = 0;
     for (; p + 4 <= n_pos; p += 4)
-        _mm_storeu_ps(att + p, _mm_mul_ps(sse2_scores4(keys + (long)p * stride, stride, q, hs), sv));
+        _mm_storeu_ps(att + p, _mm_mul_ps(sse2_rows4(keys + (long)p * stride, stride, q, hs), sv));
     for (; p < n_pos; p++) att[p] = sse2_dot(q, keys + (long)p * stride, hs) * scale;
     kernels_softmax_sse2(att, n_pos);
     int c = 0;

@@ -2,6 +2,7 @@
  * its own target attribute so this file builds with the SSE2 baseline
  * flags; only call these when cpu_features() reports AVX2 and FMA. */
 #include "llm/simd/avx2_ops.h"
+#include "llm/simd/f32_shape.h"
 #include "llm/simd/kernel_sets.h"
 
 /* Four rows at a time, two accumulators each when n allows, so the FMA
@@ -32,43 +33,15 @@ TARGET_AVX2 static inline __m128 avx2_rows4(const float *r0, const float *x, int
     }
     __m128 sums = avx2_hsum4(_mm256_add_ps(a0, b0), _mm256_add_ps(a1, b1), _mm256_add_ps(a2, b2),
                              _mm256_add_ps(a3, b3));
-    if (n8 < n) {
-        float t[4] = {0, 0, 0, 0};
-        for (j = n8; j < n; j++) {
-            t[0] += r0[j] * x[j];
-            t[1] += r1[j] * x[j];
-            t[2] += r2[j] * x[j];
-            t[3] += r3[j] * x[j];
-        }
-        sums = _mm_add_ps(sums, _mm_loadu_ps(t));
-    }
-    return sums;
-}
-
-TARGET_AVX2 static inline float avx2_row1(const float *row, const float *x, int n) {
-    int n8 = n & ~7;
-    __m256 acc = _mm256_setzero_ps();
-    for (int j = 0; j < n8; j += 8)
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(row + j), _mm256_loadu_ps(x + j), acc);
-    float sum = avx2_hsum(acc);
-    for (int j = n8; j < n; j++) sum += row[j] * x[j];
-    return sum;
+    return f32_rows4_tail(sums, r0, n, x, n8, n);
 }
 
 TARGET_AVX2 void kernels_matmul_avx2(float *out, const float *x, const float *w, int n, int d) {
-    int i = 0;
-    for (; i + 4 <= d; i += 4) _mm_storeu_ps(out + i, avx2_rows4(w + (long)i * n, x, n));
-    for (; i < d; i++) out[i] = avx2_row1(w + (long)i * n, x, n);
+    f32_matmul_rows(out, x, 1, w, n, d, avx2_rows4, avx2_dot);
 }
 
-/* Row block outside, tokens inside: four weight rows stay in L1 for the batch. */
 TARGET_AVX2 void kernels_matmul_batch_avx2(float *out, const float *x, int batch, const float *w, int n, int d) {
-    int i = 0;
-    for (; i + 4 <= d; i += 4)
-        for (int b = 0; b < batch; b++)
-            _mm_storeu_ps(out + (long)b * d + i, avx2_rows4(w + (long)i * n, x + (long)b * n, n));
-    for (; i < d; i++)
-        for (int b = 0; b < batch; b++) out[(long)b * d + i] = avx2_row1(w + (long)i * n, x + (long)b * n, n);
+    f32_matmul_rows(out, x, batch, w, n, d, avx2_rows4, avx2_dot);
 }
 
 TARGET_AVX2 float kernels_dot_avx2(const float *a, const float *b, int n) {

@@ -1,6 +1,7 @@
 /* f32_avx512.c - AVX-512 (F + BW) fp32 matmuls. Only call these when
  * cpu_features() reports AVX-512F, BW and VL (and AVX2+FMA). */
 #include "llm/simd/avx512_ops.h"
+#include "llm/simd/f32_shape.h"
 #include "llm/simd/kernel_sets.h"
 
 /* ---------------------------------------------------------------- fp32
@@ -47,21 +48,12 @@ TARGET_AVX512 static inline float row1(const float *row, const float *x, int n) 
     return _mm_cvtss_f32(h);
 }
 
+/* (Software prefetch of the next block measured slower here: the fp32
+ * stream is bandwidth-bound and the hardware prefetcher keeps up.) */
 TARGET_AVX512 void kernels_matmul_avx512(float *out, const float *x, const float *w, int n, int d) {
-    int i = 0;
-    /* (Software prefetch of the next block measured slower here: the fp32
-     * stream is bandwidth-bound and the hardware prefetcher keeps up.) */
-    for (; i + 4 <= d; i += 4) _mm_storeu_ps(out + i, rows4(w + (long)i * n, x, n));
-    for (; i < d; i++) out[i] = row1(w + (long)i * n, x, n);
+    f32_matmul_rows(out, x, 1, w, n, d, rows4, row1);
 }
 
-/* Row block outside, tokens inside: four weight rows stay in L1 for the
- * batch; each token's arithmetic is exactly matmul_avx512's. */
 TARGET_AVX512 void kernels_matmul_batch_avx512(float *out, const float *x, int batch, const float *w, int n, int d) {
-    int i = 0;
-    for (; i + 4 <= d; i += 4)
-        for (int b = 0; b < batch; b++)
-            _mm_storeu_ps(out + (long)b * d + i, rows4(w + (long)i * n, x + (long)b * n, n));
-    for (; i < d; i++)
-        for (int b = 0; b < batch; b++) out[(long)b * d + i] = row1(w + (long)i * n, x + (long)b * n, n);
+    f32_matmul_rows(out, x, batch, w, n, d, rows4, row1);
 }

@@ -1,6 +1,7 @@
 /* int8_avx2.c - AVX2 int8 matmuls: fp32 activations against int8 weights,
  * and int8 x int8. Only call these when cpu_features() reports AVX2 and FMA. */
 #include "llm/simd/avx2_ops.h"
+#include "llm/simd/int8_shape.h"
 #include "llm/simd/kernel_sets.h"
 
 /* ---------------------------------------------------------------- int8 x int8
@@ -63,20 +64,8 @@ TARGET_AVX2 static inline float avx2_q8q_row1(const int8_t *w, const float *ws, 
 }
 
 TARGET_AVX2 void kernels_matmul_q8q_avx2(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
-                                 const float *ws, int n, int d, int gs) {
-    int groups = n / gs, i = 0;
-    for (; i + 4 <= d; i += 4) {
-        /* Prefetch only for one token (decode): a batch rereads the rows from L1. */
-        const int8_t *ahead = batch == 1 && i + 8 <= d ? wq + (long)(i + 4) * n : 0;
-        for (int b = 0; b < batch; b++)
-            _mm_storeu_ps(out + (long)b * d + i,
-                          avx2_q8q_rows4(wq + (long)i * n, ws + (long)i * groups, xq + (long)b * n,
-                                         xs + (long)b * groups, n, gs, ahead));
-    }
-    for (; i < d; i++)
-        for (int b = 0; b < batch; b++)
-            out[(long)b * d + i] = avx2_q8q_row1(wq + (long)i * n, ws + (long)i * groups, xq + (long)b * n,
-                                                 xs + (long)b * groups, n, gs);
+                        const float *ws, int n, int d, int gs) {
+    int8_matmul_q8q_rows(out, xq, xs, batch, wq, ws, n, d, gs, true, avx2_q8q_rows4, avx2_q8q_row1);
 }
 
 /* sum_j q[j] * x[j] for one run of weights that share a scale. */
@@ -100,18 +89,6 @@ TARGET_AVX2 static inline float avx2_dot_q8(const int8_t *q, const float *x, int
 }
 
 TARGET_AVX2 void kernels_matmul_q8_avx2(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
-                                 int group_size) {
-    for (int i = 0; i < d; i++) {
-        long k = (long)i * n;
-        float sum = 0.0f;
-        for (int j = 0; j < n;) {
-            long group = k / group_size;
-            long run = (group + 1) * group_size - k;
-            int len = run < n - j ? (int)run : n - j;
-            sum += s[group] * avx2_dot_q8(q + k, x + j, len);
-            j += len;
-            k += len;
-        }
-        out[i] = sum;
-    }
+                        int group_size) {
+    int8_matmul_by_runs(out, x, q, s, n, d, group_size, avx2_dot_q8);
 }

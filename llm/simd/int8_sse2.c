@@ -3,6 +3,7 @@
 #include <emmintrin.h>
 
 #include "lib/string.h"
+#include "llm/simd/int8_shape.h"
 #include "llm/simd/kernel_sets.h"
 #include "llm/simd/sse2_ops.h"
 
@@ -39,9 +40,10 @@ static inline __m128i sse2_hsum4_epi32(__m128i a0, __m128i a1, __m128i a2, __m12
  * then scaled and accumulated for the four rows at once: four float
  * operations per group instead of sixteen (float ops are what cost most
  * under QEMU TCG). Per row this is the scalar reference's arithmetic:
- * sum += (float)isum * (ws * xs), group by group. */
+ * sum += (float)isum * (ws * xs), group by group. No software prefetch
+ * (`ahead` unused): this set is the QEMU TCG baseline, where it only costs. */
 static inline __m128 sse2_q8q_rows4(const int8_t *w0, const float *ws0, const int16_t *x, const float *xs,
-                                    int n, int gs) {
+                                    int n, int gs, const int8_t *ahead) {
     const __m128i zero = _mm_setzero_si128();
     const int8_t *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
     int groups = n / gs;
@@ -87,17 +89,8 @@ static inline float sse2_q8q_row1(const int8_t *w, const float *ws, const int16_
 }
 
 void kernels_matmul_q8q_sse2(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
-                            const float *ws, int n, int d, int gs) {
-    int groups = n / gs, i = 0;
-    for (; i + 4 <= d; i += 4)
-        for (int b = 0; b < batch; b++)
-            _mm_storeu_ps(out + (long)b * d + i,
-                          sse2_q8q_rows4(wq + (long)i * n, ws + (long)i * groups, xq + (long)b * n,
-                                         xs + (long)b * groups, n, gs));
-    for (; i < d; i++)
-        for (int b = 0; b < batch; b++)
-            out[(long)b * d + i] = sse2_q8q_row1(wq + (long)i * n, ws + (long)i * groups, xq + (long)b * n,
-                                                 xs + (long)b * groups, n, gs);
+                        const float *ws, int n, int d, int gs) {
+    int8_matmul_q8q_rows(out, xq, xs, batch, wq, ws, n, d, gs, false, sse2_q8q_rows4, sse2_q8q_row1);
 }
 
 /* Sign-extends four int8 values held in the low 32 bits of v to floats. */
@@ -134,19 +127,6 @@ static inline float sse2_dot_q8(const int8_t *q, const float *x, int len) {
 }
 
 void kernels_matmul_q8_sse2(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
-                           int group_size) {
-    for (int i = 0; i < d; i++) {
-        long k = (long)i * n;
-        float sum = 0.0f;
-        /* Walk the row in runs that share one scale (groups may straddle rows). */
-        for (int j = 0; j < n;) {
-            long group = k / group_size;
-            long run = (group + 1) * group_size - k;
-            int len = run < n - j ? (int)run : n - j;
-            sum += s[group] * sse2_dot_q8(q + k, x + j, len);
-            j += len;
-            k += len;
-        }
-        out[i] = sum;
-    }
+                        int group_size) {
+    int8_matmul_by_runs(out, x, q, s, n, d, group_size, sse2_dot_q8);
 }
