@@ -10,6 +10,14 @@ void cpu_features_set(const struct cpu_features *f) {
 }
 
 #ifndef KERNEL
+#include <cpuid.h>
+
+/* CPUID leaf 1, ECX bit 29: clang's __builtin_cpu_supports knows no "f16c". */
+static bool host_has_f16c(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1);
+}
+
 static void detect_host(void) {
     __builtin_cpu_init();
     struct cpu_features f = {
@@ -19,7 +27,7 @@ static void detect_host(void) {
         .avx = __builtin_cpu_supports("avx"),
         .avx2 = __builtin_cpu_supports("avx2"),
         .fma = __builtin_cpu_supports("fma"),
-        .f16c = __builtin_cpu_supports("f16c"),
+        .f16c = __builtin_cpu_supports("avx") && host_has_f16c(), /* its state is AVX's */
         .avx512f = __builtin_cpu_supports("avx512f"),
         .avx512bw = __builtin_cpu_supports("avx512bw"),
         .avx512vl = __builtin_cpu_supports("avx512vl"),
