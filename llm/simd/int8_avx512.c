@@ -71,6 +71,7 @@ TARGET_AVX512 static inline void group8_tail(__m512i a[8], const int8_t *const w
 /* 32 columns a step with vpmaddwd + vpaddd. */
 TARGET_AVX512 static inline void group8_madd(__m512i a[8], const int8_t *const w[8], const int16_t *x, int j,
                                              int end) {
+#pragma GCC unroll 8
     for (int r = 0; r < 8; r++) a[r] = _mm512_setzero_si512();
     for (; j + 32 <= end; j += 32) {
         __m512i xv = _mm512_loadu_si512((const void *)(x + j));
@@ -83,6 +84,7 @@ TARGET_AVX512 static inline void group8_madd(__m512i a[8], const int8_t *const w
 /* The same sums with one vpdpwssd a step (AVX-512 VNNI): exact either way. */
 TARGET_AVX512_VNNI static inline void group8_vnni(__m512i a[8], const int8_t *const w[8], const int16_t *x, int j,
                                                   int end) {
+#pragma GCC unroll 8
     for (int r = 0; r < 8; r++) a[r] = _mm512_setzero_si512();
     for (; j + 32 <= end; j += 32) {
         __m512i xv = _mm512_loadu_si512((const void *)(x + j));
