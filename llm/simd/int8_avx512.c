@@ -46,17 +46,8 @@ TARGET_AVX512 static inline __m512i madd16(const int8_t *w, const int16_t *x) {
     return _mm512_inserti64x4(_mm512_setzero_si512(), p, 0);
 }
 
-/* One block of eight rows against one token. */
-typedef struct {
-    const int8_t *w[8];  /* the rows; a short block repeats its first row */
-    const float *ws0;    /* row r's scales (one per group) at ws0 + scale_index[r] */
-    __m256i scale_index;
-    const int8_t *ahead; /* the next block, prefetched as this one goes, or NULL */
-    int n, gs;
-} Rows8;
-
-/* A group step: a[r] = the int32 sums of row r's int16 products with x over
- * the group [j, end) (gs % 16 == 0). */
+/* A group step: a[r] += the int32 sums of row r's int16 products with x
+ * over the group [j, end) (gs % 16 == 0). */
 typedef void group8_fn(__m512i a[8], const int8_t *const w[8], const int16_t *x, int j, int end);
 
 /* The last 16 columns of a group (gs % 32 == 16). */
@@ -71,8 +62,6 @@ TARGET_AVX512 static inline void group8_tail(__m512i a[8], const int8_t *const w
 /* 32 columns a step with vpmaddwd + vpaddd. */
 TARGET_AVX512 static inline void group8_madd(__m512i a[8], const int8_t *const w[8], const int16_t *x, int j,
                                              int end) {
-#pragma GCC unroll 8
-    for (int r = 0; r < 8; r++) a[r] = _mm512_setzero_si512();
     for (; j + 32 <= end; j += 32) {
         __m512i xv = _mm512_loadu_si512((const void *)(x + j));
 #pragma GCC unroll 8
@@ -84,8 +73,6 @@ TARGET_AVX512 static inline void group8_madd(__m512i a[8], const int8_t *const w
 /* The same sums with one vpdpwssd a step (AVX-512 VNNI): exact either way. */
 TARGET_AVX512_VNNI static inline void group8_vnni(__m512i a[8], const int8_t *const w[8], const int16_t *x, int j,
                                                   int end) {
-#pragma GCC unroll 8
-    for (int r = 0; r < 8; r++) a[r] = _mm512_setzero_si512();
     for (; j + 32 <= end; j += 32) {
         __m512i xv = _mm512_loadu_si512((const void *)(x + j));
 #pragma GCC unroll 8
@@ -96,28 +83,35 @@ TARGET_AVX512_VNNI static inline void group8_vnni(__m512i a[8], const int8_t *co
     group8_tail(a, w, x, j, end);
 }
 
-/* Lane r = row r of the block times token x (scales xs), group by group
- * with `step`, inlined into each caller so the step is a direct call. */
-TARGET_AVX512 static inline __attribute__((always_inline)) __m256 q8q_rows8(const Rows8 *blk, const int16_t *x,
-                                                                          const float *xs, group8_fn *step) {
+/* Rows w[r] (r < 8; a short block repeats a row) against one token x
+ * (scales xs): lane r is row r's result. Row r's scales are at ws0 +
+ * scale_index[r], one per group; `ahead` is the next block, prefetched as
+ * this one goes, or NULL. Group by group with `step`; always inlined, so the
+ * step is a direct inlined call in each caller. */
+TARGET_AVX512 static inline __attribute__((always_inline)) __m256
+q8q_rows8(const int8_t *const w[8], const float *ws0, __m256i scale_index, const int16_t *x, const float *xs, int n,
+          int gs, const int8_t *ahead, group8_fn *step) {
     __m256 f = _mm256_setzero_ps();
-    for (int g = 0, base = 0; base < blk->n; g++, base += blk->gs) {
+    for (int g = 0, base = 0; base < n; g++, base += gs) {
         /* The next block's rows (8 * n contiguous bytes) a group's share at a
          * time, so they are in cache when that block starts. */
-        if (blk->ahead)
-            for (int k = 0; k < 8 * blk->gs; k += 64)
-                _mm_prefetch((const char *)blk->ahead + 8 * base + k, _MM_HINT_T0);
+        if (ahead)
+            for (int k = 0; k < 8 * gs; k += 64) _mm_prefetch((const char *)ahead + 8 * base + k, _MM_HINT_T0);
         __m512i a[8];
-        step(a, blk->w, x, base, base + blk->gs);
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) a[r] = _mm512_setzero_si512();
+        step(a, w, x, base, base + gs);
         __m256i isum = reduce8(a);
-        __m256 scales = _mm256_mul_ps(_mm256_i32gather_ps(blk->ws0 + g, blk->scale_index, 4), _mm256_set1_ps(xs[g]));
+        __m256 scales = _mm256_mul_ps(_mm256_i32gather_ps(ws0 + g, scale_index, 4), _mm256_set1_ps(xs[g]));
         f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scales));
     }
     return f;
 }
 
-TARGET_AVX512_VNNI static __m256 q8q_rows8_vnni(const Rows8 *blk, const int16_t *x, const float *xs) {
-    return q8q_rows8(blk, x, xs, group8_vnni);
+TARGET_AVX512_VNNI static __m256 q8q_rows8_vnni(const int8_t *const w[8], const float *ws0, __m256i scale_index,
+                                                const int16_t *x, const float *xs, int n, int gs,
+                                                const int8_t *ahead) {
+    return q8q_rows8(w, ws0, scale_index, x, xs, n, gs, ahead, group8_vnni);
 }
 
 TARGET_AVX512 void kernels_matmul_q8q_avx512(float *out, const int16_t *xq, const float *xs, int batch,
@@ -126,22 +120,24 @@ TARGET_AVX512 void kernels_matmul_q8q_avx512(float *out, const int16_t *xq, cons
     int groups = n / gs;
     for (int i = 0; i < d; i += 8) {
         int rows = d - i < 8 ? d - i : 8;
-        Rows8 blk = {.ws0 = ws + (long)i * groups, .n = n, .gs = gs};
+        const int8_t *w[8];
         int index[8];
         for (int r = 0; r < 8; r++) {
             int row = r < rows ? r : 0; /* a short block repeats its first row */
-            blk.w[r] = wq + (long)(i + row) * n;
+            w[r] = wq + (long)(i + row) * n;
             index[r] = row * groups;
         }
-        blk.scale_index = _mm256_loadu_si256((const __m256i *)index);
+        __m256i scale_index = _mm256_loadu_si256((const __m256i *)index);
+        const float *ws0 = ws + (long)i * groups;
         /* Prefetching the next block pays for a single token (decode: 10 GB/s
          * instead of 7 on one core); a batch rereads the block from L1 anyway.
          * Two blocks ahead measured no better. */
-        blk.ahead = batch == 1 && i + 16 <= d ? wq + (long)(i + 8) * n : 0;
+        const int8_t *ahead = batch == 1 && i + 16 <= d ? wq + (long)(i + 8) * n : 0;
         for (int b = 0; b < batch; b++) {
             const int16_t *x = xq + (long)b * n;
             const float *xsb = xs + (long)b * groups;
-            __m256 f = vnni ? q8q_rows8_vnni(&blk, x, xsb) : q8q_rows8(&blk, x, xsb, group8_madd);
+            __m256 f = vnni ? q8q_rows8_vnni(w, ws0, scale_index, x, xsb, n, gs, ahead)
+                            : q8q_rows8(w, ws0, scale_index, x, xsb, n, gs, ahead, group8_madd);
             if (rows == 8) {
                 _mm256_storeu_ps(out + (long)b * d + i, f);
             } else {
