@@ -12,11 +12,10 @@ void cpu_features_set(const struct cpu_features *f) {
 #ifndef KERNEL
 #include <cpuid.h>
 
-/* clang 14's __builtin_cpu_supports does not know "f16c" (the fuzz build
- * uses clang): CPUID leaf 1, ECX bit 29. */
+/* CPUID leaf 1, ECX bit 29: clang's __builtin_cpu_supports knows no "f16c". */
 static bool host_has_f16c(void) {
-    unsigned eax, ebx, ecx, edx;
-    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1);
 }
 
 static void detect_host(void) {
@@ -28,7 +27,7 @@ static void detect_host(void) {
         .avx = __builtin_cpu_supports("avx"),
         .avx2 = __builtin_cpu_supports("avx2"),
         .fma = __builtin_cpu_supports("fma"),
-        .f16c = host_has_f16c(),
+        .f16c = __builtin_cpu_supports("avx") && host_has_f16c(), /* its state is AVX's */
         .avx512f = __builtin_cpu_supports("avx512f"),
         .avx512bw = __builtin_cpu_supports("avx512bw"),
         .avx512vl = __builtin_cpu_supports("avx512vl"),

@@ -1,5 +1,67 @@
-/* kernels.c - dispatch between the kernel variants. */
-#include "llm/kernels.h"
+/* kernels.c - the kernel sets (see llm/simd/kernel_sets.h) and the choice
+ * between them: the one place that decides which set runs. */
+#include "llm/cpu_features.h"
+#include "llm/simd/kernel_sets.h"
+
+const KernelSet kernels_scalar = {
+    .name = "scalar",
+    .matmul = kernels_matmul_scalar,
+    .matmul_q8 = kernels_matmul_q8_scalar,
+    .matmul_batch = kernels_matmul_batch_scalar,
+    .matmul_q8q = kernels_matmul_q8q_scalar,
+    .dot = kernels_dot_scalar,
+    .axpy = kernels_axpy_scalar,
+    .rmsnorm = kernels_rmsnorm_scalar,
+    .softmax = kernels_softmax_scalar,
+    .swiglu = kernels_swiglu_scalar,
+    .add = kernels_add_scalar,
+    .attend = kernels_attend_scalar,
+};
+
+const KernelSet kernels_sse2 = {
+    .name = "sse2",
+    .matmul = kernels_matmul_sse2,
+    .matmul_q8 = kernels_matmul_q8_sse2,
+    .matmul_batch = kernels_matmul_batch_sse2,
+    .matmul_q8q = kernels_matmul_q8q_sse2,
+    .dot = kernels_dot_sse2,
+    .axpy = kernels_axpy_sse2,
+    .rmsnorm = kernels_rmsnorm_sse2,
+    .softmax = kernels_softmax_sse2,
+    .swiglu = kernels_swiglu_sse2,
+    .add = kernels_add_sse2,
+    .attend = kernels_attend_sse2,
+};
+
+const KernelSet kernels_avx2 = {
+    .name = "avx2",
+    .matmul = kernels_matmul_avx2,
+    .matmul_q8 = kernels_matmul_q8_avx2,
+    .matmul_batch = kernels_matmul_batch_avx2,
+    .matmul_q8q = kernels_matmul_q8q_avx2,
+    .dot = kernels_dot_avx2,
+    .axpy = kernels_axpy_avx2,
+    .rmsnorm = kernels_rmsnorm_avx2,
+    .softmax = kernels_softmax_avx2,
+    .swiglu = kernels_swiglu_avx2,
+    .add = kernels_add_avx2,
+    .attend = kernels_attend_avx2,
+};
+
+const KernelSet kernels_avx512 = {
+    .name = "avx512",
+    .matmul = kernels_matmul_avx512,
+    .matmul_q8 = kernels_matmul_q8_avx2,
+    .matmul_batch = kernels_matmul_batch_avx512,
+    .matmul_q8q = kernels_matmul_q8q_avx512,
+    .dot = kernels_dot_avx2,
+    .axpy = kernels_axpy_avx2,
+    .rmsnorm = kernels_rmsnorm_avx2,
+    .softmax = kernels_softmax_avx2,
+    .swiglu = kernels_swiglu_avx2,
+    .add = kernels_add_avx2,
+    .attend = kernels_attend_avx512,
+};
 
 const KernelSet *kernels = &kernels_sse2;
 
@@ -18,4 +80,10 @@ int kernels_level(void) {
     if (kernels == &kernels_avx2) return KERNELS_AVX2;
     if (kernels == &kernels_sse2) return KERNELS_SSE2;
     return KERNELS_SCALAR;
+}
+
+int kernels_widest_level(void) {
+    const struct cpu_features *f = cpu_features();
+    if (!(f->avx2 && f->fma && f->f16c)) return KERNELS_SSE2;
+    return f->avx512f && f->avx512bw && f->avx512vl ? KERNELS_AVX512 : KERNELS_AVX2;
 }

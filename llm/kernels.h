@@ -9,58 +9,58 @@
 #include <stdint.h>
 
 /* out[i] = sum_j w[i*n + j] * x[j], for i < d. */
-typedef void (*matmul_fn)(float *out, const float *x, const float *w, int n, int d);
+typedef void matmul_fn(float *out, const float *x, const float *w, int n, int d);
 /* Same with int8 weights: w[k] = q[k] * s[k / group_size], k over the
  * flattened (d, n) tensor, so groups may straddle rows. */
-typedef void (*matmul_q8_fn)(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
+typedef void matmul_q8_fn(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
                              int group_size);
 /* Batched matmul: out[b*d + i] = sum_j w[i*n + j] * x[b*n + j] for b < batch.
  * Each token's arithmetic is exactly matmul's (bit-identical results); each
  * block of weight rows is read from memory once for all tokens. */
-typedef void (*matmul_batch_fn)(float *out, const float *x, int batch, const float *w, int n, int d);
+typedef void matmul_batch_fn(float *out, const float *x, int batch, const float *w, int n, int d);
 /* Integer matmul (Q8_0 style), batched like matmul_batch. Weights: int8, row
  * i's group g scale at ws[i*(n/gs) + g] (groups never straddle rows: n % gs
  * == 0). Activations: int8 values in int16 lanes (-127..127, from
  * quant_activations), scale xs[b*(n/gs) + g]. out[b*d + i] = sum_g ws * xs *
  * (sum over the group of wq*xq in int32). The SIMD variants need gs % 16 == 0
  * and gs <= QUANT_MAX_GROUP (see quant.h); the scalar one takes any gs. */
-typedef void (*matmul_q8q_fn)(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
+typedef void matmul_q8q_fn(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
                               const float *ws, int n, int d, int group_size);
-typedef float (*dot_fn)(const float *a, const float *b, int n);
+typedef float dot_fn(const float *a, const float *b, int n);
 /* y[i] += a * x[i] */
-typedef void (*axpy_fn)(float *y, float a, const float *x, int n);
+typedef void axpy_fn(float *y, float a, const float *x, int n);
 /* out[i] = weight[i] * x[i] / sqrt(mean(x^2) + 1e-5) (out may equal x) */
-typedef void (*rmsnorm_fn)(float *out, const float *x, const float *weight, int n);
+typedef void rmsnorm_fn(float *out, const float *x, const float *weight, int n);
 /* In place: x = exp(x - max) / sum. The scalar set uses lib expf; the SIMD
  * sets a float polynomial exp within 2 ulp (much cheaper under QEMU TCG,
  * where the double-precision expf is emulated), the same code in the kernel
  * and on the host. */
-typedef void (*softmax_fn)(float *x, int n);
+typedef void softmax_fn(float *x, int n);
 /* In place: a[i] = silu(a[i]) * b[i], silu(v) = v / (1 + exp(-v)) (exp as
  * for softmax) */
-typedef void (*swiglu_fn)(float *a, const float *b, int n);
+typedef void swiglu_fn(float *a, const float *b, int n);
 /* In place: x[i] += y[i] */
-typedef void (*add_fn)(float *x, const float *y, int n);
+typedef void add_fn(float *x, const float *y, int n);
 /* One attention head over n_pos cached positions, position p's key at
  * keys + p * stride and value at values + p * stride (hs floats each):
  * att[p] = dot(q, key_p) * scale, att = softmax(att), out = sum_p att[p] *
  * value_p. att (n_pos floats) is scratch and is left holding the weights. */
-typedef void (*attend_fn)(float *out, float *att, const float *q, const float *keys, const float *values,
+typedef void attend_fn(float *out, float *att, const float *q, const float *keys, const float *values,
                           int stride, int n_pos, int hs, float scale);
 
 typedef struct {
     const char *name;
-    matmul_fn matmul;
-    matmul_q8_fn matmul_q8;
-    matmul_batch_fn matmul_batch;
-    matmul_q8q_fn matmul_q8q;
-    dot_fn dot;
-    axpy_fn axpy;
-    rmsnorm_fn rmsnorm;
-    softmax_fn softmax;
-    swiglu_fn swiglu;
-    add_fn add;
-    attend_fn attend;
+    matmul_fn *matmul;
+    matmul_q8_fn *matmul_q8;
+    matmul_batch_fn *matmul_batch;
+    matmul_q8q_fn *matmul_q8q;
+    dot_fn *dot;
+    axpy_fn *axpy;
+    rmsnorm_fn *rmsnorm;
+    softmax_fn *softmax;
+    swiglu_fn *swiglu;
+    add_fn *add;
+    attend_fn *attend;
 } KernelSet;
 
 extern const KernelSet kernels_scalar;
@@ -83,5 +83,10 @@ void kernels_select_level(int level);
 /* The active set's level (KERNELS_SCALAR for the scalar reference); e.g.
  * level >= KERNELS_AVX2 means AVX2+FMA instructions are allowed. */
 int kernels_level(void);
+/* The widest level this CPU can run, from cpu_features(): KERNELS_AVX512
+ * needs AVX-512F+BW+VL, KERNELS_AVX2 AVX2+FMA+F16C (what llm/simd/target.h
+ * lets each set's code use). In the kernel it is SSE2 until the kernel has
+ * called cpu_features_set(). */
+int kernels_widest_level(void);
 
 #endif

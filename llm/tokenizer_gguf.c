@@ -1,5 +1,6 @@
-/* tokenizer_gguf.c - GGUF vocabularies: loading the tokenizer.* metadata,
- * special-token splitting, encode/decode dispatch (llama.cpp semantics). */
+/* tokenizer_gguf.c - GGUF vocabularies: loading the tokenizer.* metadata
+ * (pieces, types, merges, special tokens) and decoding ids to text, with
+ * llama.cpp's semantics. Encoding is tokenizer_gguf_encode.c. */
 #include <stdarg.h>
 
 #include "lib/format.h"
@@ -12,10 +13,8 @@
 
 #define MAX_VOCAB (1 << 24)
 #define MAX_PIECE_BYTES 65536
-#define MAX_TEXT_BYTES 0x3fffffff
 
-static int fail(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t err_size, const char *fmt, ...) {
+int tokenizer_fail(char *err, size_t err_size, const char *fmt, ...) {
     if (err && err_size) {
         va_list ap;
         va_start(ap, fmt);
@@ -46,13 +45,13 @@ static int read_id(const GgufFile *f, const char *key, int vocab, int *id, char 
     if (!gguf_find_key(f, key)) return 0;
     int64_t v;
     if (gguf_kv_i64(gguf_find_key(f, key), &v) != 0)
-        return fail(err, err_size, "tokenizer: %s is not an integer", key);
+        return tokenizer_fail(err, err_size, "tokenizer: %s is not an integer", key);
     if (v == -1 || v == 0xFFFFFFFFLL) {
         *id = -1;
         return 0;
     }
     if (v < 0 || v >= vocab)
-        return fail(err, err_size, "tokenizer: %s = %lld is outside the vocabulary (%d tokens)", key,
+        return tokenizer_fail(err, err_size, "tokenizer: %s = %lld is outside the vocabulary (%d tokens)", key,
                     (long long)v, vocab);
     *id = (int)v;
     return 0;
@@ -60,7 +59,7 @@ static int read_id(const GgufFile *f, const char *key, int vocab, int *id, char 
 
 static int read_flag(const GgufFile *f, const char *key, int *flag, char *err, size_t err_size) {
     if (!gguf_find_key(f, key)) return 0;
-    if (gguf_get_bool(f, key, flag) != 0) return fail(err, err_size, "tokenizer: %s is not a bool", key);
+    if (gguf_get_bool(f, key, flag) != 0) return tokenizer_fail(err, err_size, "tokenizer: %s is not a bool", key);
     return 0;
 }
 
@@ -69,9 +68,9 @@ static int token_array(const GgufFile *f, const char *key, uint64_t vocab, GgufA
                        char *err, size_t err_size) {
     *present = gguf_find_key(f, key) != NULL;
     if (!*present) return 0;
-    if (gguf_get_array(f, key, a) != 0) return fail(err, err_size, "tokenizer: %s is not an array", key);
+    if (gguf_get_array(f, key, a) != 0) return tokenizer_fail(err, err_size, "tokenizer: %s is not an array", key);
     if (a->count != vocab)
-        return fail(err, err_size, "tokenizer: %s has %llu entries for %llu tokens", key,
+        return tokenizer_fail(err, err_size, "tokenizer: %s has %llu entries for %llu tokens", key,
                     (unsigned long long)a->count, (unsigned long long)vocab);
     return 0;
 }
@@ -165,12 +164,12 @@ static int load_merges(Tokenizer *t, const GgufArray *merges, char *err, size_t 
     for (uint64_t i = 0; gguf_array_iter_next_string(&it, &s); i++) {
         const char *space = s.len > 1 ? memchr(s.ptr + 1, ' ', s.len - 1) : NULL;
         if (!space)
-            return fail(err, err_size, "tokenizer: merge %llu is not two tokens separated by a space",
+            return tokenizer_fail(err, err_size, "tokenizer: merge %llu is not two tokens separated by a space",
                         (unsigned long long)i);
         size_t a_len = (size_t)(space - s.ptr), b_len = s.len - a_len - 1;
         int from = tokenizer_lookup(t, s.ptr, a_len), to = tokenizer_lookup(t, space + 1, b_len);
         if (from < 0 || to < 0)
-            return fail(err, err_size, "tokenizer: merge %llu names a token that is not in the vocabulary",
+            return tokenizer_fail(err, err_size, "tokenizer: merge %llu names a token that is not in the vocabulary",
                         (unsigned long long)i);
         int result = tokenizer_lookup_pair(t, s.ptr, a_len, space + 1, b_len);
         /* A merge whose result is no token can never produce one: skipped. A
@@ -189,34 +188,34 @@ static int load_merges(Tokenizer *t, const GgufArray *merges, char *err, size_t 
 static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size) {
     GgufString model;
     if (gguf_get_string(f, "tokenizer.ggml.model", &model) != 0)
-        return fail(err, err_size, "tokenizer: the GGUF file has no tokenizer.ggml.model");
+        return tokenizer_fail(err, err_size, "tokenizer: the GGUF file has no tokenizer.ggml.model");
     if (gguf_string_eq(model, "llama"))
         t->kind = TOKENIZER_SPM;
     else if (gguf_string_eq(model, "gpt2"))
         t->kind = TOKENIZER_BPE;
     else
-        return fail(err, err_size, "tokenizer: tokenizer.ggml.model '%.*s' is not supported (llama or gpt2)",
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.model '%.*s' is not supported (llama or gpt2)",
                     (int)(model.len > 40 ? 40 : model.len), model.ptr);
 
     GgufArray tokens, scores, types, merges = {0};
     if (gguf_get_array(f, "tokenizer.ggml.tokens", &tokens) != 0 || tokens.type != GGUF_TYPE_STRING)
-        return fail(err, err_size, "tokenizer: tokenizer.ggml.tokens is missing or not a string array");
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.tokens is missing or not a string array");
     if (tokens.count == 0 || tokens.count > MAX_VOCAB)
-        return fail(err, err_size, "tokenizer: %llu tokens (need 1..%d)", (unsigned long long)tokens.count,
+        return tokenizer_fail(err, err_size, "tokenizer: %llu tokens (need 1..%d)", (unsigned long long)tokens.count,
                     MAX_VOCAB);
     int n = (int)tokens.count, has_scores, has_types;
     if (token_array(f, "tokenizer.ggml.scores", tokens.count, &scores, &has_scores, err, err_size) ||
         token_array(f, "tokenizer.ggml.token_type", tokens.count, &types, &has_types, err, err_size))
         return -1;
     if (has_scores && scores.type != GGUF_TYPE_FLOAT32)
-        return fail(err, err_size, "tokenizer: tokenizer.ggml.scores is not an f32 array");
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.scores is not an f32 array");
     if (has_types && types.type != GGUF_TYPE_INT32 && types.type != GGUF_TYPE_UINT32)
-        return fail(err, err_size, "tokenizer: tokenizer.ggml.token_type is not an i32 array");
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.token_type is not an i32 array");
     if (t->kind == TOKENIZER_BPE &&
         (gguf_get_array(f, "tokenizer.ggml.merges", &merges) != 0 || merges.type != GGUF_TYPE_STRING))
-        return fail(err, err_size,
+        return tokenizer_fail(err, err_size,
                     "tokenizer: a gpt2 vocabulary needs tokenizer.ggml.merges (a string array)");
-    if (merges.count > MAX_VOCAB) return fail(err, err_size, "tokenizer: too many merges");
+    if (merges.count > MAX_VOCAB) return tokenizer_fail(err, err_size, "tokenizer: too many merges");
 
     /* Sizes: every string is checked before anything is allocated. */
     size_t string_bytes = 0;
@@ -225,22 +224,22 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     gguf_array_iter_init(&it, &tokens);
     for (int id = 0; gguf_array_iter_next_string(&it, &s); id++) {
         if (s.len > MAX_PIECE_BYTES)
-            return fail(err, err_size, "tokenizer: token %d is %llu bytes long (limit %d)", id,
+            return tokenizer_fail(err, err_size, "tokenizer: token %d is %llu bytes long (limit %d)", id,
                         (unsigned long long)s.len, MAX_PIECE_BYTES);
         string_bytes += s.len + 1;
     }
     GgufString pre = {"", 0}, chat = {NULL, 0};
     if (gguf_find_key(f, "tokenizer.ggml.pre") && gguf_get_string(f, "tokenizer.ggml.pre", &pre) != 0)
-        return fail(err, err_size, "tokenizer: tokenizer.ggml.pre is not a string");
-    if (pre.len > 256) return fail(err, err_size, "tokenizer: tokenizer.ggml.pre is too long");
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.pre is not a string");
+    if (pre.len > 256) return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.pre is too long");
     if (gguf_find_key(f, "tokenizer.chat_template") &&
         gguf_get_string(f, "tokenizer.chat_template", &chat) != 0)
-        return fail(err, err_size, "tokenizer: tokenizer.chat_template is not a string");
-    if (chat.len > (1u << 24)) return fail(err, err_size, "tokenizer: tokenizer.chat_template is too long");
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is not a string");
+    if (chat.len > (1u << 24)) return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is too long");
     if (t->kind == TOKENIZER_BPE) {
         PretokenizerKind kind = PRETOKENIZER_DEFAULT;
         if (pre.len && pretokenizer_from_name(pre.ptr, pre.len, &kind) != 0)
-            return fail(err, err_size, "tokenizer: pre-tokenizer '%.*s' is not supported", (int)pre.len,
+            return tokenizer_fail(err, err_size, "tokenizer: pre-tokenizer '%.*s' is not supported", (int)pre.len,
                         pre.ptr);
         t->pretokenizer = kind;
     }
@@ -254,7 +253,7 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
                    rounded(merges.count * sizeof(TokenizerMerge)) + rounded(merge_slots * sizeof(int32_t)) +
                    rounded(2 * string_bytes) + rounded(pre.len + 1) + rounded(chat.len + 1);
     char *arena = malloc(total);
-    if (!arena) return fail(err, err_size, "tokenizer: out of memory (%zu bytes)", total);
+    if (!arena) return tokenizer_fail(err, err_size, "tokenizer: out of memory (%zu bytes)", total);
     t->arena = arena;
     Carver c = {arena};
     t->pieces = carve(&c, un * sizeof(char *));
@@ -297,7 +296,7 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
         int32_t type = TOKEN_TYPE_NORMAL;
         if (has_types &&
             (gguf_array_i32(&types, (uint64_t)id, &type) != 0 || type < 0 || type > TOKEN_TYPE_BYTE))
-            return fail(err, err_size, "tokenizer: token %d has an unknown token type", id);
+            return tokenizer_fail(err, err_size, "tokenizer: token %d has an unknown token type", id);
         t->token_types[id] = (uint8_t)type;
     }
     /* Inserted from the last id down: a repeated piece resolves to its highest
@@ -353,7 +352,7 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
         read_flag(f, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, err, err_size))
         return -1;
 
-    if (build_specials(t) != 0) return fail(err, err_size, "tokenizer: out of memory");
+    if (build_specials(t) != 0) return tokenizer_fail(err, err_size, "tokenizer: out of memory");
     if (t->kind == TOKENIZER_BPE && load_merges(t, &merges, err, err_size) != 0) return -1;
     return 0;
 }
@@ -388,122 +387,4 @@ const char *gguf_tokenizer_decode(const Tokenizer *t, int prev_token, int token,
     }
     *len = n;
     return piece;
-}
-
-/* ------------------------------------------------------------ encoding */
-
-typedef struct {
-    int id; /* -1: raw text */
-    size_t start, len;
-} Fragment;
-
-/* First occurrence of piece in base[0..len), or -1. */
-static long find_piece(const char *base, size_t len, const char *piece, size_t plen) {
-    for (size_t at = 0; at + plen <= len;) {
-        const char *hit = memchr(base + at, piece[0], len - plen - at + 1);
-        if (!hit) return -1;
-        if (memcmp(hit, piece, plen) == 0) return hit - base;
-        at = (size_t)(hit - base) + 1;
-    }
-    return -1;
-}
-
-/* Splits the raw fragments at every occurrence of the special tokens,
- * longest token first (llama.cpp's tokenizer_st_partition). User-defined
- * tokens always match; control and unknown ones only with parse_special. */
-static size_t partition(const Tokenizer *t, const char *text, size_t text_len, int parse_special,
-                        Fragment *frags) {
-    size_t count = 0;
-    frags[count++] = (Fragment){-1, 0, text_len};
-    for (int k = 0; k < t->special_count; k++) {
-        int id = t->special_ids[k];
-        int type = t->token_types[id];
-        if (!parse_special && type != TOKEN_TYPE_USER_DEFINED) continue;
-        const char *piece = t->pieces[id];
-        size_t plen = (size_t)t->piece_lengths[id];
-        for (size_t i = 0; i < count; i++) {
-            Fragment f = frags[i];
-            if (f.id >= 0 || f.len < plen) continue;
-            long found = find_piece(text + f.start, f.len, piece, plen);
-            if (found < 0) continue;
-            size_t pos = (size_t)found;
-            /* [left raw] [token] [right raw]: the right part is scanned next. */
-            Fragment parts[3];
-            size_t n = 0;
-            if (pos > 0) parts[n++] = (Fragment){-1, f.start, pos};
-            parts[n++] = (Fragment){id, f.start + pos, plen};
-            if (pos + plen < f.len) parts[n++] = (Fragment){-1, f.start + pos + plen, f.len - pos - plen};
-            memmove(&frags[i + n], &frags[i + 1], (count - i - 1) * sizeof(Fragment));
-            memcpy(&frags[i], parts, n * sizeof(Fragment));
-            count += n - 1;
-            i += pos > 0; /* now at the token; the loop moves to the right part */
-        }
-    }
-    return count;
-}
-
-/* SentencePiece on one raw fragment: optional dummy prefix, spaces as U+2581. */
-static int spm_fragment(const Tokenizer *t, const char *text, size_t len, int prefix, TokenOutput *out) {
-    char *escaped = malloc(3 * (len + 1));
-    if (!escaped) return -1;
-    size_t n = 0;
-    for (size_t i = 0; i < len + (size_t)prefix; i++) {
-        char ch = i < (size_t)prefix ? ' ' : text[i - (size_t)prefix];
-        if (ch == ' ') {
-            memcpy(escaped + n, "\xE2\x96\x81", 3);
-            n += 3;
-        } else {
-            escaped[n++] = ch;
-        }
-    }
-    int rc = spm_encode_fragment(t, escaped, n, out);
-    free(escaped);
-    return rc;
-}
-
-int gguf_tokenizer_encode(const Tokenizer *t, const char *text, size_t text_len, unsigned flags, int *tokens,
-                          size_t max_tokens, char *err, size_t err_size) {
-    if (text_len > MAX_TEXT_BYTES) return fail(err, err_size, "tokenizer: text too long");
-    TokenOutput out = {tokens, 0, max_tokens, 0};
-    if ((flags & TOKENIZE_ADD_BOS) && t->bos_id >= 0) token_output_push(&out, t->bos_id);
-    Fragment *frags = text_len ? malloc((2 * text_len + 1) * sizeof(Fragment)) : NULL;
-    if (text_len && !frags) return fail(err, err_size, "tokenizer: out of memory");
-    size_t count = text_len ? partition(t, text, text_len, (flags & TOKENIZE_PARSE_SPECIAL) != 0, frags) : 0;
-    int rc = 0, prev_special = 1;
-    for (size_t i = 0; i < count && rc == 0; i++) {
-        const Fragment *f = &frags[i];
-        if (f->id >= 0) {
-            token_output_push(&out, f->id);
-            prev_special = 1;
-        } else if (t->kind == TOKENIZER_SPM) {
-            rc = spm_fragment(t, text + f->start, f->len, t->add_space_prefix && prev_special, &out);
-            prev_special = 0;
-        } else {
-            rc = bpe_encode_fragment(t, text + f->start, f->len, &out);
-        }
-    }
-    free(frags);
-    if (rc != 0) return fail(err, err_size, "tokenizer: out of memory");
-    if ((flags & TOKENIZE_ADD_EOS) && t->eos_id >= 0) token_output_push(&out, t->eos_id);
-    if (out.overflow) return fail(err, err_size, "tokenizer: token buffer too small");
-    return (int)out.count;
-}
-
-int tokenizer_format_ids(const Tokenizer *t, const char *text, size_t text_len, char *out, size_t out_size,
-                         char *err, size_t err_size) {
-    size_t cap = 3 * text_len + 8;
-    int *ids = malloc(cap * sizeof(int));
-    if (!ids) return fail(err, err_size, "tokenizer: out of memory");
-    int n = tokenizer_encode_ex(t, text, text_len, 0, ids, cap, err, err_size);
-    size_t used = 0;
-    for (int i = 0; i < n; i++) {
-        int w = snprintf(out + used, out_size > used ? out_size - used : 0, " %d", ids[i]);
-        used += (size_t)w;
-    }
-    free(ids);
-    if (n < 0) return -1;
-    if (used + 2 > out_size) return fail(err, err_size, "tokenizer: output buffer too small for %d ids", n);
-    out[used++] = '\n';
-    out[used] = '\0';
-    return n;
 }

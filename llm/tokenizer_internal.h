@@ -1,6 +1,7 @@
 /* tokenizer_internal.h - shared between tokenizer.c (tokenizer.bin),
- * tokenizer_gguf.c (GGUF loading, specials, dispatch) and bpe.c (the
- * SentencePiece and byte-level BPE merge loops). Not a public interface. */
+ * tokenizer_gguf.c (GGUF loading, specials, decoding), tokenizer_gguf_encode.c
+ * (GGUF encoding) and bpe.c (the SentencePiece and byte-level BPE merge
+ * loops). Not a public interface. */
 #ifndef LLM_TOKENIZER_INTERNAL_H
 #define LLM_TOKENIZER_INTERNAL_H
 
@@ -13,6 +14,8 @@ uint32_t tokenizer_hash_bytes(uint32_t h, const char *s, size_t len);
 /* Token id of the bytes a followed by b, or -1. */
 int tokenizer_lookup_pair(const Tokenizer *t, const char *a, size_t alen, const char *b, size_t blen);
 void tokenizer_set_error(char *err, size_t err_size, const char *message);
+/* Formats the message into err (when given); returns -1. */
+int tokenizer_fail(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Where encoders append ids; `overflow` is set instead of writing past cap. */
 typedef struct {
@@ -39,7 +42,7 @@ size_t bpe_byte_encoding(unsigned b, char *out);
 /* Rank of the merge (from, to), or -1. */
 int bpe_merge_rank(const Tokenizer *t, int from, int to);
 
-/* GGUF dispatch targets (tokenizer_gguf.c). */
+/* GGUF dispatch targets (tokenizer_gguf.c, tokenizer_gguf_encode.c). */
 int gguf_tokenizer_encode(const Tokenizer *t, const char *text, size_t text_len, unsigned flags, int *tokens,
                           size_t max_tokens, char *err, size_t err_size);
 const char *gguf_tokenizer_decode(const Tokenizer *t, int prev_token, int token, size_t *len);

@@ -236,12 +236,7 @@ int main(int argc, char **argv) {
     }
     /* Natively the widest set is the fastest (under QEMU it is not: the
      * kernel measures; see kernel/session/session_simd.c). */
-    __builtin_cpu_init();
-    int best = KERNELS_SSE2;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        best = KERNELS_AVX2;
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) best = KERNELS_AVX512;
-    }
+    int best = kernels_widest_level();
     int level = strcmp(simd, "auto") == 0     ? best
                 : strcmp(simd, "sse2") == 0   ? KERNELS_SSE2
                 : strcmp(simd, "avx2") == 0   ? KERNELS_AVX2

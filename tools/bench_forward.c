@@ -116,15 +116,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s", usage);
         return 2;
     }
-    int has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    int has_avx512 = has_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    int widest = kernels_widest_level();
     if (!strcmp(kernel, "auto")) /* natively the widest set is the fastest */
-        kernels_select_level(has_avx512 ? KERNELS_AVX512 : has_avx2 ? KERNELS_AVX2 : KERNELS_SSE2);
+        kernels_select_level(widest);
     else if (!strcmp(kernel, "sse2"))
         kernels_select_level(KERNELS_SSE2);
-    else if (!strcmp(kernel, "avx2") && has_avx2)
+    else if (!strcmp(kernel, "avx2") && widest >= KERNELS_AVX2)
         kernels_select_level(KERNELS_AVX2);
-    else if (!strcmp(kernel, "avx512") && has_avx512)
+    else if (!strcmp(kernel, "avx512") && widest >= KERNELS_AVX512)
         kernels_select_level(KERNELS_AVX512);
     else if (!strcmp(kernel, "scalar"))
         kernels = &kernels_scalar;

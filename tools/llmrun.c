@@ -319,12 +319,11 @@ int main(int argc, char **argv) {
     config.topp = topp;
     config.seed = seed;
 
-    __builtin_cpu_init();
-    int have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    int have_avx512 = have_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    int widest = kernels_widest_level();
+    int have_avx2 = widest >= KERNELS_AVX2, have_avx512 = widest >= KERNELS_AVX512;
     if (use_avx2) simd = "avx2";
-    if (strcmp(simd, "avx2") == 0 && !have_avx2) die("--simd avx2: this CPU has no AVX2+FMA", NULL);
-    if (strcmp(simd, "avx512") == 0 && !have_avx512) die("--simd avx512: this CPU has no AVX-512F+BW", NULL);
+    if (strcmp(simd, "avx2") == 0 && !have_avx2) die("--simd avx2: this CPU has no AVX2+FMA+F16C", NULL);
+    if (strcmp(simd, "avx512") == 0 && !have_avx512) die("--simd avx512: this CPU has no AVX-512F+BW+VL", NULL);
     if (strcmp(simd, "scalar") == 0)
         kernels = &kernels_scalar;
     else if (strcmp(simd, "sse2") == 0)
@@ -334,7 +333,7 @@ int main(int argc, char **argv) {
     else if (strcmp(simd, "avx512") == 0)
         kernels_select_level(KERNELS_AVX512);
     else if (strcmp(simd, "auto") == 0) /* natively the widest set is the fastest */
-        kernels_select_level(have_avx512 ? KERNELS_AVX512 : have_avx2 ? KERNELS_AVX2 : KERNELS_SSE2);
+        kernels_select_level(widest);
     else
         die("--simd takes auto, scalar, sse2, avx2 or avx512", NULL);
 

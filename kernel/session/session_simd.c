@@ -18,13 +18,14 @@ void session_simd_apply(struct session *s, enum session_simd simd) {
     if (simd == SESSION_SIMD_SCALAR) kernels = &kernels_scalar;
 }
 
-/* The flags cpu_init published: cleared unless XCR0 has the state they need. */
+/* From the flags cpu_init published (cleared unless XCR0 has the state they
+ * need), with the same rule as every host tool: kernels_widest_level(). */
 int session_avx2_usable(void) {
-    return cpu_features()->avx2 && cpu_features()->fma;
+    return kernels_widest_level() >= KERNELS_AVX2;
 }
 
 int session_avx512_usable(void) {
-    return session_avx2_usable() && cpu_features()->avx512f && cpu_features()->avx512bw;
+    return kernels_widest_level() >= KERNELS_AVX512;
 }
 
 /* Times one matmul with a kernel set (best of three, in ns). Under QEMU's

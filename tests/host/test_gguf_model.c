@@ -9,11 +9,19 @@
 
 #include "llm/ggml_simd_internal.h"
 #include "llm/ggml_types.h"
+#include "llm/cpu_features.h"
 #include "llm/gguf.h"
 #include "llm/kernels.h"
 #include "llm/transformer.h"
 #include "llm/transformer_gguf.h"
 #include "tests/host/llm_test_util.h"
+
+/* The widest kernel level whose GGUF paths run on this CPU: their AVX-512
+ * code also needs VNNI. */
+static int gguf_top_level(void) {
+    int top = kernels_widest_level();
+    return top == KERNELS_AVX512 && !cpu_features()->avx512vnni ? KERNELS_AVX2 : top;
+}
 
 static const char *models_dir;
 static int tokens[64];
@@ -194,10 +202,7 @@ static void test_simd_dots(void) {
     static BlockQ8A xa[N / 32];
     static BlockQ8K xk[N / 256];
     uint64_t state = 88172645463325252ull;
-    int has_avx2 =
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-    int has_avx512 = has_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                     __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    int has_avx2 = gguf_top_level() >= KERNELS_AVX2, has_avx512 = gguf_top_level() >= KERNELS_AVX512;
     static const char *const variant_names[] = {"SSE2", "AVX2", "AVX512"};
     if (!has_avx2) check_skipped("AVX2 variant matmuls", "this CPU has no AVX2+FMA+F16C");
     if (!has_avx512) check_skipped("AVX512 variant matmuls", "this CPU has no AVX-512 VNNI");
@@ -299,9 +304,7 @@ static void test_act_quantizers(void) {
     static float x[N];
     static BlockQ8A want_a[N / QK32], got_a[N / QK32];
     static BlockQ8K want_k[N / QK_K], got_k[N / QK_K];
-    int top = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? KERNELS_SSE2
-              : ggml_avx512_usable()                                             ? KERNELS_AVX512
-                                                                                 : KERNELS_AVX2;
+    int top = gguf_top_level();
     if (top < KERNELS_AVX512) printf("note: no AVX-512 VNNI here, only the scalar quantisers are compared\n");
     for (int level = KERNELS_SSE2; level <= top; level++) {
         kernels_select_level(level);
@@ -349,9 +352,7 @@ static void test_prefill_matches_forward(void) {
                                         "gguf-tests/synthA-F32.gguf",    "gguf-arch/qwen2-Q8_0.gguf",
                                         "gguf-arch/qwen3-tied-Q4_K.gguf"};
     enum { PROMPT = 2 * GGUF_PREFILL_BATCH + 5 };
-    int top = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? KERNELS_SSE2
-              : ggml_avx512_usable()                                             ? KERNELS_AVX512
-                                                                                 : KERNELS_AVX2;
+    int top = gguf_top_level();
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
         size_t size;
         void *data = read_file_in(models_dir, files[f], &size);
@@ -406,12 +407,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof synth_types / sizeof *synth_types; i++)
         check_model("gguf-tests", "synthA", synth_types[i]);
     /* The fast path again with the AVX2 and AVX-512 kernel sets for the SIMD types. */
-    for (int level = KERNELS_AVX2; level <= KERNELS_AVX512; level++) {
-        if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) break;
-        if (level == KERNELS_AVX512 &&
-            !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")))
-            break;
+    for (int level = KERNELS_AVX2; level <= gguf_top_level(); level++) {
         static const char *const simd_types[] = {"F16",  "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0",   "Q5_1",
                                                  "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "Q5_K_M"};
         kernels_select_level(level);

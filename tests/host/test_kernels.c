@@ -287,23 +287,23 @@ int main(void) {
     test_batch(&kernels_scalar);
     test_batch(&kernels_sse2);
     test_q8q(&kernels_sse2);
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    int widest = kernels_widest_level();
+    if (widest >= KERNELS_AVX2) {
         test_variant(&kernels_avx2);
         test_attend(&kernels_avx2);
         test_exp(&kernels_avx2);
         test_batch(&kernels_avx2);
         test_q8q(&kernels_avx2);
     } else
-        check_skipped("avx2 variant", "this CPU has no AVX2+FMA");
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        check_skipped("avx2 variant", "this CPU has no AVX2+FMA+F16C");
+    if (widest >= KERNELS_AVX512) {
         test_variant(&kernels_avx512);
         test_attend(&kernels_avx512);
         test_exp(&kernels_avx512);
         test_batch(&kernels_avx512);
         test_q8q(&kernels_avx512);
     } else
-        check_skipped("avx512 variant", "this CPU has no AVX-512F+BW");
+        check_skipped("avx512 variant", "this CPU has no AVX-512F+BW+VL");
 
     kernels_select(0);
     check(kernels == &kernels_sse2, "kernels_select(0) picks sse2", "wrong set");

@@ -175,8 +175,7 @@ int main(void) {
     test_split();
     test_random_models(dir);
     test_gguf_models();
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    if (kernels_widest_level() >= KERNELS_AVX2) {
         kernels_select(1);
         size_t size;
         void *data = generate_model(dir, "avx.bin", "--shape tiny --version 1 --seed 5", &size);

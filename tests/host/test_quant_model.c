@@ -77,7 +77,7 @@ static void test_quantize_at_load(void) {
     int rc = transformer_quantize(&q, 32, err, sizeof(err));
     check(rc == 0 && transformer_is_quantized(&q) && q.matmul_path == MATMUL_Q8_INT,
           "quantize small model GS 32", "%s", err);
-    int has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    int has_avx2 = kernels_widest_level() >= KERNELS_AVX2;
     for (int variant = 0; rc == 0 && variant < 3; variant++) {
         if (variant == 2 && !has_avx2) break;
         kernels = variant == 0 ? &kernels_scalar : variant == 1 ? &kernels_sse2 : &kernels_avx2;

@@ -103,7 +103,7 @@ static void test_stories260k(void) {
               transformer_forward(&t0, -1, 0) == NULL,
           "forward rejects out-of-range token/pos", "returned logits");
 
-    int has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    int has_avx2 = kernels_widest_level() >= KERNELS_AVX2;
     for (int variant = 0; variant < 3; variant++) {
         if (variant == 2 && !has_avx2) break;
         kernels = variant == 0 ? &kernels_scalar : variant == 1 ? &kernels_sse2 : &kernels_avx2;
@@ -234,7 +234,7 @@ static void compare_with_python(const char *label, const char *model_path, const
     }
     int vocab = t.config.vocab_size;
     float *want = python_logits(model_path, tokens, n_tokens, vocab);
-    int has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    int has_avx2 = kernels_widest_level() >= KERNELS_AVX2;
     for (int variant = 0; want && variant < 3; variant++) {
         if (variant == 2 && !has_avx2) break;
         kernels = variant == 0 ? &kernels_scalar : variant == 1 ? &kernels_sse2 : &kernels_avx2;
@@ -368,7 +368,7 @@ static void test_prefill_model(const char *label, const void *data, size_t size,
     int n = a.config.seq_len < 40 ? a.config.seq_len : 40;
     int toks[40];
     for (int i = 0; i < n; i++) toks[i] = tokens[i] % a.config.vocab_size;
-    int has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    int has_avx2 = kernels_widest_level() >= KERNELS_AVX2;
     for (int variant = 0; variant < 3; variant++) {
         if (variant == 2 && !has_avx2) break;
         kernels = variant == 0 ? &kernels_scalar : variant == 1 ? &kernels_sse2 : &kernels_avx2;

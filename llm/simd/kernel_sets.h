@@ -1,0 +1,29 @@
+/* kernel_sets.h - every kernel of every instruction set, for the KernelSet
+ * tables in llm/kernels.c (callers go through a KernelSet, never these).
+ * One file per family and set: f32_<set>.c (matmuls, dot, axpy), int8_<set>.c
+ * (int8 matmuls), vec_<set>.c (rmsnorm, softmax, swiglu, add) and
+ * attention_<set>.c; scalar is the reference. AVX-512 widens only the
+ * memory-bound matmuls and attention; its other kernels are the AVX2 ones. */
+#ifndef LLM_SIMD_KERNEL_SETS_H
+#define LLM_SIMD_KERNEL_SETS_H
+
+#include "llm/kernels.h"
+
+matmul_fn kernels_matmul_scalar, kernels_matmul_sse2, kernels_matmul_avx2, kernels_matmul_avx512;
+matmul_batch_fn kernels_matmul_batch_scalar, kernels_matmul_batch_sse2, kernels_matmul_batch_avx2,
+    kernels_matmul_batch_avx512;
+dot_fn kernels_dot_scalar, kernels_dot_sse2, kernels_dot_avx2;
+axpy_fn kernels_axpy_scalar, kernels_axpy_sse2, kernels_axpy_avx2;
+
+matmul_q8_fn kernels_matmul_q8_scalar, kernels_matmul_q8_sse2, kernels_matmul_q8_avx2;
+matmul_q8q_fn kernels_matmul_q8q_scalar, kernels_matmul_q8q_sse2, kernels_matmul_q8q_avx2,
+    kernels_matmul_q8q_avx512;
+
+rmsnorm_fn kernels_rmsnorm_scalar, kernels_rmsnorm_sse2, kernels_rmsnorm_avx2;
+softmax_fn kernels_softmax_scalar, kernels_softmax_sse2, kernels_softmax_avx2;
+swiglu_fn kernels_swiglu_scalar, kernels_swiglu_sse2, kernels_swiglu_avx2;
+add_fn kernels_add_scalar, kernels_add_sse2, kernels_add_avx2;
+
+attend_fn kernels_attend_scalar, kernels_attend_sse2, kernels_attend_avx2, kernels_attend_avx512;
+
+#endif
