@@ -88,10 +88,14 @@ $(BUILD)/ramdisk.tar: $(RAMDISK_FILES) $(RAMDISK_STAMP) tools/mkramdisk.sh
 	sh tools/mkramdisk.sh $@ $(RAMDISK_FILES)
 
 $(BUILD)/boot.cfg: $(RAMDISK_STAMP)
-	printf 'ramdisk=ramdisk.tar\nmodel=%s\ntokenizer=%s\n' $(notdir $(MODEL)) $(notdir $(TOKENIZER)) > $@
+	printf 'model=%s\ntokenizer=%s\n' $(notdir $(MODEL)) $(notdir $(TOKENIZER)) > $@
 
+# The ramdisk goes into a GPT partition of its own (no FAT32 4 GiB limit);
+# RAMDISK_ON_ESP=1 puts it on the EFI System Partition as ramdisk.tar instead.
+RAMDISK_ON_ESP ?=
+MKIMAGE_FLAGS := $(if $(RAMDISK_ON_ESP),,--ramdisk-partition)
 $(BUILD)/disk.img: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg tools/mkimage.sh
-	sh tools/mkimage.sh $@ $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg
+	sh tools/mkimage.sh $(MKIMAGE_FLAGS) $@ $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg
 
 .PHONY: all image run run-gui
 all: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg

@@ -49,7 +49,10 @@ static void read_kernel(EFI_FILE_HANDLE root, struct kernel_image *kernel, struc
     info->kernel_file_size = file.size;
 }
 
-static void read_ramdisk(EFI_FILE_HANDLE root, const struct boot_config *cfg, struct boot_info *info) {
+/* A ramdisk partition on the boot disk wins; else the file boot.cfg names. */
+static void read_ramdisk(EFI_HANDLE image, EFI_FILE_HANDLE root, const struct boot_config *cfg,
+                         struct boot_info *info) {
+    if (ramdisk_partition_read(image, info)) return;
     CHAR16 path[BOOT_CFG_NAME_MAX + 2];
     volume_path(cfg->ramdisk, path, sizeof(path) / sizeof(path[0]));
     struct loaded_file file;
@@ -121,7 +124,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *system_table) {
     read_config(root, &cfg, info);
     struct kernel_image kernel;
     read_kernel(root, &kernel, info);
-    read_ramdisk(root, &cfg, info);
+    read_ramdisk(image, root, &cfg, info);
     root->Close(root);
 
     framebuffer_query(&info->fb);

@@ -57,6 +57,13 @@ EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded
 /* AllocatePages(AnyPages, EfiLoaderData) or fatal(what). */
 uint64_t pages_alloc(uint64_t pages, const char *what);
 
+/* ---- ramdisk_partition.c: the ramdisk in its own GPT partition */
+/* Looks on the boot disk for a partition of the ramdisk type (layout in
+ * tools/mkimage.sh) and reads its tar into info. Returns false when there is
+ * none (use the FAT file); true when there is one, even if unusable (then
+ * reported, and info keeps no ramdisk). */
+bool ramdisk_partition_read(EFI_HANDLE image, struct boot_info *info);
+
 /* ---- config.c: boot.cfg */
 #define BOOT_CFG_NAME_MAX 128
 struct boot_config {
