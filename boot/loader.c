@@ -72,7 +72,9 @@ static void read_ramdisk(EFI_HANDLE image, EFI_FILE_HANDLE root, const struct bo
 
 /* Everything the kernel may touch before it has its own tables. */
 static uint64_t mapped_limit(const struct boot_info *info) {
-    uint64_t limit = memory_map_highest_address();
+    struct ram_summary ram;
+    memory_map_summary(&ram);
+    uint64_t limit = ram.highest;
     uint64_t fb_end = info->fb.base + info->fb.size;
     if (fb_end > limit) limit = fb_end;
     if (limit < MIN_MAPPED) limit = MIN_MAPPED;

@@ -102,8 +102,13 @@ struct efi_memory_map {
     UINTN desc_size;
     UINT32 desc_version;
 };
-/* Highest physical address (exclusive) in the current memory map. */
-uint64_t memory_map_highest_address(void);
+struct ram_summary {
+    uint64_t highest;      /* highest physical address (exclusive) in the map */
+    uint64_t free_bytes;   /* EfiConventionalMemory, all regions */
+    uint64_t largest_free; /* the biggest single free region */
+};
+/* The current memory map, summed up. */
+void memory_map_summary(struct ram_summary *out);
 /* Allocates a map buffer with slack; must be the last allocation. */
 void memory_map_prepare(struct efi_memory_map *map);
 /* Exits boot services using the given prepared map (fatal on failure). */
