@@ -5,6 +5,7 @@
 #   make run        boot build/disk.img in QEMU, serial console on this terminal
 #   make host       build/host/llmrun and the host unit tests
 #   make test       host unit tests + the QEMU harness
+#   make test-big   the slow QEMU cases (a ramdisk over 4 GiB)
 #   make deps       install the Debian packages everything needs
 #   make fuzz       run every libFuzzer harness (tests/fuzz) for FUZZ_SECONDS
 
@@ -151,6 +152,11 @@ qemu-test: all $(TOOLS)
 	python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF)
 
 test: host-test fuzz-replay qemu-test
+
+# Cases too slow for make test (a 4.5 GiB ramdisk read under TCG).
+.PHONY: test-big
+test-big: all $(TOOLS)
+	LLMK_BIG_TESTS=1 python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF) -k big
 
 deps:
 	sh tools/install-deps.sh
