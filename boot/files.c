@@ -68,6 +68,8 @@ EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded
     uint64_t addr = pages_alloc(PAGES_FOR(size), name);
 
     uint64_t done = 0;
+    struct read_progress progress;
+    read_progress_start(&progress, name, size);
     while (done < size) {
         UINTN chunk = (size - done) < READ_CHUNK ? (UINTN)(size - done) : (UINTN)READ_CHUNK;
         status = file->Read(file, &chunk, (void *)(addr + done));
@@ -75,6 +77,7 @@ EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded
             fatal("read error in %s at byte %lu (status 0x%lx)", name, done, (uint64_t)status);
         if (chunk == 0) fatal("%s is shorter than its directory entry (%lu of %lu bytes)", name, done, size);
         done += chunk;
+        read_progress_update(&progress, done);
     }
     /* Zero the tail of the last page so nothing stale follows the file. */
     mem_zero((void *)(addr + size), PAGES_FOR(size) * LOADER_PAGE_SIZE - size);

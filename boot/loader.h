@@ -41,6 +41,15 @@ uint64_t tsc_read(void);
 uint64_t tsc_calibrate(void);
 uint64_t tsc_to_ms(uint64_t ticks);
 void mem_zero(void *dst, uint64_t n);
+/* Progress of a long read: once it has taken PROGRESS_EVERY_MS, a line
+ * "loader: reading WHAT: N% (done of total MiB, MB/s, s left)" that often. */
+#define PROGRESS_EVERY_MS 2000
+struct read_progress {
+    const char *what;
+    uint64_t total, start_tsc, last_report_ms;
+};
+void read_progress_start(struct read_progress *p, const char *what, uint64_t total);
+void read_progress_update(struct read_progress *p, uint64_t done);
 void mem_copy(void *dst, const void *src, uint64_t n);
 
 /* ---- files.c: the loader's own volume */

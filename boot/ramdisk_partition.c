@@ -12,7 +12,6 @@
 #define HEADER_BYTES 4096ULL
 #define HEADER_VERSION 1
 #define READ_CHUNK (64ULL << 20) /* bytes per ReadBlocks call */
-#define PROGRESS_EVERY_MS 2000
 #define GPT_ENTRIES_MAX_BYTES (1ULL << 20)
 #define MEDIA_HARDDRIVE_TYPE 4 /* MEDIA_DEVICE_PATH */
 #define MEDIA_HARDDRIVE_SUBTYPE 1
@@ -141,14 +140,6 @@ static bool find_ramdisk_partition(const struct disk *disk, struct gpt_entry *fo
     return have;
 }
 
-/* A read that takes a while says how far it is, on the screen and COM1. */
-static void report_progress(uint64_t done, uint64_t total, uint64_t elapsed_ms) {
-    uint64_t rate = done / elapsed_ms / 1000; /* MB/s */
-    uint64_t left_s = rate ? (total - done) / 1000000 / rate : 0;
-    log_printf("loader: reading the ramdisk: %lu%% (%lu of %lu MiB, %lu MB/s, %lu s left)\n", done * 100 / total,
-               done >> 20, total >> 20, rate, left_s);
-}
-
 /* Reads the tar the header describes into fresh pages; false on any
  * problem (already reported). */
 static bool read_tar(const struct disk *disk, const struct gpt_entry *part, struct boot_info *info) {
@@ -188,7 +179,9 @@ static bool read_tar(const struct disk *disk, const struct gpt_entry *part, stru
         return false;
     }
     uint64_t lba = part->first_lba + header.tar_offset / disk->block_size;
-    uint64_t start = tsc_read(), last_report_ms = 0;
+    uint64_t start = tsc_read();
+    struct read_progress progress;
+    read_progress_start(&progress, "the ramdisk", bytes);
     for (uint64_t done = 0; done < bytes;) {
         uint64_t chunk = bytes - done < READ_CHUNK ? bytes - done : READ_CHUNK;
         if (!disk_read(disk, lba + done / disk->block_size, chunk, (void *)(addr + done))) {
@@ -197,11 +190,7 @@ static bool read_tar(const struct disk *disk, const struct gpt_entry *part, stru
             return false;
         }
         done += chunk;
-        uint64_t elapsed_ms = tsc_to_ms(tsc_read() - start);
-        if (done < bytes && elapsed_ms >= last_report_ms + PROGRESS_EVERY_MS) {
-            report_progress(done, bytes, elapsed_ms);
-            last_report_ms = elapsed_ms;
-        }
+        read_progress_update(&progress, done);
     }
     uint64_t ms = tsc_to_ms(tsc_read() - start);
     /* Nothing stale after the tar, up to the end of its last page. */
