@@ -26,7 +26,7 @@ static void volume_path(const char *name, CHAR16 *out, unsigned cap) {
 static void read_config(EFI_FILE_HANDLE root, struct boot_config *cfg, struct boot_info *info) {
     config_defaults(cfg);
     struct loaded_file file;
-    if (file_read_all(root, L"\\boot.cfg", &file) == EFI_NOT_FOUND || file.size == 0) return;
+    if (file_read_all(root, L"\\boot.cfg", &file, false) == EFI_NOT_FOUND || file.size == 0) return;
     uint64_t len = file.size;
     if (len > BOOT_CFG_MAX) {
         log_printf("loader: warning: boot.cfg is %lu bytes, only the first %lu are read\n", len,
@@ -39,7 +39,7 @@ static void read_config(EFI_FILE_HANDLE root, struct boot_config *cfg, struct bo
 
 static void read_kernel(EFI_FILE_HANDLE root, struct kernel_image *kernel, struct boot_info *info) {
     struct loaded_file file;
-    if (file_read_all(root, L"\\kernel.elf", &file) == EFI_NOT_FOUND)
+    if (file_read_all(root, L"\\kernel.elf", &file, false) == EFI_NOT_FOUND)
         fatal("\\kernel.elf not found on the boot volume");
     if (file.size == 0) fatal("\\kernel.elf is empty");
     elf_load((const uint8_t *)file.addr, file.size, kernel);
@@ -57,7 +57,12 @@ static void read_ramdisk(EFI_HANDLE image, EFI_FILE_HANDLE root, const struct bo
     volume_path(cfg->ramdisk, path, sizeof(path) / sizeof(path[0]));
     struct loaded_file file;
     uint64_t start = tsc_read();
-    if (file_read_all(root, path, &file) == EFI_NOT_FOUND) {
+    EFI_STATUS status = file_read_all(root, path, &file, true);
+    if (status == EFI_OUT_OF_RESOURCES) {
+        log_printf("loader: booting without a ramdisk\n");
+        return;
+    }
+    if (status == EFI_NOT_FOUND) {
         if (cfg->ramdisk_explicit)
             fatal("ramdisk \\%s (named in boot.cfg) not found on the boot volume", cfg->ramdisk);
         log_printf("loader: warning: no \\%s, booting without a ramdisk\n", cfg->ramdisk);

@@ -60,11 +60,15 @@ struct loaded_file {
 /* Opens the root directory of the volume the loader was started from. */
 EFI_FILE_HANDLE volume_open_root(EFI_HANDLE image);
 /* Reads a whole file (path like L"\\kernel.elf") into freshly allocated
- * EfiLoaderData pages. Returns EFI_NOT_FOUND when the file is absent;
+ * EfiLoaderData pages. Returns EFI_NOT_FOUND when the file is absent, and
+ * with may_not_fit EFI_OUT_OF_RESOURCES when RAM is too small (reported);
  * other errors are fatal. An empty file yields addr 0, size 0. */
-EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded_file *out);
+EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded_file *out, bool may_not_fit);
 /* AllocatePages(AnyPages, EfiLoaderData) or fatal(what). */
 uint64_t pages_alloc(uint64_t pages, const char *what);
+/* The same for `bytes`, but when RAM is short it says so plainly (needed,
+ * free, largest free block) and returns false. */
+bool pages_alloc_or_report(uint64_t bytes, const char *what, uint64_t *addr);
 
 /* ---- ramdisk_partition.c: the ramdisk in its own GPT partition */
 /* Looks on the boot disk for a partition of the ramdisk type (layout in

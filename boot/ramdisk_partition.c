@@ -169,15 +169,8 @@ static bool read_tar(const struct disk *disk, const struct gpt_entry *part, stru
     if (header.tar_bytes == 0) return false;
 
     uint64_t bytes = round_up(header.tar_bytes, disk->block_size);
-    EFI_PHYSICAL_ADDRESS addr = 0;
-    if (EFI_ERROR(loader_bs->AllocatePages(AllocateAnyPages, EfiLoaderData, PAGES_FOR(bytes), &addr))) {
-        struct ram_summary ram;
-        memory_map_summary(&ram);
-        log_printf("loader: not enough RAM for the ramdisk: it needs %lu MiB in one piece; free RAM is "
-                   "%lu MiB, the largest free block %lu MiB\n",
-                   bytes >> 20, ram.free_bytes >> 20, ram.largest_free >> 20);
-        return false;
-    }
+    uint64_t addr = 0;
+    if (!pages_alloc_or_report(bytes, "the ramdisk", &addr)) return false;
     uint64_t lba = part->first_lba + header.tar_offset / disk->block_size;
     uint64_t start = tsc_read();
     struct read_progress progress;

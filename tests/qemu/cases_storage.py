@@ -86,17 +86,20 @@ def test_ramdisk_partition_too_small_for_its_tar(ctx):
 
 
 def test_ramdisk_bigger_than_ram(ctx):
+    """Both layouts: the loader names the figures and the shell runs without models."""
     pad = sparse_file(ctx, "pad-400M.bin", 400 << 20)
-    img = partition_image(ctx, "bigger-than-ram", [pad])
-    with boot_to_prompt(ctx, image=img, memory="256M") as vm:
-        log = vm.text()
-        m = re.search(r"loader: not enough RAM for the ramdisk: it needs (\d+) MiB in one piece; "
-                      r"free RAM is (\d+) MiB, the largest free block (\d+) MiB", log)
-        assert m, f"no plain message about RAM: {log[-1500:]!r}"
-        assert int(m.group(1)) >= 400 and int(m.group(2)) < 256, f"figures: {m.group(0)!r}"
-        assert "booting without a ramdisk" in log
-        out = vm.command("/ls")
-        assert "stories260K.bin" not in out, f"/ls lists files of an unread ramdisk: {out!r}"
+    for in_partition in (True, False):
+        img = ctx.image(f"bigger-than-ram-{in_partition}", small_files(ctx) + [pad], CFG,
+                        ramdisk_partition=in_partition)
+        with boot_to_prompt(ctx, image=img, memory="256M") as vm:
+            log = vm.text()
+            m = re.search(r"loader: not enough RAM for (the ramdisk|\\ramdisk\.tar): it needs (\d+) MiB in one "
+                          r"piece; free RAM is (\d+) MiB, the largest free block (\d+) MiB", log)
+            assert m, f"no plain message about RAM (partition {in_partition}): {log[-1500:]!r}"
+            assert int(m.group(2)) >= 400 and int(m.group(3)) < 256, f"figures: {m.group(0)!r}"
+            assert "booting without a ramdisk" in log
+            out = vm.command("/ls")
+            assert "stories260K.bin" not in out, f"/ls lists files of an unread ramdisk: {out!r}"
 
 
 def test_mkimage_refuses_file_fat32_cannot_hold(ctx):
