@@ -156,7 +156,7 @@ test: host-test fuzz-replay qemu-test
 # Cases too slow for make test (a 4.5 GiB ramdisk read under TCG).
 .PHONY: test-big
 test-big: all $(TOOLS)
-	LLMK_BIG_TESTS=1 python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF) -k big
+	LLMK_BIG_TESTS=1 python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF) -k test_big_
 
 deps:
 	sh tools/install-deps.sh
