@@ -5,6 +5,7 @@
 #   make run        boot build/disk.img in QEMU, serial console on this terminal
 #   make host       build/host/llmrun and the host unit tests
 #   make test       host unit tests + the QEMU harness
+#   make test-big   the slow QEMU cases (a ramdisk over 4 GiB)
 #   make deps       install the Debian packages everything needs
 #   make fuzz       run every libFuzzer harness (tests/fuzz) for FUZZ_SECONDS
 
@@ -97,10 +98,14 @@ $(BUILD)/ramdisk.tar: $(RAMDISK_FILES) $(RAMDISK_STAMP) tools/mkramdisk.sh
 	sh tools/mkramdisk.sh $@ $(RAMDISK_FILES)
 
 $(BUILD)/boot.cfg: $(RAMDISK_STAMP)
-	printf 'ramdisk=ramdisk.tar\nmodel=%s\ntokenizer=%s\n' $(notdir $(MODEL)) $(notdir $(TOKENIZER)) > $@
+	printf 'model=%s\ntokenizer=%s\n' $(notdir $(MODEL)) $(notdir $(TOKENIZER)) > $@
 
+# The ramdisk goes into a GPT partition of its own (no FAT32 4 GiB limit);
+# RAMDISK_ON_ESP=1 puts it on the EFI System Partition as ramdisk.tar instead.
+RAMDISK_ON_ESP ?=
+MKIMAGE_FLAGS := $(if $(RAMDISK_ON_ESP),,--ramdisk-partition)
 $(BUILD)/disk.img: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg tools/mkimage.sh
-	sh tools/mkimage.sh $@ $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg
+	sh tools/mkimage.sh $(MKIMAGE_FLAGS) $@ $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg
 
 .PHONY: all image run run-gui
 all: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg
@@ -171,6 +176,11 @@ test:
 	@status=0; TEST_SUMMARY_DIR=$(abspath $(TEST_SUMMARIES)) $(MAKE) --no-print-directory -k \
 	    host-unit-test python-test fuzz-replay qemu-test || status=$$?; \
 	python3 tests/test_summary.py $(TEST_SUMMARIES) host python fuzz qemu --make-status $$status
+
+# Cases too slow for make test (a 4.5 GiB ramdisk read under TCG).
+.PHONY: test-big
+test-big: all $(TOOLS)
+	LLMK_BIG_TESTS=1 python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF) -k test_big_
 
 deps:
 	sh tools/install-deps.sh

@@ -265,3 +265,20 @@ void mem_zero(void *dst, uint64_t n) {
 void mem_copy(void *dst, const void *src, uint64_t n) {
     __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
 }
+
+void read_progress_start(struct read_progress *p, const char *what, uint64_t total) {
+    p->what = what;
+    p->total = total;
+    p->start_tsc = tsc_read();
+    p->last_report_ms = 0;
+}
+
+void read_progress_update(struct read_progress *p, uint64_t done) {
+    uint64_t elapsed_ms = tsc_to_ms(tsc_read() - p->start_tsc);
+    if (done >= p->total || elapsed_ms < p->last_report_ms + PROGRESS_EVERY_MS) return;
+    p->last_report_ms = elapsed_ms;
+    uint64_t rate = done / elapsed_ms / 1000; /* MB/s */
+    uint64_t left_s = rate ? (p->total - done) / 1000000 / rate : 0;
+    log_printf("loader: reading %s: %lu%% (%lu of %lu MiB, %lu MB/s, %lu s left)\n", p->what,
+               done * 100 / p->total, done >> 20, p->total >> 20, rate, left_s);
+}

@@ -13,6 +13,20 @@ uint64_t pages_alloc(uint64_t pages, const char *what) {
     return addr;
 }
 
+bool pages_alloc_or_report(uint64_t bytes, const char *what, uint64_t *addr) {
+    EFI_PHYSICAL_ADDRESS found = 0;
+    if (!EFI_ERROR(loader_bs->AllocatePages(AllocateAnyPages, EfiLoaderData, PAGES_FOR(bytes), &found))) {
+        *addr = found;
+        return true;
+    }
+    struct ram_summary ram;
+    memory_map_summary(&ram);
+    log_printf("loader: not enough RAM for %s: it needs %lu MiB in one piece; free RAM is %lu MiB, the largest "
+               "free block %lu MiB\n",
+               what, bytes >> 20, ram.free_bytes >> 20, ram.largest_free >> 20);
+    return false;
+}
+
 EFI_FILE_HANDLE volume_open_root(EFI_HANDLE image) {
     EFI_GUID loaded_image_guid = EFI_LOADED_IMAGE_PROTOCOL_GUID;
     EFI_GUID fs_guid = EFI_SIMPLE_FILE_SYSTEM_PROTOCOL_GUID;
@@ -49,7 +63,7 @@ static uint64_t file_size(EFI_FILE_HANDLE file, const char *name) {
     return info->FileSize;
 }
 
-EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded_file *out) {
+EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded_file *out, bool may_not_fit) {
     char name[128];
     path_to_ascii(path, name, sizeof(name));
     out->addr = 0;
@@ -65,9 +79,17 @@ EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded
         file->Close(file);
         return EFI_SUCCESS;
     }
-    uint64_t addr = pages_alloc(PAGES_FOR(size), name);
+    uint64_t addr = 0;
+    if (!may_not_fit) {
+        addr = pages_alloc(PAGES_FOR(size), name);
+    } else if (!pages_alloc_or_report(size, name, &addr)) {
+        file->Close(file);
+        return EFI_OUT_OF_RESOURCES;
+    }
 
     uint64_t done = 0;
+    struct read_progress progress;
+    read_progress_start(&progress, name, size);
     while (done < size) {
         UINTN chunk = (size - done) < READ_CHUNK ? (UINTN)(size - done) : (UINTN)READ_CHUNK;
         status = file->Read(file, &chunk, (void *)(addr + done));
@@ -75,6 +97,7 @@ EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded
             fatal("read error in %s at byte %lu (status 0x%lx)", name, done, (uint64_t)status);
         if (chunk == 0) fatal("%s is shorter than its directory entry (%lu of %lu bytes)", name, done, size);
         done += chunk;
+        read_progress_update(&progress, done);
     }
     /* Zero the tail of the last page so nothing stale follows the file. */
     mem_zero((void *)(addr + size), PAGES_FOR(size) * LOADER_PAGE_SIZE - size);

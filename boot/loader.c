@@ -26,7 +26,7 @@ static void volume_path(const char *name, CHAR16 *out, unsigned cap) {
 static void read_config(EFI_FILE_HANDLE root, struct boot_config *cfg, struct boot_info *info) {
     config_defaults(cfg);
     struct loaded_file file;
-    if (file_read_all(root, L"\\boot.cfg", &file) == EFI_NOT_FOUND || file.size == 0) return;
+    if (file_read_all(root, L"\\boot.cfg", &file, false) == EFI_NOT_FOUND || file.size == 0) return;
     uint64_t len = file.size;
     if (len > BOOT_CFG_MAX) {
         log_printf("loader: warning: boot.cfg is %lu bytes, only the first %lu are read\n", len,
@@ -39,7 +39,7 @@ static void read_config(EFI_FILE_HANDLE root, struct boot_config *cfg, struct bo
 
 static void read_kernel(EFI_FILE_HANDLE root, struct kernel_image *kernel, struct boot_info *info) {
     struct loaded_file file;
-    if (file_read_all(root, L"\\kernel.elf", &file) == EFI_NOT_FOUND)
+    if (file_read_all(root, L"\\kernel.elf", &file, false) == EFI_NOT_FOUND)
         fatal("\\kernel.elf not found on the boot volume");
     if (file.size == 0) fatal("\\kernel.elf is empty");
     elf_load((const uint8_t *)file.addr, file.size, kernel);
@@ -49,12 +49,20 @@ static void read_kernel(EFI_FILE_HANDLE root, struct kernel_image *kernel, struc
     info->kernel_file_size = file.size;
 }
 
-static void read_ramdisk(EFI_FILE_HANDLE root, const struct boot_config *cfg, struct boot_info *info) {
+/* A ramdisk partition on the boot disk wins; else the file boot.cfg names. */
+static void read_ramdisk(EFI_HANDLE image, EFI_FILE_HANDLE root, const struct boot_config *cfg,
+                         struct boot_info *info) {
+    if (ramdisk_partition_read(image, info)) return;
     CHAR16 path[BOOT_CFG_NAME_MAX + 2];
     volume_path(cfg->ramdisk, path, sizeof(path) / sizeof(path[0]));
     struct loaded_file file;
     uint64_t start = tsc_read();
-    if (file_read_all(root, path, &file) == EFI_NOT_FOUND) {
+    EFI_STATUS status = file_read_all(root, path, &file, true);
+    if (status == EFI_OUT_OF_RESOURCES) {
+        log_printf("loader: booting without a ramdisk\n");
+        return;
+    }
+    if (status == EFI_NOT_FOUND) {
         if (cfg->ramdisk_explicit)
             fatal("ramdisk \\%s (named in boot.cfg) not found on the boot volume", cfg->ramdisk);
         log_printf("loader: warning: no \\%s, booting without a ramdisk\n", cfg->ramdisk);
@@ -69,7 +77,9 @@ static void read_ramdisk(EFI_FILE_HANDLE root, const struct boot_config *cfg, st
 
 /* Everything the kernel may touch before it has its own tables. */
 static uint64_t mapped_limit(const struct boot_info *info) {
-    uint64_t limit = memory_map_highest_address();
+    struct ram_summary ram;
+    memory_map_summary(&ram);
+    uint64_t limit = ram.highest;
     uint64_t fb_end = info->fb.base + info->fb.size;
     if (fb_end > limit) limit = fb_end;
     if (limit < MIN_MAPPED) limit = MIN_MAPPED;
@@ -121,7 +131,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *system_table) {
     read_config(root, &cfg, info);
     struct kernel_image kernel;
     read_kernel(root, &kernel, info);
-    read_ramdisk(root, &cfg, info);
+    read_ramdisk(image, root, &cfg, info);
     root->Close(root);
 
     framebuffer_query(&info->fb);

@@ -41,6 +41,15 @@ uint64_t tsc_read(void);
 uint64_t tsc_calibrate(void);
 uint64_t tsc_to_ms(uint64_t ticks);
 void mem_zero(void *dst, uint64_t n);
+/* Progress of a long read: once it has taken PROGRESS_EVERY_MS, a line
+ * "loader: reading WHAT: N% (done of total MiB, MB/s, s left)" that often. */
+#define PROGRESS_EVERY_MS 2000
+struct read_progress {
+    const char *what;
+    uint64_t total, start_tsc, last_report_ms;
+};
+void read_progress_start(struct read_progress *p, const char *what, uint64_t total);
+void read_progress_update(struct read_progress *p, uint64_t done);
 void mem_copy(void *dst, const void *src, uint64_t n);
 
 /* ---- files.c: the loader's own volume */
@@ -51,11 +60,22 @@ struct loaded_file {
 /* Opens the root directory of the volume the loader was started from. */
 EFI_FILE_HANDLE volume_open_root(EFI_HANDLE image);
 /* Reads a whole file (path like L"\\kernel.elf") into freshly allocated
- * EfiLoaderData pages. Returns EFI_NOT_FOUND when the file is absent;
+ * EfiLoaderData pages. Returns EFI_NOT_FOUND when the file is absent, and
+ * with may_not_fit EFI_OUT_OF_RESOURCES when RAM is too small (reported);
  * other errors are fatal. An empty file yields addr 0, size 0. */
-EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded_file *out);
+EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded_file *out, bool may_not_fit);
 /* AllocatePages(AnyPages, EfiLoaderData) or fatal(what). */
 uint64_t pages_alloc(uint64_t pages, const char *what);
+/* The same for `bytes`, but when RAM is short it says so plainly (needed,
+ * free, largest free block) and returns false. */
+bool pages_alloc_or_report(uint64_t bytes, const char *what, uint64_t *addr);
+
+/* ---- ramdisk_partition.c: the ramdisk in its own GPT partition */
+/* Looks on the boot disk for a partition of the ramdisk type (layout in
+ * tools/mkimage.sh) and reads its tar into info. Returns false when there is
+ * none (use the FAT file); true when there is one, even if unusable (then
+ * reported, and info keeps no ramdisk). */
+bool ramdisk_partition_read(EFI_HANDLE image, struct boot_info *info);
 
 /* ---- config.c: boot.cfg */
 #define BOOT_CFG_NAME_MAX 128
@@ -95,8 +115,13 @@ struct efi_memory_map {
     UINTN desc_size;
     UINT32 desc_version;
 };
-/* Highest physical address (exclusive) in the current memory map. */
-uint64_t memory_map_highest_address(void);
+struct ram_summary {
+    uint64_t highest;      /* highest physical address (exclusive) in the map */
+    uint64_t free_bytes;   /* EfiConventionalMemory, all regions */
+    uint64_t largest_free; /* the biggest single free region */
+};
+/* The current memory map, summed up. */
+void memory_map_summary(struct ram_summary *out);
 /* Allocates a map buffer with slack; must be the last allocation. */
 void memory_map_prepare(struct efi_memory_map *map);
 /* Exits boot services using the given prepared map (fatal on failure). */

@@ -37,18 +37,20 @@ void memory_map_prepare(struct efi_memory_map *map) {
     map->size = 0;
 }
 
-uint64_t memory_map_highest_address(void) {
+void memory_map_summary(struct ram_summary *out) {
     struct efi_memory_map map;
     memory_map_prepare(&map);
     map_fetch(&map, "while sizing physical memory");
-    uint64_t highest = 0;
+    mem_zero(out, sizeof(*out));
     for (UINTN i = 0; i < desc_count(&map); i++) {
         EFI_MEMORY_DESCRIPTOR *d = desc_at(&map, i);
-        uint64_t end = d->PhysicalStart + d->NumberOfPages * LOADER_PAGE_SIZE;
-        if (end > highest) highest = end;
+        uint64_t bytes = d->NumberOfPages * LOADER_PAGE_SIZE;
+        if (d->PhysicalStart + bytes > out->highest) out->highest = d->PhysicalStart + bytes;
+        if (d->Type != EfiConventionalMemory) continue;
+        out->free_bytes += bytes;
+        if (bytes > out->largest_free) out->largest_free = bytes;
     }
     loader_bs->FreePages((EFI_PHYSICAL_ADDRESS)(uintptr_t)map.descs, map.capacity / LOADER_PAGE_SIZE);
-    return highest;
 }
 
 void memory_map_exit_boot_services(EFI_HANDLE image, struct efi_memory_map *map) {

@@ -10,8 +10,10 @@ for f in "$@"; do
     ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$dir/$(basename "$f")"
 done
 # --dereference stores the files, not the links; sorted names, fixed owner
-# and mtime make the archive reproducible.
+# and mtime make the archive reproducible. cp --sparse=always leaves runs of
+# zeros as holes, so padding files cost no disk.
 (cd "$dir" && tar --format=ustar --dereference --owner=0 --group=0 --mtime=@0 \
-    -cf - $(ls "$dir" | sort)) > "$out.tmp"
+    -cf - $(ls "$dir" | sort)) | cp --sparse=always /dev/stdin "$out.tmp"
+chmod 644 "$out.tmp"
 mv "$out.tmp" "$out"
 echo "ramdisk: $out ($(wc -c < "$out") bytes: $(ls "$dir" | sort | tr '\n' ' '))"

@@ -30,6 +30,7 @@ import cases_gguf  # noqa: E402
 import cases_robust  # noqa: E402
 import cases_parallel  # noqa: E402
 import cases_robust_gguf  # noqa: E402
+import cases_storage  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
@@ -53,9 +54,12 @@ class Context:
             raise Skip(f"test data missing: {path}")
         return path
 
-    def image(self, name, files=(), cfg=None, ramdisk_name="ramdisk.tar", kernel=None):
+    def image(self, name, files=(), cfg=None, ramdisk_name="ramdisk.tar", kernel=None,
+              ramdisk_partition=False):
         """Builds build/test-images/NAME.img: the loader, the kernel, a ramdisk
-        of `files` (host paths) and boot.cfg text `cfg` (None: no boot.cfg)."""
+        of `files` (host paths) and boot.cfg text `cfg` (None: no boot.cfg).
+        ramdisk_partition: the ramdisk in its own GPT partition (as make image
+        does) instead of the file ramdisk_name on the ESP."""
         if name in self.images:
             return self.images[name]
         work = os.path.join(self.image_dir, name)
@@ -69,7 +73,8 @@ class Context:
         with open(cfg_path, "w", encoding="latin-1") as f:
             f.write(cfg or "")
         img = os.path.join(self.image_dir, name + ".img")
-        run(["sh", os.path.join(ROOT, "tools/mkimage.sh"), img,
+        layout = ["--ramdisk-partition"] if ramdisk_partition else []
+        run(["sh", os.path.join(ROOT, "tools/mkimage.sh")] + layout + [img,
              os.path.join(BUILD, "BOOTX64.EFI"), kernel or os.path.join(BUILD, "kernel.elf"),
              ramdisk, cfg_path])
         if cfg is None:  # an image without boot.cfg
@@ -104,7 +109,7 @@ def main():
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
 
-    cases = cases_boot.CASES + cases_llm.CASES + cases_usb.CASES + cases_smp.CASES + cases_screen.CASES + cases_gguf.CASES + cases_robust.CASES + cases_parallel.CASES + cases_robust_gguf.CASES
+    cases = cases_boot.CASES + cases_llm.CASES + cases_usb.CASES + cases_smp.CASES + cases_screen.CASES + cases_gguf.CASES + cases_robust.CASES + cases_parallel.CASES + cases_robust_gguf.CASES + cases_storage.CASES
     cases = [c for c in cases if args.filter in c.__name__]
     if args.list:
         for c in cases:
