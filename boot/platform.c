@@ -2,7 +2,7 @@
  * and the GOP framebuffer. */
 #include "boot/loader.h"
 
-/* The kernel's console scales its font up to 4K (kernel/fbcon.c), so the
+/* The kernel's console scales its font up to 4K (kernel/drivers/fbcon.c), so the
  * firmware's mode is kept unless it is larger than that or has no
  * framebuffer; switching modes is the riskier path on real machines. */
 #define FB_MAX_WIDTH 3840
