@@ -126,8 +126,9 @@ static float sse2_dot_q4_k(const void *row, const void *act, int n) {
     const __m128i mask = _mm_set1_epi8(0x0f);
     float sum = 0;
     for (int b = 0; b < n / QK_K; b++) {
-        int sc[8], m[8];
-        k4_scales_mins(w[b].scales, sc, m);
+        uint32_t words[4];
+        k4_scales_mins(w[b].scales, words);
+        const uint8_t *sc = (const uint8_t *)words, *m = sc + 8;
         int isum = 0, msum = 0;
         const int8_t *x = a[b].qs;
         for (int j = 0; j < 4; j++) {
@@ -232,7 +233,7 @@ AVX2 static inline __m256 q4_0_step(const BlockQ4_0 *w, const BlockQ8A *a, __m25
 AVX2 static inline __m256 q4_k_step(const BlockQ4_K *w, const BlockQ8K *a, __m256 acc) {
     const __m256i mask = _mm256_set1_epi8(0x0f);
     uint32_t words[4];
-    k4_scale_words(w->scales, words);
+    k4_scales_mins(w->scales, words);
     const uint8_t *sc = (const uint8_t *)words;
     __m256i isum = _mm256_setzero_si256();
     for (int j = 0; j < 4; j++) {

@@ -229,7 +229,7 @@ AVX512 static inline __m512 q4_k_block(const BlockQ4_K *w, const BlockQ8K *a, co
                                        const __m512i pick[4], __m512 acc) {
     const __m512i m4 = _mm512_set1_epi8(0x0f);
     uint32_t words[4];
-    k4_scale_words(w->scales, words);
+    k4_scales_mins(w->scales, words);
     __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)words)));
     __m512i isum = _mm512_setzero_si512();
     for (int h = 0; h < 2; h++) {

@@ -6,29 +6,9 @@
 #include <immintrin.h>
 #include <stdint.h>
 
-#include "llm/ggml_types.h"
+#include "llm/ggml_blocks.h"
 
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
-
-/* Half to float for block scales, inlined (exact for normal and subnormal
- * values; inf/nan come out as large finite values, never in a sane file).
- * No float arithmetic on subnormals: small k-quant scales (dmin often) are
- * half subnormals, and a multiply with a subnormal operand costs a
- * microcode assist of ~100 cycles on Intel cores. */
-static inline float half_scale(uint16_t h) {
-    uint32_t mag = h & 0x7fff;
-    union {
-        uint32_t u;
-        float f;
-    } v;
-    if (mag < 0x400) {
-        v.f = (float)(int)mag * 5.9604644775390625e-08f; /* 2^-24, an exact integer conversion */
-    } else {
-        v.u = (mag << 13) + (112u << 23); /* rebias the exponent 15 -> 127 */
-    }
-    v.u |= (uint32_t)(h & 0x8000) << 16;
-    return v.f;
-}
 
 static inline float sse2_hsum_ps(__m128 v) {
     v = _mm_add_ps(v, _mm_movehl_ps(v, v));
@@ -75,18 +55,6 @@ AVX2 static inline __m256i load32(const void *p) {
     return _mm256_loadu_si256((const __m256i *)p);
 }
 
-/* The 6-bit scales (bytes 0-7) and mins (bytes 8-15) of a Q4_K/Q5_K block:
- * values 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins), values
- * 4-7 from the nibbles of bytes 8-11 plus the top 2 bits of bytes 0-7. */
-static inline void k4_scale_words(const uint8_t *s, uint32_t out[4]) {
-    uint32_t w0, w1, w2;
-    __builtin_memcpy(&w0, s, 4), __builtin_memcpy(&w1, s + 4, 4), __builtin_memcpy(&w2, s + 8, 4);
-    out[0] = w0 & 0x3f3f3f3f;
-    out[1] = (w2 & 0x0f0f0f0f) | (((w0 >> 6) & 0x03030303) << 4);
-    out[2] = w1 & 0x3f3f3f3f;
-    out[3] = ((w2 >> 4) & 0x0f0f0f0f) | (((w1 >> 6) & 0x03030303) << 4);
-}
-
 /* NAME: the dot product of one row, run through the multi-row MATMUL so a
  * row's dot and its matmul row are the same number. (No target attribute
  * needed: it only calls MATMUL.) */
@@ -107,18 +75,5 @@ ggml_act_quantize_fn ggml_act_quantizer_avx512(int act);
 
 /* The rarer types' SIMD dots (ggml_simd_more.c); NULL for other types. */
 ggml_vec_dot_fn ggml_vec_dot_simd_more(uint32_t type, int avx2);
-
-/* 6-bit scales and mins of a Q4_K/Q5_K block (one pair per 32 values). */
-static inline void k4_scales_mins(const uint8_t *s, int *sc, int *m) {
-    for (int j = 0; j < 8; j++) {
-        if (j < 4) {
-            sc[j] = s[j] & 63;
-            m[j] = s[j + 4] & 63;
-        } else {
-            sc[j] = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
-            m[j] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-        }
-    }
-}
 
 #endif

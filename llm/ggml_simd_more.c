@@ -49,20 +49,6 @@ static inline int min_sum16(const int *mins, const int16_t *bsums) {
     return sum;
 }
 
-/* Scales and mins of a Q2_K block (per 16 values). */
-static inline void q2k_scales(const BlockQ2_K *b, int *sc, int *m) {
-    for (int s = 0; s < 16; s++) sc[s] = b->scales[s] & 0xf, m[s] = b->scales[s] >> 4;
-}
-
-/* Signed 6-bit scales of a Q3_K block (per 16 values). */
-static inline void q3k_scales(const uint8_t *s, int *sc) {
-    for (int i = 0; i < 16; i++) {
-        int lo = i < 8 ? (s[i] & 0xf) : (s[i - 8] >> 4);
-        int hi = (s[8 + (i % 4)] >> (2 * (i / 4))) & 3;
-        sc[i] = (lo | (hi << 4)) - 32;
-    }
-}
-
 /* ------------------------------------------- SSE2: 32-value block types */
 
 /* Q4_1, Q5_0, Q5_1 share one loop: values q (from nibbles, plus the fifth
@@ -111,7 +97,7 @@ static float sse2_dot_q2_k(const void *row, const void *act, int n) {
     float sum = 0;
     for (int b = 0; b < n / QK_K; b++) {
         int sc[16], m[16];
-        q2k_scales(&w[b], sc, m);
+        q2_k_scales(&w[b], sc, m);
         __m128i acc = _mm_setzero_si128();
         for (int half = 0; half < 2; half++) {
             __m128i r0 = load16(w[b].qs + 32 * half), r1 = load16(w[b].qs + 32 * half + 16);
@@ -139,7 +125,7 @@ static float sse2_dot_q3_k(const void *row, const void *act, int n) {
     float sum = 0;
     for (int b = 0; b < n / QK_K; b++) {
         int sc[16];
-        q3k_scales(w[b].scales, sc);
+        q3_k_scales(w[b].scales, sc);
         __m128i hm0 = load16(w[b].hmask), hm1 = load16(w[b].hmask + 16);
         __m128i acc = _mm_setzero_si128();
         for (int half = 0; half < 2; half++) {
@@ -170,8 +156,9 @@ static float sse2_dot_q5_k(const void *row, const void *act, int n) {
     const __m128i mask = _mm_set1_epi8(0x0f), one = _mm_set1_epi8(1);
     float sum = 0;
     for (int b = 0; b < n / QK_K; b++) {
-        int sc[8], m[8];
-        k4_scales_mins(w[b].scales, sc, m);
+        uint32_t words[4];
+        k4_scales_mins(w[b].scales, words);
+        const uint8_t *sc = (const uint8_t *)words, *m = sc + 8;
         __m128i qh0 = load16(w[b].qh), qh1 = load16(w[b].qh + 16);
         __m128i acc = _mm_setzero_si128();
         for (int j = 0; j < 4; j++) {
@@ -277,7 +264,7 @@ AVX2 static float avx2_dot_q2_k(const void *row, const void *act, int n) {
     float sum = 0;
     for (int b = 0; b < n / QK_K; b++) {
         int sc[16], m[16];
-        q2k_scales(&w[b], sc, m);
+        q2_k_scales(&w[b], sc, m);
         __m256i acc = _mm256_setzero_si256();
         for (int half = 0; half < 2; half++) {
             __m256i r = load32(w[b].qs + 32 * half);
@@ -302,7 +289,7 @@ AVX2 static float avx2_dot_q3_k(const void *row, const void *act, int n) {
     float sum = 0;
     for (int b = 0; b < n / QK_K; b++) {
         int sc[16];
-        q3k_scales(w[b].scales, sc);
+        q3_k_scales(w[b].scales, sc);
         __m256i hm = load32(w[b].hmask);
         __m256i acc = _mm256_setzero_si256();
         for (int half = 0; half < 2; half++) {
@@ -330,8 +317,9 @@ AVX2 static float avx2_dot_q5_k(const void *row, const void *act, int n) {
     const __m256i mask = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
     float sum = 0;
     for (int b = 0; b < n / QK_K; b++) {
-        int sc[8], m[8];
-        k4_scales_mins(w[b].scales, sc, m);
+        uint32_t words[4];
+        k4_scales_mins(w[b].scales, words);
+        const uint8_t *sc = (const uint8_t *)words, *m = sc + 8;
         __m256i qh = load32(w[b].qh);
         __m256i acc = _mm256_setzero_si256();
         for (int j = 0; j < 4; j++) {
