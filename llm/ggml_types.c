@@ -5,7 +5,8 @@
 #include "lib/string.h"
 
 /* A block type's entry: values per block, bytes from its struct. */
-#define BLOCK(name, block, elems, usable, act) {name, elems, sizeof(block), usable, act}
+#define BLOCK(name, block, elems, usable, act)                                                               \
+    { name, elems, sizeof(block), usable, act }
 
 static const GgmlTypeInfo type_table[GGML_TYPE_LIMIT] = {
     [GGML_TYPE_F32] = {"F32", 1, 4, 1, ACT_F32},

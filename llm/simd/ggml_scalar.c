@@ -46,7 +46,8 @@ static inline float dot_blocks32(uint32_t type, size_t block_bytes, const void *
 }
 
 /* A row of 256-value k-quant blocks with Q8K blocks. */
-static inline float dot_blocks256(uint32_t type, size_t block_bytes, const void *row, const void *act, int n) {
+static inline float dot_blocks256(uint32_t type, size_t block_bytes, const void *row, const void *act,
+                                  int n) {
     const uint8_t *p = row;
     const BlockQ8K *a = act;
     int8_t q[QK_K];

@@ -7,7 +7,8 @@
  * golden ids; clear errors for unsupported files. */
 #include <string.h>
 
-#include "llm/ggml_simd_internal.h"
+#include "llm/cpu_features.h"
+#include "llm/ggml_blocks.h"
 #include "llm/ggml_types.h"
 #include "llm/gguf.h"
 #include "llm/kernels.h"
@@ -299,7 +300,7 @@ static void test_act_quantizers(void) {
     static BlockQ8A want_a[N / QK32], got_a[N / QK32];
     static BlockQ8K want_k[N / QK_K], got_k[N / QK_K];
     int top = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? KERNELS_SSE2
-              : ggml_avx512_usable()                                             ? KERNELS_AVX512
+              : cpu_features()->avx512vnni                                       ? KERNELS_AVX512
                                                                                  : KERNELS_AVX2;
     if (top < KERNELS_AVX512) printf("note: no AVX-512 VNNI here, only the scalar quantisers are compared\n");
     for (int level = KERNELS_SSE2; level <= top; level++) {
@@ -349,7 +350,7 @@ static void test_prefill_matches_forward(void) {
                                         "gguf-arch/qwen3-tied-Q4_K.gguf"};
     enum { PROMPT = 2 * GGUF_PREFILL_BATCH + 5 };
     int top = !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? KERNELS_SSE2
-              : ggml_avx512_usable()                                             ? KERNELS_AVX512
+              : cpu_features()->avx512vnni                                       ? KERNELS_AVX512
                                                                                  : KERNELS_AVX2;
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
         size_t size;
