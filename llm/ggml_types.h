@@ -1,7 +1,9 @@
 /* ggml_types.h - the ggml tensor types GGUF files use: type numbers, block
- * layouts (with size asserts), scalar dequantisation of rows and dot
- * products of a weight row with int8-quantised activations (Q8_0 blocks of
- * 32 for the 32-element types, Q8_K blocks of 256 for the k-quants). */
+ * layouts (with size asserts), half/bfloat conversion (ggml_types.c),
+ * dequantisation of rows (ggml_dequant.c), int8 quantisation of the
+ * activations (ggml_act_quant.c) and dot products of a weight row with them
+ * (Q8_0-like blocks of 32 for the 32-element types, Q8_K blocks of 256 for
+ * the k-quants): the scalar reference and the SIMD variants in llm/simd/. */
 #ifndef LLM_GGML_TYPES_H
 #define LLM_GGML_TYPES_H
 
@@ -61,6 +63,10 @@ typedef struct {
     int8_t qs[QK32];
 } BlockQ8_0;
 typedef struct {
+    ggml_half d, s;
+    int8_t qs[QK32];
+} BlockQ8_1;
+typedef struct {
     uint8_t scales[QK_K / 16];
     uint8_t qs[QK_K / 4];
     ggml_half d, dmin;
@@ -68,7 +74,7 @@ typedef struct {
 typedef struct {
     uint8_t hmask[QK_K / 8];
     uint8_t qs[QK_K / 4];
-    uint8_t scales[12];
+    uint8_t scales[K_SCALE_SIZE];
     ggml_half d;
 } BlockQ3_K;
 typedef struct {
@@ -110,11 +116,13 @@ _Static_assert(sizeof(BlockQ4_1) == 20, "Q4_1 block");
 _Static_assert(sizeof(BlockQ5_0) == 22, "Q5_0 block");
 _Static_assert(sizeof(BlockQ5_1) == 24, "Q5_1 block");
 _Static_assert(sizeof(BlockQ8_0) == 34, "Q8_0 block");
+_Static_assert(sizeof(BlockQ8_1) == 36, "Q8_1 block");
 _Static_assert(sizeof(BlockQ2_K) == 84, "Q2_K block");
 _Static_assert(sizeof(BlockQ3_K) == 110, "Q3_K block");
 _Static_assert(sizeof(BlockQ4_K) == 144, "Q4_K block");
 _Static_assert(sizeof(BlockQ5_K) == 176, "Q5_K block");
 _Static_assert(sizeof(BlockQ6_K) == 210, "Q6_K block");
+_Static_assert(sizeof(BlockQ8K) == 292, "Q8_K block (ggml's layout, used for activations only)");
 
 /* Which activation blocks a weight type's dot product takes. */
 typedef enum { ACT_F32, ACT_Q8A, ACT_Q8K } ActFormat;
@@ -153,11 +161,12 @@ ggml_act_quantize_fn ggml_act_quantizer_best(int act);
  * ggml_type_info(type)->act names: fp32 x for F32/F16/BF16, else blocks. */
 typedef float (*ggml_vec_dot_fn)(const void *row, const void *act, int n);
 ggml_vec_dot_fn ggml_vec_dot_scalar(uint32_t type);
-/* The fastest variant for the active kernel set (ggml_simd.c): SSE2 or
+/* The fastest variant for the active kernel set (simd/ggml_dispatch.c): SSE2 or
  * AVX2 where written, the scalar one otherwise. */
 ggml_vec_dot_fn ggml_vec_dot_best(uint32_t type);
 /* The SSE2 (avx2 0), AVX2 (avx2 1) or AVX-512 VNNI (avx2 2: Q8_0, Q4_0,
- * Q4_K, Q6_K when the CPU has it, else as 1) variant; NULL when there is none. */
+ * Q4_K, Q6_K when cpu_features() has it, else as 1) variant; NULL when there
+ * is none. */
 ggml_vec_dot_fn ggml_vec_dot_simd(uint32_t type, int avx2);
 /* out[i] = dot(rows + i * row_bytes, act, n) for i < count: several rows
  * per pass with prefetching; each out[i] is bit-identical to the same

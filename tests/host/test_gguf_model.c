@@ -7,9 +7,9 @@
  * golden ids; clear errors for unsupported files. */
 #include <string.h>
 
-#include "llm/ggml_simd_internal.h"
-#include "llm/ggml_types.h"
 #include "llm/cpu_features.h"
+#include "llm/ggml_blocks.h"
+#include "llm/ggml_types.h"
 #include "llm/gguf.h"
 #include "llm/kernels.h"
 #include "llm/transformer.h"
