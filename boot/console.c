@@ -235,8 +235,7 @@ uint64_t tsc_read(void) {
     return ((uint64_t)hi << 32) | lo;
 }
 
-uint64_t tsc_calibrate(void)
-{
+uint64_t tsc_calibrate(void) {
     /* Stall only promises a minimum delay and the host may preempt us (TCG),
      * so the shortest of a few 500 us windows is the best estimate. */
     uint64_t best = UINT64_MAX;
@@ -244,8 +243,7 @@ uint64_t tsc_calibrate(void)
         uint64_t start = tsc_read();
         loader_bs->Stall(500);
         uint64_t ticks = tsc_read() - start;
-        if (ticks < best)
-            best = ticks;
+        if (ticks < best) best = ticks;
     }
     tsc_per_ms = best * 2;
     return tsc_per_ms;

@@ -21,9 +21,10 @@ bool pages_alloc_or_report(uint64_t bytes, const char *what, uint64_t *addr) {
     }
     struct ram_summary ram;
     memory_map_summary(&ram);
-    log_printf("loader: not enough RAM for %s: it needs %lu MiB in one piece; free RAM is %lu MiB, the largest "
-               "free block %lu MiB\n",
-               what, bytes >> 20, ram.free_bytes >> 20, ram.largest_free >> 20);
+    log_printf(
+        "loader: not enough RAM for %s: it needs %lu MiB in one piece; free RAM is %lu MiB, the largest "
+        "free block %lu MiB\n",
+        what, bytes >> 20, ram.free_bytes >> 20, ram.largest_free >> 20);
     return false;
 }
 
@@ -63,7 +64,8 @@ static uint64_t file_size(EFI_FILE_HANDLE file, const char *name) {
     return info->FileSize;
 }
 
-EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded_file *out, bool may_not_fit) {
+EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded_file *out,
+                         bool may_not_fit) {
     char name[128];
     path_to_ascii(path, name, sizeof(name));
     out->addr = 0;

@@ -76,7 +76,8 @@ static bool boot_disk_open(EFI_HANDLE image, struct disk *disk) {
     bool have_partition = false;
     for (EFI_DEVICE_PATH *node = path; !IsDevicePathEnd(node); node = NextDevicePathNode(node)) {
         if ((uint64_t)DevicePathNodeLength(node) < sizeof(EFI_DEVICE_PATH)) return false; /* malformed */
-        if (DevicePathType(node) == MEDIA_HARDDRIVE_TYPE && DevicePathSubType(node) == MEDIA_HARDDRIVE_SUBTYPE) {
+        if (DevicePathType(node) == MEDIA_HARDDRIVE_TYPE &&
+            DevicePathSubType(node) == MEDIA_HARDDRIVE_SUBTYPE) {
             partition_node = offset;
             have_partition = true;
         }
@@ -130,7 +131,8 @@ static bool find_ramdisk_partition(const struct disk *disk, struct gpt_entry *fo
     if (disk_read(disk, entries_lba, bytes, (void *)entries)) {
         for (uint64_t i = 0; i < entry_count && !have; i++) {
             const struct gpt_entry *entry = (const struct gpt_entry *)(entries + i * entry_size);
-            if (bytes_equal(entry->type_guid, &RAMDISK_PARTITION_TYPE, 16) && entry->last_lba >= entry->first_lba) {
+            if (bytes_equal(entry->type_guid, &RAMDISK_PARTITION_TYPE, 16) &&
+                entry->last_lba >= entry->first_lba) {
                 *found = *entry;
                 have = true;
             }

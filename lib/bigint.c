@@ -1,23 +1,22 @@
 /* bigint.c - fixed-capacity unsigned big integers (see bigint.h). */
 #include "lib/bigint.h"
 
-static void trim(struct bigint *b)
-{
+static void trim(struct bigint *b) {
     while (b->len > 0 && b->limb[b->len - 1] == 0) b->len--;
 }
 
-void bigint_set_u64(struct bigint *b, uint64_t v)
-{
+void bigint_set_u64(struct bigint *b, uint64_t v) {
     b->limb[0] = (uint32_t)v;
     b->limb[1] = (uint32_t)(v >> 32);
     b->len = 2;
     trim(b);
 }
 
-int bigint_is_zero(const struct bigint *b) { return b->len == 0; }
+int bigint_is_zero(const struct bigint *b) {
+    return b->len == 0;
+}
 
-void bigint_mul_small(struct bigint *b, uint32_t m)
-{
+void bigint_mul_small(struct bigint *b, uint32_t m) {
     uint64_t carry = 0;
     for (int i = 0; i < b->len; i++) {
         uint64_t t = (uint64_t)b->limb[i] * m + carry;
@@ -28,8 +27,7 @@ void bigint_mul_small(struct bigint *b, uint32_t m)
     trim(b);
 }
 
-void bigint_add_small(struct bigint *b, uint32_t a)
-{
+void bigint_add_small(struct bigint *b, uint32_t a) {
     uint64_t carry = a;
     for (int i = 0; i < b->len && carry; i++) {
         uint64_t t = (uint64_t)b->limb[i] + carry;
@@ -39,8 +37,7 @@ void bigint_add_small(struct bigint *b, uint32_t a)
     if (carry && b->len < BIGINT_LIMBS) b->limb[b->len++] = (uint32_t)carry;
 }
 
-uint32_t bigint_divmod_small(struct bigint *b, uint32_t d)
-{
+uint32_t bigint_divmod_small(struct bigint *b, uint32_t d) {
     uint64_t rem = 0;
     for (int i = b->len - 1; i >= 0; i--) {
         uint64_t cur = (rem << 32) | b->limb[i];
@@ -51,15 +48,13 @@ uint32_t bigint_divmod_small(struct bigint *b, uint32_t d)
     return (uint32_t)rem;
 }
 
-void bigint_mul_pow10(struct bigint *b, int n)
-{
+void bigint_mul_pow10(struct bigint *b, int n) {
     for (; n >= 9; n -= 9) bigint_mul_small(b, 1000000000u);
     static const uint32_t small_pow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
     if (n > 0) bigint_mul_small(b, small_pow10[n]);
 }
 
-void bigint_shl(struct bigint *b, int bits)
-{
+void bigint_shl(struct bigint *b, int bits) {
     if (b->len == 0 || bits <= 0) return;
     int words = bits / 32, shift = bits % 32;
     int new_len = b->len + words + 1;
@@ -74,29 +69,25 @@ void bigint_shl(struct bigint *b, int bits)
     trim(b);
 }
 
-void bigint_shr1(struct bigint *b)
-{
+void bigint_shr1(struct bigint *b) {
     for (int i = 0; i < b->len; i++)
         b->limb[i] = (b->limb[i] >> 1) | (i + 1 < b->len ? b->limb[i + 1] << 31 : 0);
     trim(b);
 }
 
-int bigint_bitlen(const struct bigint *b)
-{
+int bigint_bitlen(const struct bigint *b) {
     if (b->len == 0) return 0;
     return (b->len - 1) * 32 + (32 - __builtin_clz(b->limb[b->len - 1]));
 }
 
-int bigint_cmp(const struct bigint *a, const struct bigint *b)
-{
+int bigint_cmp(const struct bigint *a, const struct bigint *b) {
     if (a->len != b->len) return a->len < b->len ? -1 : 1;
     for (int i = a->len - 1; i >= 0; i--)
         if (a->limb[i] != b->limb[i]) return a->limb[i] < b->limb[i] ? -1 : 1;
     return 0;
 }
 
-void bigint_sub(struct bigint *a, const struct bigint *b)
-{
+void bigint_sub(struct bigint *a, const struct bigint *b) {
     int64_t borrow = 0;
     for (int i = 0; i < a->len; i++) {
         int64_t t = (int64_t)a->limb[i] - (i < b->len ? b->limb[i] : 0) - borrow;
@@ -106,8 +97,7 @@ void bigint_sub(struct bigint *a, const struct bigint *b)
     trim(a);
 }
 
-uint32_t bigint_take_above(struct bigint *b, int k)
-{
+uint32_t bigint_take_above(struct bigint *b, int k) {
     int word = k / 32, shift = k % 32;
     uint64_t high = 0;
     /* The result is < 2^32, so it lives in at most two limbs from `word`. */
@@ -121,8 +111,7 @@ uint32_t bigint_take_above(struct bigint *b, int k)
     return result;
 }
 
-uint64_t bigint_top64(const struct bigint *b, int *sticky)
-{
+uint64_t bigint_top64(const struct bigint *b, int *sticky) {
     int bits = bigint_bitlen(b);
     *sticky = 0;
     if (bits == 0) return 0;

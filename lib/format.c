@@ -8,8 +8,7 @@
 
 /* Emits [prefix][zeros to precision][digits] with width padding. */
 static void emit_integer(struct format_out *out, const struct format_spec *spec, const char *prefix,
-                         const char *digits, int ndigits)
-{
+                         const char *digits, int ndigits) {
     int prefix_len = (int)strlen(prefix);
     int zeros = spec->precision > ndigits ? spec->precision - ndigits : 0;
     int len = prefix_len + zeros + ndigits;
@@ -24,8 +23,7 @@ static void emit_integer(struct format_out *out, const struct format_spec *spec,
     if (spec->left) format_repeat(out, ' ', pad);
 }
 
-static void format_unsigned(struct format_out *out, struct format_spec *spec, uint64_t v, int negative)
-{
+static void format_unsigned(struct format_out *out, struct format_spec *spec, uint64_t v, int negative) {
     char digits[24];
     int n = 0;
     unsigned base = 10;
@@ -61,8 +59,7 @@ static void format_unsigned(struct format_out *out, struct format_spec *spec, ui
     emit_integer(out, spec, prefix, digits, n);
 }
 
-static void format_text(struct format_out *out, const struct format_spec *spec, const char *s, int len)
-{
+static void format_text(struct format_out *out, const struct format_spec *spec, const char *s, int len) {
     int pad = spec->width > len ? spec->width - len : 0;
     if (!spec->left) format_repeat(out, ' ', pad);
     for (int i = 0; i < len; i++) format_putc(out, s[i]);
@@ -71,8 +68,7 @@ static void format_text(struct format_out *out, const struct format_spec *spec, 
 
 enum length { LEN_NONE, LEN_HH, LEN_H, LEN_L, LEN_LL, LEN_Z, LEN_T, LEN_J };
 
-static int parse_number(const char **p)
-{
+static int parse_number(const char **p) {
     int v = 0;
     while (**p >= '0' && **p <= '9') {
         if (v < 100000000) v = v * 10 + (**p - '0');
@@ -81,8 +77,7 @@ static int parse_number(const char **p)
     return v;
 }
 
-int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
-{
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap) {
     struct format_out out = {buf, size, 0};
     va_list args;
     va_copy(args, ap);
@@ -97,12 +92,18 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
         spec.width = -1;
         spec.precision = -1;
         for (;; p++) {
-            if (*p == '-') spec.left = 1;
-            else if (*p == '+') spec.plus = 1;
-            else if (*p == ' ') spec.space = 1;
-            else if (*p == '#') spec.alt = 1;
-            else if (*p == '0') spec.zero = 1;
-            else break;
+            if (*p == '-')
+                spec.left = 1;
+            else if (*p == '+')
+                spec.plus = 1;
+            else if (*p == ' ')
+                spec.space = 1;
+            else if (*p == '#')
+                spec.alt = 1;
+            else if (*p == '0')
+                spec.zero = 1;
+            else
+                break;
         }
         if (*p == '*') {
             p++;
@@ -156,14 +157,30 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
         case 'i': {
             int64_t v;
             switch (len) {
-            case LEN_HH: v = (signed char)va_arg(args, int); break;
-            case LEN_H: v = (short)va_arg(args, int); break;
-            case LEN_L: v = va_arg(args, long); break;
-            case LEN_LL: v = va_arg(args, long long); break;
-            case LEN_Z: v = (int64_t)va_arg(args, size_t); break;
-            case LEN_T: v = va_arg(args, ptrdiff_t); break;
-            case LEN_J: v = va_arg(args, int64_t); break;
-            default: v = va_arg(args, int); break;
+            case LEN_HH:
+                v = (signed char)va_arg(args, int);
+                break;
+            case LEN_H:
+                v = (short)va_arg(args, int);
+                break;
+            case LEN_L:
+                v = va_arg(args, long);
+                break;
+            case LEN_LL:
+                v = va_arg(args, long long);
+                break;
+            case LEN_Z:
+                v = (int64_t)va_arg(args, size_t);
+                break;
+            case LEN_T:
+                v = va_arg(args, ptrdiff_t);
+                break;
+            case LEN_J:
+                v = va_arg(args, int64_t);
+                break;
+            default:
+                v = va_arg(args, int);
+                break;
             }
             uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
             format_unsigned(&out, &spec, mag, v < 0);
@@ -175,14 +192,30 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
         case 'o': {
             uint64_t v;
             switch (len) {
-            case LEN_HH: v = (unsigned char)va_arg(args, unsigned); break;
-            case LEN_H: v = (unsigned short)va_arg(args, unsigned); break;
-            case LEN_L: v = va_arg(args, unsigned long); break;
-            case LEN_LL: v = va_arg(args, unsigned long long); break;
-            case LEN_Z: v = va_arg(args, size_t); break;
-            case LEN_T: v = (uint64_t)va_arg(args, ptrdiff_t); break;
-            case LEN_J: v = va_arg(args, uint64_t); break;
-            default: v = va_arg(args, unsigned); break;
+            case LEN_HH:
+                v = (unsigned char)va_arg(args, unsigned);
+                break;
+            case LEN_H:
+                v = (unsigned short)va_arg(args, unsigned);
+                break;
+            case LEN_L:
+                v = va_arg(args, unsigned long);
+                break;
+            case LEN_LL:
+                v = va_arg(args, unsigned long long);
+                break;
+            case LEN_Z:
+                v = va_arg(args, size_t);
+                break;
+            case LEN_T:
+                v = (uint64_t)va_arg(args, ptrdiff_t);
+                break;
+            case LEN_J:
+                v = va_arg(args, uint64_t);
+                break;
+            default:
+                v = va_arg(args, unsigned);
+                break;
             }
             format_unsigned(&out, &spec, v, 0);
             break;
@@ -223,8 +256,10 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
         default:
             /* Unknown or truncated conversion: print it as written. */
             for (const char *q = start; q < p; q++) format_putc(&out, *q);
-            if (*p) format_putc(&out, *p);
-            else continue;
+            if (*p)
+                format_putc(&out, *p);
+            else
+                continue;
             break;
         }
         p++;
@@ -234,8 +269,7 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
     return out.pos > INT32_MAX ? INT32_MAX : (int)out.pos;
 }
 
-int snprintf(char *buf, size_t size, const char *fmt, ...)
-{
+int snprintf(char *buf, size_t size, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(buf, size, fmt, ap);

@@ -20,8 +20,7 @@ struct decimal {
     int exp10;
 };
 
-static void append_chunk(struct decimal *dec, uint32_t chunk, int width)
-{
+static void append_chunk(struct decimal *dec, uint32_t chunk, int width) {
     char tmp[10];
     for (int i = width - 1; i >= 0; i--) {
         tmp[i] = (char)(chunk % 10);
@@ -31,8 +30,7 @@ static void append_chunk(struct decimal *dec, uint32_t chunk, int width)
         if (dec->n < MAX_DIGITS) dec->d[dec->n++] = (uint8_t)tmp[i];
 }
 
-static int decimal_width(uint32_t v)
-{
+static int decimal_width(uint32_t v) {
     int w = 1;
     while (v >= 10) {
         v /= 10;
@@ -42,8 +40,7 @@ static int decimal_width(uint32_t v)
 }
 
 /* Exact expansion of a finite, positive double. */
-static void decimal_from_double(struct decimal *dec, double v)
-{
+static void decimal_from_double(struct decimal *dec, double v) {
     union {
         double f;
         uint64_t u;
@@ -80,7 +77,8 @@ static void decimal_from_double(struct decimal *dec, double v)
     /* Integer part: base-1e9 chunks, least significant first. */
     uint32_t chunks[40];
     int nchunks = 0;
-    while (!bigint_is_zero(&whole) && nchunks < 40) chunks[nchunks++] = bigint_divmod_small(&whole, 1000000000u);
+    while (!bigint_is_zero(&whole) && nchunks < 40)
+        chunks[nchunks++] = bigint_divmod_small(&whole, 1000000000u);
     int int_digits = 0;
     if (nchunks > 0) {
         int first = decimal_width(chunks[nchunks - 1]);
@@ -114,8 +112,7 @@ static void decimal_from_double(struct decimal *dec, double v)
 }
 
 /* Keeps `keep` significant digits, rounding half to even. */
-static void decimal_round(struct decimal *dec, int keep)
-{
+static void decimal_round(struct decimal *dec, int keep) {
     if (keep >= dec->n) return;
     if (keep < 0) {
         dec->n = 0;
@@ -142,8 +139,7 @@ static void decimal_round(struct decimal *dec, int keep)
 }
 
 /* The digit in the 10^place position. */
-static char digit_at(const struct decimal *dec, int place)
-{
+static char digit_at(const struct decimal *dec, int place) {
     int idx = dec->exp10 - place;
     return (char)('0' + ((idx >= 0 && idx < dec->n) ? dec->d[idx] : 0));
 }
@@ -155,8 +151,7 @@ struct float_body {
     int exp10;      /* exponent printed by 'e' style */
 };
 
-static int body_length(const struct decimal *dec, const struct float_body *b)
-{
+static int body_length(const struct decimal *dec, const struct float_body *b) {
     int len = b->frac_count + b->dot;
     if (b->style == 'f') {
         len += (dec->n > 0 && dec->exp10 > 0) ? dec->exp10 + 1 : 1;
@@ -168,8 +163,8 @@ static int body_length(const struct decimal *dec, const struct float_body *b)
     return len;
 }
 
-static void emit_body(struct format_out *out, const struct decimal *dec, const struct float_body *b, int upper)
-{
+static void emit_body(struct format_out *out, const struct decimal *dec, const struct float_body *b,
+                      int upper) {
     if (b->style == 'f') {
         int top = (dec->n > 0 && dec->exp10 > 0) ? dec->exp10 : 0;
         for (int place = top; place >= 0; place--) format_putc(out, digit_at(dec, place));
@@ -196,8 +191,8 @@ static void emit_body(struct format_out *out, const struct decimal *dec, const s
 }
 
 static void emit_padded(struct format_out *out, const struct format_spec *spec, char sign, int body_len,
-                        int zero_pad, const struct decimal *dec, const struct float_body *b, const char *text)
-{
+                        int zero_pad, const struct decimal *dec, const struct float_body *b,
+                        const char *text) {
     int len = body_len + (sign ? 1 : 0);
     int pad = spec->width > len ? spec->width - len : 0;
     int upper = spec->conv == 'F' || spec->conv == 'E' || spec->conv == 'G';
@@ -212,8 +207,7 @@ static void emit_padded(struct format_out *out, const struct format_spec *spec, 
     if (spec->left) format_repeat(out, ' ', pad);
 }
 
-void format_double(struct format_out *out, const struct format_spec *spec, double v)
-{
+void format_double(struct format_out *out, const struct format_spec *spec, double v) {
     union {
         double f;
         uint64_t u;

@@ -23,14 +23,12 @@ struct format_spec {
     char conv;     /* conversion letter */
 };
 
-static inline void format_putc(struct format_out *out, char c)
-{
+static inline void format_putc(struct format_out *out, char c) {
     if (out->pos + 1 < out->size) out->buf[out->pos] = c;
     out->pos++;
 }
 
-static inline void format_repeat(struct format_out *out, char c, int count)
-{
+static inline void format_repeat(struct format_out *out, char c, int count) {
     for (int i = 0; i < count; i++) format_putc(out, c);
 }
 

@@ -6,7 +6,7 @@
 #define LIB_MATH_H
 
 #define LIB_INFINITY (__builtin_inff())
-#define LIB_NAN      (__builtin_nanf(""))
+#define LIB_NAN (__builtin_nanf(""))
 
 float expf(float x);
 float logf(float x);

@@ -8,8 +8,7 @@ static const double INV_LN2 = 0x1.71547652b82fep+0;
 static const double ROUND_SHIFT = 0x1.8p52; /* adding it rounds to an integer */
 
 /* e^r for |r| <= 0.35: Taylor series to r^11 (error < 1e-17 relative). */
-static double exp_poly(double r)
-{
+static double exp_poly(double r) {
     double p = 1.0 / 39916800.0;
     p = p * r + 1.0 / 3628800.0;
     p = p * r + 1.0 / 362880.0;
@@ -24,8 +23,7 @@ static double exp_poly(double r)
     return p * r + 1.0;
 }
 
-double math_exp_double(double x)
-{
+double math_exp_double(double x) {
     /* x = k ln2 + r; e^x = 2^k e^r. */
     double shifted = x * INV_LN2 + ROUND_SHIFT;
     double kd = shifted - ROUND_SHIFT;
@@ -37,8 +35,7 @@ double math_exp_double(double x)
     return p * double_from_bits((uint64_t)(k1 + 1023) << 52) * double_from_bits((uint64_t)(k2 + 1023) << 52);
 }
 
-float expf(float x)
-{
+float expf(float x) {
     if (x != x) return x + x;
     if (x > 89.0f) return LIB_INFINITY;
     if (x < -104.0f) return 0.0f;
@@ -60,8 +57,7 @@ float expf(float x)
     return (float)(p * double_from_bits((uint64_t)(k + 1023) << 52));
 }
 
-double math_log_double(double x)
-{
+double math_log_double(double x) {
     uint64_t bits = double_bits(x);
     int e = (int)((bits >> 52) & 0x7ff);
     if (e == 0) { /* subnormal: scale into the normal range */
@@ -94,8 +90,7 @@ double math_log_double(double x)
     return e * LN2_HI + (e * LN2_LO + log_m);
 }
 
-float logf(float x)
-{
+float logf(float x) {
     if (x != x) return x + x;
     if (x < 0.0f) return LIB_NAN;
     if (x == 0.0f) return -LIB_INFINITY;
@@ -104,16 +99,14 @@ float logf(float x)
 }
 
 /* 0: not an integer, 1: odd integer, 2: even integer. */
-static int integer_kind(float y)
-{
+static int integer_kind(float y) {
     float ay = fabsf(y);
     if (ay >= 0x1p24f) return 2; /* every float this large is an even integer */
     if (floorf(ay) != ay) return 0;
     return ((int32_t)ay & 1) ? 1 : 2;
 }
 
-float powf(float x, float y)
-{
+float powf(float x, float y) {
     if (y == 0.0f || x == 1.0f) return 1.0f;
     if (x != x || y != y) return x + y;
     float ax = fabsf(x);
@@ -132,8 +125,11 @@ float powf(float x, float y)
     if (x < 0.0f && kind == 0) return LIB_NAN;
     double z = (double)y * math_log_double(ax);
     float r;
-    if (z > 200.0) r = LIB_INFINITY;
-    else if (z < -200.0) r = 0.0f;
-    else r = (float)math_exp_double(z);
+    if (z > 200.0)
+        r = LIB_INFINITY;
+    else if (z < -200.0)
+        r = 0.0f;
+    else
+        r = (float)math_exp_double(z);
     return negate ? -r : r;
 }

@@ -6,8 +6,7 @@
 
 #include <stdint.h>
 
-static inline uint64_t double_bits(double x)
-{
+static inline uint64_t double_bits(double x) {
     union {
         double d;
         uint64_t u;
@@ -15,8 +14,7 @@ static inline uint64_t double_bits(double x)
     return v.u;
 }
 
-static inline double double_from_bits(uint64_t u)
-{
+static inline double double_from_bits(uint64_t u) {
     union {
         uint64_t u;
         double d;
@@ -24,8 +22,7 @@ static inline double double_from_bits(uint64_t u)
     return v.d;
 }
 
-static inline uint32_t float_bits(float x)
-{
+static inline uint32_t float_bits(float x) {
     union {
         float f;
         uint32_t u;
@@ -33,8 +30,7 @@ static inline uint32_t float_bits(float x)
     return v.u;
 }
 
-static inline float float_from_bits(uint32_t u)
-{
+static inline float float_from_bits(uint32_t u) {
     union {
         uint32_t u;
         float f;

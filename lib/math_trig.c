@@ -20,8 +20,7 @@ static const uint64_t TWO_OVER_PI_BITS[5] = {
 };
 
 /* 64 bits of 2/pi starting at bit `pos` (1-based). */
-static uint64_t two_over_pi_window(int pos)
-{
+static uint64_t two_over_pi_window(int pos) {
     int word = (pos - 1) / 64, shift = (pos - 1) % 64;
     uint64_t v = TWO_OVER_PI_BITS[word] << shift;
     if (shift) v |= TWO_OVER_PI_BITS[word + 1] >> (64 - shift);
@@ -29,10 +28,9 @@ static uint64_t two_over_pi_window(int pos)
 }
 
 /* For |x| >= 2^25 (finite): returns the quadrant, *r = remainder in [-pi/4, pi/4]. */
-static int reduce_large(float ax, double *r)
-{
+static int reduce_large(float ax, double *r) {
     uint32_t bits = float_bits(ax);
-    int e = (int)(bits >> 23) - 127 - 23; /* ax = m * 2^e */
+    int e = (int)(bits >> 23) - 127 - 23;      /* ax = m * 2^e */
     uint64_t m = (bits & 0x7fffff) | 0x800000; /* e >= 2 since ax >= 2^25 */
     /* Bits 1..e-2 of 2/pi give multiples of 4 (whole turns): skip them. */
     int start = e - 1;
@@ -58,8 +56,7 @@ static int reduce_large(float ax, double *r)
 }
 
 /* Quadrant k and r with x = k pi/2 + r, |r| <= ~pi/4. */
-static int reduce(float x, double *r)
-{
+static int reduce(float x, double *r) {
     float ax = fabsf(x);
     if (ax <= 0.785398f) {
         *r = x;
@@ -85,8 +82,7 @@ static int reduce(float x, double *r)
 }
 
 /* Taylor series, |r| <= pi/4: sin to r^15, cos to r^16 (error < 1e-16). */
-static double sin_poly(double r)
-{
+static double sin_poly(double r) {
     double r2 = r * r;
     double p = -1.0 / 1307674368000.0;
     p = p * r2 + 1.0 / 6227020800.0;
@@ -98,8 +94,7 @@ static double sin_poly(double r)
     return r + r * r2 * p;
 }
 
-static double cos_poly(double r)
-{
+static double cos_poly(double r) {
     double r2 = r * r;
     double p = 1.0 / 20922789888000.0;
     p = p * r2 - 1.0 / 87178291200.0;
@@ -112,45 +107,63 @@ static double cos_poly(double r)
     return 1.0 + r2 * p;
 }
 
-float sinf(float x)
-{
+float sinf(float x) {
     if (isnan_f(x) || isinf_f(x)) return x - x;
     double r;
     switch (reduce(x, &r)) {
-    case 0: return (float)sin_poly(r);
-    case 1: return (float)cos_poly(r);
-    case 2: return (float)-sin_poly(r);
-    default: return (float)-cos_poly(r);
+    case 0:
+        return (float)sin_poly(r);
+    case 1:
+        return (float)cos_poly(r);
+    case 2:
+        return (float)-sin_poly(r);
+    default:
+        return (float)-cos_poly(r);
     }
 }
 
-float cosf(float x)
-{
+float cosf(float x) {
     if (isnan_f(x) || isinf_f(x)) return x - x;
     double r;
     switch (reduce(x, &r)) {
-    case 0: return (float)cos_poly(r);
-    case 1: return (float)-sin_poly(r);
-    case 2: return (float)-cos_poly(r);
-    default: return (float)sin_poly(r);
+    case 0:
+        return (float)cos_poly(r);
+    case 1:
+        return (float)-sin_poly(r);
+    case 2:
+        return (float)-cos_poly(r);
+    default:
+        return (float)sin_poly(r);
     }
 }
 
 /* e^z - 1 for |z| <= 1, accurate near 0: Taylor to z^18. */
-static double expm1_small(double z)
-{
+static double expm1_small(double z) {
     double p = 1.0 / 6402373705728000.0;
     static const double inv_fact[17] = {
-        1.0 / 355687428096000.0, 1.0 / 20922789888000.0, 1.0 / 1307674368000.0, 1.0 / 87178291200.0,
-        1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
-        1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0,
+        1.0 / 355687428096000.0,
+        1.0 / 20922789888000.0,
+        1.0 / 1307674368000.0,
+        1.0 / 87178291200.0,
+        1.0 / 6227020800.0,
+        1.0 / 479001600.0,
+        1.0 / 39916800.0,
+        1.0 / 3628800.0,
+        1.0 / 362880.0,
+        1.0 / 40320.0,
+        1.0 / 5040.0,
+        1.0 / 720.0,
+        1.0 / 120.0,
+        1.0 / 24.0,
+        1.0 / 6.0,
+        0.5,
+        1.0,
     };
     for (int i = 0; i < 17; i++) p = p * z + inv_fact[i];
     return p * z;
 }
 
-float tanhf(float x)
-{
+float tanhf(float x) {
     if (isnan_f(x)) return x + x;
     float ax = fabsf(x);
     if (ax > 9.1f) return x > 0 ? 1.0f : -1.0f; /* 1 - tanh < 2^-25 */

@@ -9,16 +9,14 @@
 #define LONG_MAX_VALUE __LONG_MAX__
 #define LONG_MIN_VALUE (-__LONG_MAX__ - 1L)
 
-static int digit_value(char c)
-{
+static int digit_value(char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if ((c | 32) >= 'a' && (c | 32) <= 'z') return (c | 32) - 'a' + 10;
     return 99;
 }
 
 /* Parses the magnitude; *overflow is set when it does not fit 64 bits. */
-static uint64_t parse_magnitude(const char *s, char **end, int base, int *negative, int *overflow)
-{
+static uint64_t parse_magnitude(const char *s, char **end, int base, int *negative, int *overflow) {
     const char *p = s;
     *negative = 0;
     *overflow = 0;
@@ -38,15 +36,16 @@ static uint64_t parse_magnitude(const char *s, char **end, int base, int *negati
     const char *digits = p;
     for (; digit_value(*p) < base; p++) {
         unsigned d = (unsigned)digit_value(*p);
-        if (v > (UINT64_MAX - d) / (unsigned)base) *overflow = 1;
-        else v = v * (unsigned)base + d;
+        if (v > (UINT64_MAX - d) / (unsigned)base)
+            *overflow = 1;
+        else
+            v = v * (unsigned)base + d;
     }
     if (end) *end = (char *)(p == digits ? s : p);
     return p == digits ? 0 : v;
 }
 
-long strtol(const char *s, char **end, int base)
-{
+long strtol(const char *s, char **end, int base) {
     int negative, overflow;
     uint64_t v = parse_magnitude(s, end, base, &negative, &overflow);
     if (negative) {
@@ -57,12 +56,13 @@ long strtol(const char *s, char **end, int base)
     return (long)v;
 }
 
-unsigned long long strtoull(const char *s, char **end, int base)
-{
+unsigned long long strtoull(const char *s, char **end, int base) {
     int negative, overflow;
     uint64_t v = parse_magnitude(s, end, base, &negative, &overflow);
     if (overflow) return UINT64_MAX;
     return negative ? 0 - v : v;
 }
 
-int abs(int x) { return x < 0 ? -x : x; }
+int abs(int x) {
+    return x < 0 ? -x : x;
+}

@@ -26,8 +26,7 @@ static const struct binary_format float_format = {24, -126, 254, 127};
 
 /* Rounds (q + sticky fraction) * 2^e2, q normalised (bit 63 set), to the
  * format; returns the bit pattern without the sign. */
-static uint64_t round_to_format(uint64_t q, int e2, int sticky, const struct binary_format *f)
-{
+static uint64_t round_to_format(uint64_t q, int e2, int sticky, const struct binary_format *f) {
     int top = e2 + 63;
     int lowbit = top - (f->mant_bits - 1);
     int min_lowbit = f->emin - (f->mant_bits - 1);
@@ -59,8 +58,7 @@ static uint64_t round_to_format(uint64_t q, int e2, int sticky, const struct bin
 }
 
 /* Converts digits (values 0..9) * 10^p to the format's bit pattern. */
-static uint64_t decimal_to_binary(const uint8_t *digits, int nd, long p, const struct binary_format *f)
-{
+static uint64_t decimal_to_binary(const uint8_t *digits, int nd, long p, const struct binary_format *f) {
     uint64_t inf_bits = (uint64_t)(f->max_biased + 1) << (f->mant_bits - 1);
     if (nd == 0) return 0;
     if (nd + p > 311) return inf_bits;
@@ -86,16 +84,20 @@ static uint64_t decimal_to_binary(const uint8_t *digits, int nd, long p, const s
         bigint_mul_pow10(&m, (int)-p);
         /* Quotient n * 2^s / m lands in [2^63, 2^65). */
         int s = 64 + bigint_bitlen(&m) - bigint_bitlen(&n);
-        if (s > 0) bigint_shl(&n, s);
-        else bigint_shl(&m, -s);
+        if (s > 0)
+            bigint_shl(&n, s);
+        else
+            bigint_shl(&m, -s);
         bigint_shl(&m, 64);
         uint64_t quotient = 0;
         int bit64 = 0;
         for (int bit = 64; bit >= 0; bit--) {
             if (bigint_cmp(&n, &m) >= 0) {
                 bigint_sub(&n, &m);
-                if (bit == 64) bit64 = 1;
-                else quotient |= 1ull << bit;
+                if (bit == 64)
+                    bit64 = 1;
+                else
+                    quotient |= 1ull << bit;
             }
             bigint_shr1(&m);
         }
@@ -111,8 +113,7 @@ static uint64_t decimal_to_binary(const uint8_t *digits, int nd, long p, const s
     return round_to_format(q, e2, sticky, f);
 }
 
-static int match_word(const char *p, const char *word)
-{
+static int match_word(const char *p, const char *word) {
     int i = 0;
     for (; word[i]; i++)
         if ((p[i] | 32) != word[i]) return 0;
@@ -120,8 +121,7 @@ static int match_word(const char *p, const char *word)
 }
 
 /* Parses the text; returns the bit pattern (sign included) for the format. */
-static uint64_t parse_decimal(const char *s, char **end, const struct binary_format *f)
-{
+static uint64_t parse_decimal(const char *s, char **end, const struct binary_format *f) {
     const char *p = s;
     uint64_t sign_bit = 1ull << (f->mant_bits - 1 + (f->mant_bits == 53 ? 11 : 8));
     uint64_t inf_bits = (uint64_t)(f->max_biased + 1) << (f->mant_bits - 1);
@@ -195,8 +195,7 @@ static uint64_t parse_decimal(const char *s, char **end, const struct binary_for
     return sign | decimal_to_binary(digits, nd, scale, f);
 }
 
-double strtod(const char *s, char **end)
-{
+double strtod(const char *s, char **end) {
     union {
         uint64_t u;
         double d;
@@ -204,8 +203,7 @@ double strtod(const char *s, char **end)
     return v.d;
 }
 
-float strtof(const char *s, char **end)
-{
+float strtof(const char *s, char **end) {
     union {
         uint32_t u;
         float f;

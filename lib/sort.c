@@ -7,8 +7,7 @@
 
 typedef int (*compare_fn)(const void *, const void *);
 
-static void swap_bytes(unsigned char *a, unsigned char *b, size_t size)
-{
+static void swap_bytes(unsigned char *a, unsigned char *b, size_t size) {
     if (a == b) return;
     typedef uint64_t __attribute__((may_alias, aligned(1))) unaligned_u64;
     while (size >= 8) {
@@ -26,16 +25,14 @@ static void swap_bytes(unsigned char *a, unsigned char *b, size_t size)
     }
 }
 
-#define AT(i) (base + (i) * size)
+#define AT(i) (base + (i)*size)
 
-static void insertion_sort(unsigned char *base, size_t n, size_t size, compare_fn cmp)
-{
+static void insertion_sort(unsigned char *base, size_t n, size_t size, compare_fn cmp) {
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0 && cmp(AT(j - 1), AT(j)) > 0; j--) swap_bytes(AT(j - 1), AT(j), size);
 }
 
-static void sift_down(unsigned char *base, size_t root, size_t n, size_t size, compare_fn cmp)
-{
+static void sift_down(unsigned char *base, size_t root, size_t n, size_t size, compare_fn cmp) {
     for (;;) {
         size_t child = 2 * root + 1;
         if (child >= n) return;
@@ -46,8 +43,7 @@ static void sift_down(unsigned char *base, size_t root, size_t n, size_t size, c
     }
 }
 
-static void heap_sort(unsigned char *base, size_t n, size_t size, compare_fn cmp)
-{
+static void heap_sort(unsigned char *base, size_t n, size_t size, compare_fn cmp) {
     for (size_t i = n / 2; i-- > 0;) sift_down(base, i, n, size, cmp);
     for (size_t end = n - 1; end > 0; end--) {
         swap_bytes(AT(0), AT(end), size);
@@ -55,8 +51,7 @@ static void heap_sort(unsigned char *base, size_t n, size_t size, compare_fn cmp
     }
 }
 
-static void intro_sort(unsigned char *base, size_t n, size_t size, compare_fn cmp, int depth)
-{
+static void intro_sort(unsigned char *base, size_t n, size_t size, compare_fn cmp, int depth) {
     while (n > 16) {
         if (depth-- == 0) {
             heap_sort(base, n, size, cmp);
@@ -94,8 +89,7 @@ static void intro_sort(unsigned char *base, size_t n, size_t size, compare_fn cm
     insertion_sort(base, n, size, cmp);
 }
 
-void qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
+void qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
     if (n < 2 || size == 0) return;
     int depth = 0;
     for (size_t m = n; m > 0; m >>= 1) depth += 2;

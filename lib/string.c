@@ -6,15 +6,13 @@
 
 #include "lib/string.h"
 
-void *memcpy(void *dst, const void *src, size_t n)
-{
+void *memcpy(void *dst, const void *src, size_t n) {
     void *d = dst;
     __asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
     return dst;
 }
 
-void *memmove(void *dst, const void *src, size_t n)
-{
+void *memmove(void *dst, const void *src, size_t n) {
     unsigned char *d = dst;
     const unsigned char *s = src;
     if (d == s || n == 0) return dst;
@@ -32,45 +30,39 @@ void *memmove(void *dst, const void *src, size_t n)
     return dst;
 }
 
-void *memset(void *dst, int c, size_t n)
-{
+void *memset(void *dst, int c, size_t n) {
     void *d = dst;
     __asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
     return dst;
 }
 
-int memcmp(const void *a, const void *b, size_t n)
-{
+int memcmp(const void *a, const void *b, size_t n) {
     const unsigned char *x = a, *y = b;
     for (size_t i = 0; i < n; i++)
         if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
     return 0;
 }
 
-void *memchr(const void *s, int c, size_t n)
-{
+void *memchr(const void *s, int c, size_t n) {
     const unsigned char *p = s;
     for (size_t i = 0; i < n; i++)
         if (p[i] == (unsigned char)c) return (void *)(p + i);
     return NULL;
 }
 
-size_t strlen(const char *s)
-{
+size_t strlen(const char *s) {
     const char *p = s;
     while (*p) p++;
     return (size_t)(p - s);
 }
 
-size_t strnlen(const char *s, size_t max)
-{
+size_t strnlen(const char *s, size_t max) {
     size_t n = 0;
     while (n < max && s[n]) n++;
     return n;
 }
 
-int strcmp(const char *a, const char *b)
-{
+int strcmp(const char *a, const char *b) {
     while (*a && *a == *b) {
         a++;
         b++;
@@ -78,24 +70,21 @@ int strcmp(const char *a, const char *b)
     return (unsigned char)*a - (unsigned char)*b;
 }
 
-int strncmp(const char *a, const char *b, size_t n)
-{
+int strncmp(const char *a, const char *b, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (a[i] != b[i] || !a[i]) return (unsigned char)a[i] - (unsigned char)b[i];
     }
     return 0;
 }
 
-char *strchr(const char *s, int c)
-{
+char *strchr(const char *s, int c) {
     for (;; s++) {
         if (*s == (char)c) return (char *)s;
         if (!*s) return NULL;
     }
 }
 
-char *strrchr(const char *s, int c)
-{
+char *strrchr(const char *s, int c) {
     const char *last = NULL;
     for (;; s++) {
         if (*s == (char)c) last = s;
@@ -103,8 +92,7 @@ char *strrchr(const char *s, int c)
     }
 }
 
-char *strstr(const char *haystack, const char *needle)
-{
+char *strstr(const char *haystack, const char *needle) {
     size_t n = strlen(needle);
     if (n == 0) return (char *)haystack;
     for (; *haystack; haystack++)
@@ -112,8 +100,7 @@ char *strstr(const char *haystack, const char *needle)
     return NULL;
 }
 
-size_t strlcpy(char *dst, const char *src, size_t size)
-{
+size_t strlcpy(char *dst, const char *src, size_t size) {
     size_t len = strlen(src);
     if (size > 0) {
         size_t n = len < size - 1 ? len : size - 1;
@@ -123,8 +110,7 @@ size_t strlcpy(char *dst, const char *src, size_t size)
     return len;
 }
 
-size_t strlcat(char *dst, const char *src, size_t size)
-{
+size_t strlcat(char *dst, const char *src, size_t size) {
     size_t used = strnlen(dst, size);
     if (used == size) return size + strlen(src); /* dst not terminated within size */
     return used + strlcpy(dst + used, src, size - used);

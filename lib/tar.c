@@ -15,8 +15,7 @@
 #define OFF_MAGIC 257
 #define OFF_PREFIX 345
 
-void tar_init(struct tar_reader *r, const void *data, size_t size)
-{
+void tar_init(struct tar_reader *r, const void *data, size_t size) {
     r->data = data;
     r->size = size;
     r->offset = 0;
@@ -24,8 +23,7 @@ void tar_init(struct tar_reader *r, const void *data, size_t size)
 }
 
 /* Octal field: optional leading spaces, digits, then NUL/space padding. */
-static int parse_octal(const uint8_t *field, size_t len, uint64_t *out)
-{
+static int parse_octal(const uint8_t *field, size_t len, uint64_t *out) {
     size_t i = 0;
     uint64_t v = 0;
     while (i < len && field[i] == ' ') i++;
@@ -41,8 +39,7 @@ static int parse_octal(const uint8_t *field, size_t len, uint64_t *out)
     return 1;
 }
 
-static int parse_size(const uint8_t *field, uint64_t *out)
-{
+static int parse_size(const uint8_t *field, uint64_t *out) {
     if (field[0] & 0x80) { /* GNU base-256: big-endian, top bit of the first byte is the marker */
         if (field[0] != 0x80) return 0; /* negative or > 2^88: not a file size */
         uint64_t v = 0;
@@ -56,8 +53,7 @@ static int parse_size(const uint8_t *field, uint64_t *out)
     return parse_octal(field, 12, out);
 }
 
-static int all_zero(const uint8_t *block)
-{
+static int all_zero(const uint8_t *block) {
     for (int i = 0; i < BLOCK; i++)
         if (block[i]) return 0;
     return 1;
@@ -65,8 +61,7 @@ static int all_zero(const uint8_t *block)
 
 /* The checksum treats its own field as eight spaces. Some old tars summed
  * signed chars: accept either. */
-static int checksum_ok(const uint8_t *h, uint64_t stored)
-{
+static int checksum_ok(const uint8_t *h, uint64_t stored) {
     uint64_t unsigned_sum = 0;
     int64_t signed_sum = 0;
     for (int i = 0; i < BLOCK; i++) {
@@ -77,20 +72,17 @@ static int checksum_ok(const uint8_t *h, uint64_t stored)
     return stored == unsigned_sum || (int64_t)stored == signed_sum;
 }
 
-static void copy_field(char *dst, size_t *pos, const uint8_t *field, size_t len)
-{
+static void copy_field(char *dst, size_t *pos, const uint8_t *field, size_t len) {
     for (size_t i = 0; i < len && field[i]; i++) dst[(*pos)++] = (char)field[i];
 }
 
-static int fail(struct tar_reader *r, char *err, size_t err_size, const char *msg, size_t offset)
-{
+static int fail(struct tar_reader *r, char *err, size_t err_size, const char *msg, size_t offset) {
     if (err && err_size) snprintf(err, err_size, "tar: %s (header at byte %zu)", msg, offset);
     r->done = 1;
     return -1;
 }
 
-int tar_next(struct tar_reader *r, struct tar_entry *out, char *err, size_t err_size)
-{
+int tar_next(struct tar_reader *r, struct tar_entry *out, char *err, size_t err_size) {
     if (err && err_size) err[0] = '\0';
     while (!r->done) {
         size_t at = r->offset;
@@ -105,7 +97,8 @@ int tar_next(struct tar_reader *r, struct tar_entry *out, char *err, size_t err_
             return 0;
         }
         uint64_t stored_sum, size;
-        if (!parse_octal(h + OFF_CHKSUM, 8, &stored_sum)) return fail(r, err, err_size, "bad checksum field", at);
+        if (!parse_octal(h + OFF_CHKSUM, 8, &stored_sum))
+            return fail(r, err, err_size, "bad checksum field", at);
         if (!checksum_ok(h, stored_sum)) return fail(r, err, err_size, "header checksum mismatch", at);
         /* The name first, so that every later complaint can say which entry. */
         size_t pos = 0;
@@ -140,14 +133,13 @@ int tar_next(struct tar_reader *r, struct tar_entry *out, char *err, size_t err_
 }
 
 /* Compares ignoring a leading "./" that some tar invocations add. */
-static const char *strip_dot_slash(const char *s)
-{
+static const char *strip_dot_slash(const char *s) {
     while (s[0] == '.' && s[1] == '/') s += 2;
     return s;
 }
 
-int tar_find(const void *data, size_t size, const char *name, struct tar_entry *out, char *err, size_t err_size)
-{
+int tar_find(const void *data, size_t size, const char *name, struct tar_entry *out, char *err,
+             size_t err_size) {
     struct tar_reader r;
     tar_init(&r, data, size);
     int rc;

@@ -27,6 +27,7 @@ void tar_init(struct tar_reader *r, const void *data, size_t size);
  * the end). Directories, links and other entry types are skipped. */
 int tar_next(struct tar_reader *r, struct tar_entry *out, char *err, size_t err_size);
 /* Finds a regular file by name: 1 found, 0 not there, -1 damaged archive. */
-int tar_find(const void *data, size_t size, const char *name, struct tar_entry *out, char *err, size_t err_size);
+int tar_find(const void *data, size_t size, const char *name, struct tar_entry *out, char *err,
+             size_t err_size);
 
 #endif

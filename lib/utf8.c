@@ -1,8 +1,7 @@
 /* utf8.c - strict UTF-8 decoding and encoding (RFC 3629). */
 #include "lib/utf8.h"
 
-int utf8_sequence_length(uint8_t lead)
-{
+int utf8_sequence_length(uint8_t lead) {
     if (lead < 0x80) return 1;
     if (lead >= 0xc2 && lead <= 0xdf) return 2;
     if (lead >= 0xe0 && lead <= 0xef) return 3;
@@ -10,8 +9,7 @@ int utf8_sequence_length(uint8_t lead)
     return 0; /* continuation byte, overlong lead (c0, c1) or beyond U+10FFFF */
 }
 
-int utf8_decode(const char *s, size_t len, uint32_t *codepoint)
-{
+int utf8_decode(const char *s, size_t len, uint32_t *codepoint) {
     const uint8_t *p = (const uint8_t *)s;
     *codepoint = 0xfffd;
     if (len == 0) return 1;
@@ -32,8 +30,7 @@ int utf8_decode(const char *s, size_t len, uint32_t *codepoint)
     return n;
 }
 
-int utf8_encode(uint32_t cp, char *out)
-{
+int utf8_encode(uint32_t cp, char *out) {
     uint8_t *o = (uint8_t *)out;
     if (cp < 0x80) {
         o[0] = (uint8_t)cp;
@@ -61,8 +58,7 @@ int utf8_encode(uint32_t cp, char *out)
     return 0;
 }
 
-int utf8_valid(const char *s, size_t len)
-{
+int utf8_valid(const char *s, size_t len) {
     size_t i = 0;
     while (i < len) {
         uint32_t cp;

@@ -146,9 +146,16 @@ static void enable_sse_and_avx(void) {
  * which state it enabled in XCR0, so the flags go over after that step. */
 static void publish_simd_features(void) {
     struct cpu_features f = {
-        .sse2 = cpu.sse2, .ssse3 = cpu.ssse3, .sse41 = cpu.sse41,
-        .avx = cpu.avx, .avx2 = cpu.avx2, .fma = cpu.fma, .f16c = cpu.f16c,
-        .avx512f = cpu.avx512f, .avx512bw = cpu.avx512bw, .avx512vl = cpu.avx512vl,
+        .sse2 = cpu.sse2,
+        .ssse3 = cpu.ssse3,
+        .sse41 = cpu.sse41,
+        .avx = cpu.avx,
+        .avx2 = cpu.avx2,
+        .fma = cpu.fma,
+        .f16c = cpu.f16c,
+        .avx512f = cpu.avx512f,
+        .avx512bw = cpu.avx512bw,
+        .avx512vl = cpu.avx512vl,
         .avx512vnni = cpu.avx512vnni,
     };
     cpu_features_set(&f);

@@ -1,6 +1,7 @@
 /* idt.c - 256 interrupt gates pointing at the isr.asm stubs, and the
  * dispatcher: CPU exceptions are fatal (dump and halt) except NMI, which is
- * reported unless it is an SMP wake-up or halt request; any other vector is reported as spurious and returns. */
+ * reported unless it is an SMP wake-up or halt request; any other vector is reported as spurious and returns.
+ */
 #include "kernel/arch/idt.h"
 #include "kernel/console/console.h"
 #include "kernel/arch/cpu.h"

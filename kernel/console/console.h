@@ -12,8 +12,15 @@
  * and raw UTF-8 bytes >= 0x80) or these special keys. */
 enum {
     KEY_NONE = -1,
-    KEY_UP = 0x100, KEY_DOWN, KEY_LEFT, KEY_RIGHT,
-    KEY_HOME, KEY_END, KEY_DELETE, KEY_PAGE_UP, KEY_PAGE_DOWN,
+    KEY_UP = 0x100,
+    KEY_DOWN,
+    KEY_LEFT,
+    KEY_RIGHT,
+    KEY_HOME,
+    KEY_END,
+    KEY_DELETE,
+    KEY_PAGE_UP,
+    KEY_PAGE_DOWN,
 };
 
 void console_write(const char *s, size_t len);

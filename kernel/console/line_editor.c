@@ -10,15 +10,19 @@
 #include "lib/format.h"
 #include "lib/string.h"
 
-#define CTRL(c) ((c) & 0x1f)
+#define CTRL(c) ((c)&0x1f)
 
 static void emit(struct line_editor *ed, const char *s, size_t n) {
     if (n) ed->write(ed->ctx, s, n);
 }
 
-static void emit_str(struct line_editor *ed, const char *s) { emit(ed, s, strlen(s)); }
+static void emit_str(struct line_editor *ed, const char *s) {
+    emit(ed, s, strlen(s));
+}
 
-static int is_continuation(unsigned char b) { return (b & 0xc0) == 0x80; }
+static int is_continuation(unsigned char b) {
+    return (b & 0xc0) == 0x80;
+}
 
 /* Columns (code points) in buf[from, to). */
 static size_t columns(const struct line_editor *ed, size_t from, size_t to) {
@@ -188,15 +192,19 @@ static void history_add(struct line_editor *ed) {
  * Returns 1 when `b` was consumed. */
 static int feed_utf8(struct line_editor *ed, unsigned char b) {
     if (ed->pending_len == 0) {
-        if (b >= 0xc2 && b <= 0xdf) ed->pending_need = 2;
-        else if (b >= 0xe0 && b <= 0xef) ed->pending_need = 3;
-        else if (b >= 0xf0 && b <= 0xf4) ed->pending_need = 4;
-        else return 1;   /* stray continuation or impossible lead byte */
+        if (b >= 0xc2 && b <= 0xdf)
+            ed->pending_need = 2;
+        else if (b >= 0xe0 && b <= 0xef)
+            ed->pending_need = 3;
+        else if (b >= 0xf0 && b <= 0xf4)
+            ed->pending_need = 4;
+        else
+            return 1; /* stray continuation or impossible lead byte */
         ed->pending[ed->pending_len++] = (char)b;
         return 1;
     }
     if (!is_continuation(b)) {
-        ed->pending_len = 0;   /* truncated: drop it, b starts anew */
+        ed->pending_len = 0; /* truncated: drop it, b starts anew */
         return 0;
     }
     if (ed->pending_len == 1) {
@@ -222,9 +230,12 @@ static int feed_utf8(struct line_editor *ed, unsigned char b) {
 static int feed_escape(struct line_editor *ed, int key) {
     if (ed->escape == ESCAPE_START) {
         ed->escape_param = 0;
-        if (key == '[') ed->escape = ESCAPE_CSI;
-        else if (key == 'O') ed->escape = ESCAPE_SS3;
-        else ed->escape = ESCAPE_NONE;   /* Alt+key and the like: ignored */
+        if (key == '[')
+            ed->escape = ESCAPE_CSI;
+        else if (key == 'O')
+            ed->escape = ESCAPE_SS3;
+        else
+            ed->escape = ESCAPE_NONE; /* Alt+key and the like: ignored */
         return KEY_NONE;
     }
     if (key >= '0' && key <= '9' && ed->escape == ESCAPE_CSI) {
@@ -234,23 +245,36 @@ static int feed_escape(struct line_editor *ed, int key) {
     if (key == ';' && ed->escape == ESCAPE_CSI) return KEY_NONE;
     enum line_editor_escape kind = ed->escape;
     ed->escape = ESCAPE_NONE;
-    if (key < 0x20 || key > 0x7e) return -2;   /* a real key interrupted it */
+    if (key < 0x20 || key > 0x7e) return -2; /* a real key interrupted it */
     switch (key) {
-    case 'A': return KEY_UP;
-    case 'B': return KEY_DOWN;
-    case 'C': return KEY_RIGHT;
-    case 'D': return KEY_LEFT;
-    case 'H': return KEY_HOME;
-    case 'F': return KEY_END;
+    case 'A':
+        return KEY_UP;
+    case 'B':
+        return KEY_DOWN;
+    case 'C':
+        return KEY_RIGHT;
+    case 'D':
+        return KEY_LEFT;
+    case 'H':
+        return KEY_HOME;
+    case 'F':
+        return KEY_END;
     case '~':
         if (kind != ESCAPE_CSI) return KEY_NONE;
         switch (ed->escape_param) {
-        case 1: case 7: return KEY_HOME;
-        case 4: case 8: return KEY_END;
-        case 3: return KEY_DELETE;
-        default: return KEY_NONE;
+        case 1:
+        case 7:
+            return KEY_HOME;
+        case 4:
+        case 8:
+            return KEY_END;
+        case 3:
+            return KEY_DELETE;
+        default:
+            return KEY_NONE;
         }
-    default: return KEY_NONE;
+    default:
+        return KEY_NONE;
     }
 }
 
@@ -280,9 +304,9 @@ int line_editor_feed(struct line_editor *ed, int key) {
     }
     if (key >= 0x80 && key <= 0xff) {
         if (feed_utf8(ed, (unsigned char)key)) return LINE_EDITOR_EDITING;
-        return line_editor_feed(ed, key);   /* pending sequence dropped; retry */
+        return line_editor_feed(ed, key); /* pending sequence dropped; retry */
     }
-    ed->pending_len = 0;   /* anything else interrupts a partial character */
+    ed->pending_len = 0; /* anything else interrupts a partial character */
 
     if (key >= 0x20 && key < 0x7f) {
         char c = (char)key;
@@ -305,24 +329,40 @@ int line_editor_feed(struct line_editor *ed, int key) {
         ed->history_pos = ed->history_count;
         return LINE_EDITOR_CANCELLED;
     case '\b':
-    case 0x7f: backspace(ed); break;
+    case 0x7f:
+        backspace(ed);
+        break;
     case KEY_DELETE:
     case CTRL('d'):
         if (ed->cursor < ed->len) delete_range(ed, ed->cursor, next_boundary(ed, ed->cursor));
         break;
     case KEY_LEFT:
-    case CTRL('b'): cursor_left(ed); break;
+    case CTRL('b'):
+        cursor_left(ed);
+        break;
     case KEY_RIGHT:
-    case CTRL('f'): cursor_right(ed); break;
+    case CTRL('f'):
+        cursor_right(ed);
+        break;
     case KEY_HOME:
-    case CTRL('a'): cursor_home(ed); break;
+    case CTRL('a'):
+        cursor_home(ed);
+        break;
     case KEY_END:
-    case CTRL('e'): cursor_end(ed); break;
+    case CTRL('e'):
+        cursor_end(ed);
+        break;
     case KEY_UP:
-    case CTRL('p'): history_up(ed); break;
+    case CTRL('p'):
+        history_up(ed);
+        break;
     case KEY_DOWN:
-    case CTRL('n'): history_down(ed); break;
-    case CTRL('u'): replace_line(ed, "", 0); break;
+    case CTRL('n'):
+        history_down(ed);
+        break;
+    case CTRL('u'):
+        replace_line(ed, "", 0);
+        break;
     case CTRL('k'):
         if (ed->cursor < ed->len) delete_range(ed, ed->cursor, ed->len);
         break;
@@ -330,15 +370,22 @@ int line_editor_feed(struct line_editor *ed, int key) {
         emit_str(ed, "\x1b[2J\x1b[H");
         reprint_line(ed);
         break;
-    case 0x1b: ed->escape = ESCAPE_START; break;
-    default: break;   /* other control bytes, page up/down: ignored */
+    case 0x1b:
+        ed->escape = ESCAPE_START;
+        break;
+    default:
+        break; /* other control bytes, page up/down: ignored */
     }
     return LINE_EDITOR_EDITING;
 }
 
-const char *line_editor_line(const struct line_editor *ed) { return ed->buf; }
+const char *line_editor_line(const struct line_editor *ed) {
+    return ed->buf;
+}
 
-int line_editor_history_count(const struct line_editor *ed) { return ed->history_count; }
+int line_editor_history_count(const struct line_editor *ed) {
+    return ed->history_count;
+}
 
 const char *line_editor_history_entry(const struct line_editor *ed, int index) {
     if (index < 0 || index >= ed->history_count) return NULL;

@@ -8,15 +8,15 @@
 
 #include <stddef.h>
 
-#define LINE_EDITOR_MAX 4096        /* bytes in a line */
-#define LINE_EDITOR_HISTORY 32      /* remembered lines */
+#define LINE_EDITOR_MAX 4096   /* bytes in a line */
+#define LINE_EDITOR_HISTORY 32 /* remembered lines */
 
 typedef void (*line_editor_write_fn)(void *ctx, const char *s, size_t n);
 
 enum line_editor_status {
-    LINE_EDITOR_EDITING = 0,    /* feed more keys */
-    LINE_EDITOR_DONE = 1,       /* Enter: the line is ready */
-    LINE_EDITOR_CANCELLED = 2,  /* Ctrl-C: the line was dropped */
+    LINE_EDITOR_EDITING = 0,   /* feed more keys */
+    LINE_EDITOR_DONE = 1,      /* Enter: the line is ready */
+    LINE_EDITOR_CANCELLED = 2, /* Ctrl-C: the line was dropped */
 };
 
 enum line_editor_escape { ESCAPE_NONE, ESCAPE_START, ESCAPE_CSI, ESCAPE_SS3 };
@@ -26,18 +26,18 @@ struct line_editor {
     void *ctx;
     const char *prompt;
     char buf[LINE_EDITOR_MAX + 1];
-    size_t len, cursor;             /* bytes; cursor is on a code point boundary */
+    size_t len, cursor; /* bytes; cursor is on a code point boundary */
     int warned_too_long;
 
-    char pending[4];                /* a UTF-8 sequence still being typed */
+    char pending[4]; /* a UTF-8 sequence still being typed */
     int pending_len, pending_need;
     enum line_editor_escape escape; /* raw escape sequences from the input */
     int escape_param;
 
     char history[LINE_EDITOR_HISTORY][LINE_EDITOR_MAX + 1];
-    int history_count;              /* entries in use, oldest first */
-    int history_pos;                /* == history_count: the line being typed */
-    char saved[LINE_EDITOR_MAX + 1];/* the typed line while browsing history */
+    int history_count;               /* entries in use, oldest first */
+    int history_pos;                 /* == history_count: the line being typed */
+    char saved[LINE_EDITOR_MAX + 1]; /* the typed line while browsing history */
     size_t saved_len;
 };
 

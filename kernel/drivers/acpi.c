@@ -171,7 +171,7 @@ static uint16_t fadt_port(const struct acpi_generic_address *gas_field, int gas_
         return (uint16_t)gas.address;
     return legacy <= 0xffff ? (uint16_t)legacy : 0;
 }
-#define FADT_PORT(f, legacy_field, gas_field) \
+#define FADT_PORT(f, legacy_field, gas_field)                                                                \
     fadt_port(&(f)->gas_field, ACPI_HAS_FIELD(f, (f)->header.length, gas_field), FADT_FIELD(f, legacy_field))
 
 static void parse_fadt(const struct acpi_fadt *f) {
@@ -212,7 +212,8 @@ void acpi_init(uint64_t rsdp_phys) {
     }
     const struct acpi_xsdt *xsdt = (const void *)root;
     const struct acpi_rsdt *rsdt = (const void *)root;
-    size_t entries = (root->length - sizeof *root) / (use_xsdt ? sizeof xsdt->entries[0] : sizeof rsdt->entries[0]);
+    size_t entries =
+        (root->length - sizeof *root) / (use_xsdt ? sizeof xsdt->entries[0] : sizeof rsdt->entries[0]);
     for (size_t i = 0; i < entries && table_count < MAX_TABLES; i++) {
         uint64_t phys = use_xsdt ? xsdt->entries[i] : rsdt->entries[i];
         const struct acpi_sdt_header *t = load_table(phys);

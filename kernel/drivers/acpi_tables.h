@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* Whether a table of `length` bytes reaches to the end of `field`. */
-#define ACPI_HAS_FIELD(table, length, field) \
+#define ACPI_HAS_FIELD(table, length, field)                                                                 \
     (offsetof(__typeof__(*(table)), field) + sizeof((table)->field) <= (length))
 
 /* 5.2.5.3 Root System Description Pointer. The checksum covers the first

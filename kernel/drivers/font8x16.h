@@ -4,10 +4,10 @@
 
 #include <stdint.h>
 
-#define FONT_WIDTH  8
+#define FONT_WIDTH 8
 #define FONT_HEIGHT 16
-#define FONT_FIRST  0x20
-#define FONT_LAST   0x7e
+#define FONT_FIRST 0x20
+#define FONT_LAST 0x7e
 #define FONT_BOX_INDEX (FONT_LAST - FONT_FIRST + 1)
 #define FONT_GLYPH_COUNT (FONT_BOX_INDEX + 1)
 

@@ -27,7 +27,6 @@ static struct {
     volatile uint8_t *bus_window[256]; /* mapped lazily */
 } ecam;
 
-
 static void ecam_init(void) {
     const struct acpi_mcfg *mcfg = acpi_find_table("MCFG");
     if (!mcfg) return;

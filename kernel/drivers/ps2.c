@@ -23,47 +23,57 @@
 
 static struct {
     int present;
-    int extended;      /* the previous byte was 0xE0 */
-    int pause_skip;    /* bytes of a Pause sequence still to drop */
+    int extended;   /* the previous byte was 0xE0 */
+    int pause_skip; /* bytes of a Pause sequence still to drop */
     int shift_left, shift_right, ctrl_left, ctrl_right;
     int caps_lock, num_lock;
 } kbd;
 
 /* Set 1 make codes 0x00-0x39 -> ASCII, unshifted and shifted (0 = no character). */
 static const char keymap_plain[0x3a] = {
-    0,   27,  '1', '2', '3', '4', '5', '6', '7', '8', '9', '0', '-', '=', '\b', '\t',
-    'q', 'w', 'e', 'r', 't', 'y', 'u', 'i', 'o', 'p', '[', ']', '\n', 0,   'a', 's',
-    'd', 'f', 'g', 'h', 'j', 'k', 'l', ';', '\'', '`', 0,  '\\', 'z', 'x', 'c', 'v',
-    'b', 'n', 'm', ',', '.', '/', 0,   '*', 0,   ' ',
+    0,    27,  '1', '2',  '3', '4', '5', '6', '7',  '8', '9', '0', '-', '=', '\b', '\t', 'q', 'w', 'e', 'r',
+    't',  'y', 'u', 'i',  'o', 'p', '[', ']', '\n', 0,   'a', 's', 'd', 'f', 'g',  'h',  'j', 'k', 'l', ';',
+    '\'', '`', 0,   '\\', 'z', 'x', 'c', 'v', 'b',  'n', 'm', ',', '.', '/', 0,    '*',  0,   ' ',
 };
 static const char keymap_shift[0x3a] = {
-    0,   27,  '!', '@', '#', '$', '%', '^', '&', '*', '(', ')', '_', '+', '\b', '\t',
-    'Q', 'W', 'E', 'R', 'T', 'Y', 'U', 'I', 'O', 'P', '{', '}', '\n', 0,   'A', 'S',
-    'D', 'F', 'G', 'H', 'J', 'K', 'L', ':', '"', '~', 0,   '|', 'Z', 'X', 'C', 'V',
-    'B', 'N', 'M', '<', '>', '?', 0,   '*', 0,   ' ',
+    0,   27,  '!', '@', '#', '$', '%', '^', '&',  '*', '(', ')', '_', '+', '\b', '\t', 'Q', 'W', 'E', 'R',
+    'T', 'Y', 'U', 'I', 'O', 'P', '{', '}', '\n', 0,   'A', 'S', 'D', 'F', 'G',  'H',  'J', 'K', 'L', ':',
+    '"', '~', 0,   '|', 'Z', 'X', 'C', 'V', 'B',  'N', 'M', '<', '>', '?', 0,    '*',  0,   ' ',
 };
 
 /* Keypad 0x47-0x53: navigation key (NumLock off) and digit (NumLock on). */
 static const int keypad_nav[13] = {
-    KEY_HOME, KEY_UP, KEY_PAGE_UP, '-', KEY_LEFT, KEY_NONE, KEY_RIGHT, '+',
-    KEY_END, KEY_DOWN, KEY_PAGE_DOWN, KEY_NONE, KEY_DELETE,
+    KEY_HOME, KEY_UP,  KEY_PAGE_UP, '-',           KEY_LEFT, KEY_NONE,   KEY_RIGHT,
+    '+',      KEY_END, KEY_DOWN,    KEY_PAGE_DOWN, KEY_NONE, KEY_DELETE,
 };
 static const char keypad_digit[13] = {'7', '8', '9', '-', '4', '5', '6', '+', '1', '2', '3', '0', '.'};
 
 static int decode_extended(uint8_t code) {
     switch (code) {
-    case 0x1c: return '\n';   /* keypad Enter */
-    case 0x35: return '/';    /* keypad / */
-    case 0x47: return KEY_HOME;
-    case 0x48: return KEY_UP;
-    case 0x49: return KEY_PAGE_UP;
-    case 0x4b: return KEY_LEFT;
-    case 0x4d: return KEY_RIGHT;
-    case 0x4f: return KEY_END;
-    case 0x50: return KEY_DOWN;
-    case 0x51: return KEY_PAGE_DOWN;
-    case 0x53: return KEY_DELETE;
-    default: return KEY_NONE;   /* Insert, Windows keys, fake shifts... */
+    case 0x1c:
+        return '\n'; /* keypad Enter */
+    case 0x35:
+        return '/'; /* keypad / */
+    case 0x47:
+        return KEY_HOME;
+    case 0x48:
+        return KEY_UP;
+    case 0x49:
+        return KEY_PAGE_UP;
+    case 0x4b:
+        return KEY_LEFT;
+    case 0x4d:
+        return KEY_RIGHT;
+    case 0x4f:
+        return KEY_END;
+    case 0x50:
+        return KEY_DOWN;
+    case 0x51:
+        return KEY_PAGE_DOWN;
+    case 0x53:
+        return KEY_DELETE;
+    default:
+        return KEY_NONE; /* Insert, Windows keys, fake shifts... */
     }
 }
 
@@ -88,8 +98,10 @@ static int decode_byte(uint8_t byte) {
 
     /* Modifiers track both edges; everything else acts on press only. */
     if (code == 0x1d) {
-        if (extended) kbd.ctrl_right = !released;
-        else kbd.ctrl_left = !released;
+        if (extended)
+            kbd.ctrl_right = !released;
+        else
+            kbd.ctrl_left = !released;
         return KEY_NONE;
     }
     if (!extended && code == 0x2a) {
@@ -112,14 +124,14 @@ static int decode_byte(uint8_t byte) {
     }
     if (code >= 0x47 && code <= 0x53)
         return kbd.num_lock ? keypad_digit[code - 0x47] : keypad_nav[code - 0x47];
-    if (code >= sizeof keymap_plain) return KEY_NONE;   /* F-keys, Alt, unknown */
+    if (code >= sizeof keymap_plain) return KEY_NONE; /* F-keys, Alt, unknown */
 
     int shift = kbd.shift_left || kbd.shift_right;
     char c = shift ? keymap_shift[code] : keymap_plain[code];
     if (!c) return KEY_NONE;
     if (kbd.caps_lock && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) c ^= 0x20;
     if (kbd.ctrl_left || kbd.ctrl_right) {
-        if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return (c | 0x20) - 'a' + 1;   /* Ctrl-C = 3 */
+        if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return (c | 0x20) - 'a' + 1; /* Ctrl-C = 3 */
         return KEY_NONE;
     }
     return (unsigned char)c;
@@ -131,7 +143,7 @@ int ps2_poll_key(void) {
         uint8_t status = inb(PS2_STATUS);
         if (status == 0xff || !(status & STATUS_OUTPUT_FULL)) return KEY_NONE;
         uint8_t byte = inb(PS2_DATA);
-        if (status & STATUS_AUX_DATA) continue;   /* mouse byte */
+        if (status & STATUS_AUX_DATA) continue; /* mouse byte */
         int key = decode_byte(byte);
         if (key != KEY_NONE) return key;
     }
@@ -161,12 +173,12 @@ static void flush_output(void) {
 /* Polling needs no IRQs; translation to set 1 is what decode_byte expects. */
 static void configure_controller(void) {
     if (!wait_input_empty()) return;
-    outb(PS2_COMMAND, 0x20);   /* read configuration byte */
+    outb(PS2_COMMAND, 0x20); /* read configuration byte */
     if (!wait_output_full()) return;
     uint8_t config = inb(PS2_DATA);
     uint8_t wanted = (uint8_t)((config & ~(CONFIG_IRQ1 | CONFIG_IRQ12)) | CONFIG_TRANSLATE);
     if (wanted == config || !wait_input_empty()) return;
-    outb(PS2_COMMAND, 0x60);   /* write configuration byte */
+    outb(PS2_COMMAND, 0x60); /* write configuration byte */
     if (!wait_input_empty()) return;
     outb(PS2_DATA, wanted);
 }

@@ -15,7 +15,7 @@ static int ramdisk_file_count;
 int ramdisk_init(const void *archive, size_t size) {
     ramdisk_files = NULL;
     ramdisk_file_count = 0;
-    if (!archive || size == 0) return 0;   /* kernel_main reports "none" */
+    if (!archive || size == 0) return 0; /* kernel_main reports "none" */
 
     /* Two passes: count and size the names, then fill the table. */
     struct tar_reader reader;
@@ -66,7 +66,9 @@ int ramdisk_init(const void *archive, size_t size) {
     return n;
 }
 
-int ramdisk_count(void) { return ramdisk_file_count; }
+int ramdisk_count(void) {
+    return ramdisk_file_count;
+}
 
 const struct ramdisk_file *ramdisk_file_at(int index) {
     if (index < 0 || index >= ramdisk_file_count) return NULL;

@@ -6,8 +6,8 @@
 #include <stdint.h>
 
 struct ramdisk_file {
-    const char *name;      /* NUL-terminated (points into a small table, not the archive) */
-    const uint8_t *data;   /* in place inside the archive */
+    const char *name;    /* NUL-terminated (points into a small table, not the archive) */
+    const uint8_t *data; /* in place inside the archive */
     size_t size;
 };
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 void timer_init(void);
-uint64_t timer_ns(void);   /* since timer_init */
+uint64_t timer_ns(void); /* since timer_init */
 uint64_t timer_ms(void);
 uint64_t tsc_hz(void);
 void timer_sleep_us(uint64_t us);

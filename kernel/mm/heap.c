@@ -79,8 +79,10 @@ static int class_for(size_t size) {
 }
 
 static void list_remove(struct slab *s) {
-    if (s->prev) s->prev->next = s->next;
-    else partial_slabs[s->size_class] = s->next;
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        partial_slabs[s->size_class] = s->next;
     if (s->next) s->next->prev = s->prev;
     s->prev = s->next = NULL;
     s->on_list = 0;
@@ -100,7 +102,8 @@ static struct slab *new_slab(int c) {
     pages_held++;
     struct slab *s = phys_to_virt(phys);
     size_t block = (size_t)1 << (c + MIN_CLASS_SHIFT);
-    size_t first = block < SLAB_HEADER_SIZE ? SLAB_HEADER_SIZE : block; /* keeps blocks aligned to their size */
+    size_t first =
+        block < SLAB_HEADER_SIZE ? SLAB_HEADER_SIZE : block; /* keeps blocks aligned to their size */
     *s = (struct slab){.magic = MAGIC_SLAB, .size_class = (uint32_t)c};
     for (size_t off = PAGE_SIZE - block; off >= first; off -= block) {
         struct free_block *b = (struct free_block *)((uint8_t *)s + off);

@@ -8,8 +8,12 @@
 
 #define PAGE_SIZE 4096ULL
 
-static inline void *phys_to_virt(uint64_t phys) { return (void *)(phys + DIRECT_MAP_BASE); }
-static inline uint64_t virt_to_phys_direct(const void *virt) { return (uint64_t)virt - DIRECT_MAP_BASE; }
+static inline void *phys_to_virt(uint64_t phys) {
+    return (void *)(phys + DIRECT_MAP_BASE);
+}
+static inline uint64_t virt_to_phys_direct(const void *virt) {
+    return (uint64_t)virt - DIRECT_MAP_BASE;
+}
 
 /* Physical page allocator (built from the boot memory map). Returns the
  * physical address of `count` contiguous pages (contents undefined), or 0
@@ -28,13 +32,13 @@ uint64_t heap_bytes_in_use(void);
 uint64_t heap_pages_held(void);
 
 struct memory_stats {
-    uint64_t total_bytes;     /* usable RAM managed by the page allocator */
+    uint64_t total_bytes; /* usable RAM managed by the page allocator */
     uint64_t free_bytes;
-    uint64_t used_bytes;      /* total - free */
+    uint64_t used_bytes; /* total - free */
     uint64_t ramdisk_bytes;
     uint64_t kernel_image_bytes;
-    uint64_t heap_bytes;      /* bytes currently handed out by kmalloc */
-    uint64_t highest_phys;    /* end of the highest usable RAM */
+    uint64_t heap_bytes;   /* bytes currently handed out by kmalloc */
+    uint64_t highest_phys; /* end of the highest usable RAM */
 };
 void memory_get_stats(struct memory_stats *out);
 

@@ -28,5 +28,4 @@ static inline __mmask16 first_lanes(int n) {
     return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
 }
 
-
 #endif

@@ -40,7 +40,8 @@ TARGET_AVX2 void kernels_matmul_avx2(float *out, const float *x, const float *w,
     f32_matmul_rows(out, x, 1, w, n, d, avx2_rows4, avx2_dot);
 }
 
-TARGET_AVX2 void kernels_matmul_batch_avx2(float *out, const float *x, int batch, const float *w, int n, int d) {
+TARGET_AVX2 void kernels_matmul_batch_avx2(float *out, const float *x, int batch, const float *w, int n,
+                                           int d) {
     f32_matmul_rows(out, x, batch, w, n, d, avx2_rows4, avx2_dot);
 }
 

@@ -54,6 +54,7 @@ TARGET_AVX512 void kernels_matmul_avx512(float *out, const float *x, const float
     f32_matmul_rows(out, x, 1, w, n, d, rows4, row1);
 }
 
-TARGET_AVX512 void kernels_matmul_batch_avx512(float *out, const float *x, int batch, const float *w, int n, int d) {
+TARGET_AVX512 void kernels_matmul_batch_avx512(float *out, const float *x, int batch, const float *w, int n,
+                                               int d) {
     f32_matmul_rows(out, x, batch, w, n, d, rows4, row1);
 }

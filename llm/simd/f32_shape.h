@@ -11,7 +11,8 @@ typedef float f32_row1_fn(const float *row, const float *x, int n);
 
 /* sums + (r0 . x, r1 . x, r2 . x, r3 . x) over the columns [from, n) that
  * a vector loop left, rows stride apart; scalar, added once at the end. */
-static inline __m128 f32_rows4_tail(__m128 sums, const float *r0, long stride, const float *x, int from, int n) {
+static inline __m128 f32_rows4_tail(__m128 sums, const float *r0, long stride, const float *x, int from,
+                                    int n) {
     if (from < n) {
         const float *r1 = r0 + stride, *r2 = r1 + stride, *r3 = r2 + stride;
         float t[4] = {0, 0, 0, 0};

@@ -7,7 +7,8 @@
 #include "llm/simd/sse2_ops.h"
 
 /* The matmul's steps: four rows n apart, and one row (a dot). */
-static inline __attribute__((always_inline)) __m128 sse2_matmul_rows4(const float *r0, const float *x, int n) {
+static inline __attribute__((always_inline)) __m128 sse2_matmul_rows4(const float *r0, const float *x,
+                                                                      int n) {
     return sse2_rows4(r0, n, x, n);
 }
 

@@ -20,7 +20,7 @@ TARGET_AVX2 static inline __m256i avx2_madd16(const int8_t *w, __m256i x) {
  * arithmetic: sum += (float)isum * (ws * xs), group by group, no FMA. So
  * the result is bit-identical to the scalar and SSE2 kernels. */
 TARGET_AVX2 static inline __m128 avx2_q8q_rows4(const int8_t *w0, const float *ws0, const int16_t *x,
-                                         const float *xs, int n, int gs, const int8_t *ahead) {
+                                                const float *xs, int n, int gs, const int8_t *ahead) {
     const int8_t *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
     int groups = n / gs;
     const float *ws1 = ws0 + groups, *ws2 = ws1 + groups, *ws3 = ws2 + groups;
@@ -48,8 +48,8 @@ TARGET_AVX2 static inline __m128 avx2_q8q_rows4(const int8_t *w0, const float *w
     return f;
 }
 
-TARGET_AVX2 static inline float avx2_q8q_row1(const int8_t *w, const float *ws, const int16_t *x, const float *xs,
-                                       int n, int gs) {
+TARGET_AVX2 static inline float avx2_q8q_row1(const int8_t *w, const float *ws, const int16_t *x,
+                                              const float *xs, int n, int gs) {
     float sum = 0.0f;
     for (int g = 0, base = 0; base < n; g++, base += gs) {
         __m256i a = _mm256_setzero_si256();
@@ -63,8 +63,8 @@ TARGET_AVX2 static inline float avx2_q8q_row1(const int8_t *w, const float *ws, 
     return sum;
 }
 
-TARGET_AVX2 void kernels_matmul_q8q_avx2(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
-                        const float *ws, int n, int d, int gs) {
+TARGET_AVX2 void kernels_matmul_q8q_avx2(float *out, const int16_t *xq, const float *xs, int batch,
+                                         const int8_t *wq, const float *ws, int n, int d, int gs) {
     int8_matmul_q8q_rows(out, xq, xs, batch, wq, ws, n, d, gs, true, avx2_q8q_rows4, avx2_q8q_row1);
 }
 
@@ -88,7 +88,7 @@ TARGET_AVX2 static inline float avx2_dot_q8(const int8_t *q, const float *x, int
     return sum;
 }
 
-TARGET_AVX2 void kernels_matmul_q8_avx2(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
-                        int group_size) {
+TARGET_AVX2 void kernels_matmul_q8_avx2(float *out, const float *x, const int8_t *q, const float *s, int n,
+                                        int d, int group_size) {
     int8_matmul_by_runs(out, x, q, s, n, d, group_size, avx2_dot_q8);
 }

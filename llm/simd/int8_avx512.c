@@ -71,14 +71,14 @@ TARGET_AVX512 static inline void group8_madd(__m512i a[8], const int8_t *const w
 }
 
 /* The same sums with one vpdpwssd a step (AVX-512 VNNI): exact either way. */
-TARGET_AVX512_VNNI static inline void group8_vnni(__m512i a[8], const int8_t *const w[8], const int16_t *x, int j,
-                                                  int end) {
+TARGET_AVX512_VNNI static inline void group8_vnni(__m512i a[8], const int8_t *const w[8], const int16_t *x,
+                                                  int j, int end) {
     for (; j + 32 <= end; j += 32) {
         __m512i xv = _mm512_loadu_si512((const void *)(x + j));
 #pragma GCC unroll 8
         for (int r = 0; r < 8; r++)
-            a[r] = _mm512_dpwssd_epi32(a[r], _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(w[r] + j))),
-                                       xv);
+            a[r] = _mm512_dpwssd_epi32(
+                a[r], _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(w[r] + j))), xv);
     }
     group8_tail(a, w, x, j, end);
 }
@@ -89,14 +89,15 @@ TARGET_AVX512_VNNI static inline void group8_vnni(__m512i a[8], const int8_t *co
  * this one goes, or NULL. Group by group with `step`; always inlined, so the
  * step is a direct inlined call in each caller. */
 TARGET_AVX512 static inline __attribute__((always_inline)) __m256
-q8q_rows8(const int8_t *const w[8], const float *ws0, __m256i scale_index, const int16_t *x, const float *xs, int n,
-          int gs, const int8_t *ahead, group8_fn *step) {
+q8q_rows8(const int8_t *const w[8], const float *ws0, __m256i scale_index, const int16_t *x, const float *xs,
+          int n, int gs, const int8_t *ahead, group8_fn *step) {
     __m256 f = _mm256_setzero_ps();
     for (int g = 0, base = 0; base < n; g++, base += gs) {
         /* The next block's rows (8 * n contiguous bytes) a group's share at a
          * time, so they are in cache when that block starts. */
         if (ahead)
-            for (int k = 0; k < 8 * gs; k += 64) _mm_prefetch((const char *)ahead + 8 * base + k, _MM_HINT_T0);
+            for (int k = 0; k < 8 * gs; k += 64)
+                _mm_prefetch((const char *)ahead + 8 * base + k, _MM_HINT_T0);
         __m512i a[8];
 #pragma GCC unroll 8
         for (int r = 0; r < 8; r++) a[r] = _mm512_setzero_si512();
@@ -108,14 +109,14 @@ q8q_rows8(const int8_t *const w[8], const float *ws0, __m256i scale_index, const
     return f;
 }
 
-TARGET_AVX512_VNNI static __m256 q8q_rows8_vnni(const int8_t *const w[8], const float *ws0, __m256i scale_index,
-                                                const int16_t *x, const float *xs, int n, int gs,
-                                                const int8_t *ahead) {
+TARGET_AVX512_VNNI static __m256 q8q_rows8_vnni(const int8_t *const w[8], const float *ws0,
+                                                __m256i scale_index, const int16_t *x, const float *xs, int n,
+                                                int gs, const int8_t *ahead) {
     return q8q_rows8(w, ws0, scale_index, x, xs, n, gs, ahead, group8_vnni);
 }
 
 TARGET_AVX512 void kernels_matmul_q8q_avx512(float *out, const int16_t *xq, const float *xs, int batch,
-                                     const int8_t *wq, const float *ws, int n, int d, int gs) {
+                                             const int8_t *wq, const float *ws, int n, int d, int gs) {
     bool vnni = cpu_features()->avx512vnni;
     int groups = n / gs;
     for (int i = 0; i < d; i += 8) {

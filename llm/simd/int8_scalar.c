@@ -3,7 +3,7 @@
 #include "llm/simd/kernel_sets.h"
 
 void kernels_matmul_q8_scalar(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
-                             int group_size) {
+                              int group_size) {
     for (int i = 0; i < d; i++) {
         long base = (long)i * n;
         float sum = 0.0f;
@@ -13,7 +13,7 @@ void kernels_matmul_q8_scalar(float *out, const float *x, const int8_t *q, const
 }
 
 void kernels_matmul_q8q_scalar(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
-                              const float *ws, int n, int d, int group_size) {
+                               const float *ws, int n, int d, int group_size) {
     int groups = n / group_size;
     for (int b = 0; b < batch; b++) {
         const int16_t *xb = xq + (long)b * n;

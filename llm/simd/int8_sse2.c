@@ -89,7 +89,7 @@ static inline float sse2_q8q_row1(const int8_t *w, const float *ws, const int16_
 }
 
 void kernels_matmul_q8q_sse2(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
-                        const float *ws, int n, int d, int gs) {
+                             const float *ws, int n, int d, int gs) {
     int8_matmul_q8q_rows(out, xq, xs, batch, wq, ws, n, d, gs, false, sse2_q8q_rows4, sse2_q8q_row1);
 }
 
@@ -127,6 +127,6 @@ static inline float sse2_dot_q8(const int8_t *q, const float *x, int len) {
 }
 
 void kernels_matmul_q8_sse2(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
-                        int group_size) {
+                            int group_size) {
     int8_matmul_by_runs(out, x, q, s, n, d, group_size, sse2_dot_q8);
 }

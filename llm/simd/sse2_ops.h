@@ -40,7 +40,8 @@ static inline void sse2_axpy(float *y, float a, const float *x, int n) {
 
 /* Four rows (r0, r0 + stride, ...) dotted with x, so each x load feeds four
  * rows: (r0 . x, r1 . x, r2 . x, r3 . x). */
-static inline __attribute__((always_inline)) __m128 sse2_rows4(const float *r0, long stride, const float *x, int n) {
+static inline __attribute__((always_inline)) __m128 sse2_rows4(const float *r0, long stride, const float *x,
+                                                               int n) {
     const float *r1 = r0 + stride, *r2 = r1 + stride, *r3 = r2 + stride;
     int n4 = n & ~3;
     __m128 a0 = _mm_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;

@@ -62,13 +62,14 @@ static void test_render(void) {
           "chatml later turn has no system part", "%s", out);
     check(strcmp(chat_answer_suffix(CHAT_TEMPLATE_CHATML), "<|im_end|>\n") == 0, "chatml answer suffix", "?");
     chat_render_turn(CHAT_TEMPLATE_LLAMA3, "S", "Hi", 1, out, sizeof out);
-    check(strcmp(out, "<|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|><|start_header_id|>user"
-                      "<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n") == 0,
+    check(strcmp(out,
+                 "<|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|><|start_header_id|>user"
+                 "<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n") == 0,
           "llama3 first turn", "%s", out);
     check(strcmp(chat_answer_suffix(CHAT_TEMPLATE_LLAMA3), "<|eot_id|>") == 0, "llama3 answer suffix", "?");
     chat_render_turn(CHAT_TEMPLATE_LLAMA2, "S", "Hi", 1, out, sizeof out);
-    check(strcmp(out, "[INST] <<SYS>>\nS\n<</SYS>>\n\nHi [/INST]") == 0, "llama2 first turn with <<SYS>>", "%s",
-          out);
+    check(strcmp(out, "[INST] <<SYS>>\nS\n<</SYS>>\n\nHi [/INST]") == 0, "llama2 first turn with <<SYS>>",
+          "%s", out);
     chat_render_turn(CHAT_TEMPLATE_LLAMA2, NULL, "Hi", 1, out, sizeof out);
     check(strcmp(out, "[INST] Hi [/INST]") == 0, "llama2 without system", "%s", out);
     chat_render_turn(CHAT_TEMPLATE_ZEPHYR, "S", "Hi", 1, out, sizeof out);
@@ -89,7 +90,8 @@ static void test_render(void) {
     fake.kind = TOKENIZER_BPE;
     fake.chat_template = "{% for m in messages %}<|start_header_id|>{{ m.role }}...";
     check(chat_template_detect(&fake) == CHAT_TEMPLATE_LLAMA3, "detects llama3 from chat_template", "?");
-    fake.chat_template = "{% if message['role'] == 'user' %}{{ '<|user|>\\n' + message['content'] + eos_token }}";
+    fake.chat_template =
+        "{% if message['role'] == 'user' %}{{ '<|user|>\\n' + message['content'] + eos_token }}";
     check(chat_template_detect(&fake) == CHAT_TEMPLATE_ZEPHYR, "detects zephyr from chat_template", "?");
     fake.chat_template = "{{ bos_token + '[INST] ' + content + ' [/INST]' }}";
     check(chat_template_detect(&fake) == CHAT_TEMPLATE_LLAMA2, "detects llama2 from chat_template", "?");
@@ -112,11 +114,12 @@ static void test_qwen_ids(Model *m) {
     /* The whole first turn, against the text tokenized piece by piece. */
     int n = chat_turn_tokens(&c, &m->tok, "Hi", err, sizeof err);
     int want[64], w = 0;
-    const char *parts[] = {"<|im_start|>", "system\n", "Be brief.", "<|im_end|>", "\n", "<|im_start|>",
-                           "user\n", "Hi", "<|im_end|>", "\n", "<|im_start|>", "assistant\n"};
+    const char *parts[] = {"<|im_start|>", "system\n",     "Be brief.",    "<|im_end|>",
+                           "\n",           "<|im_start|>", "user\n",       "Hi",
+                           "<|im_end|>",   "\n",           "<|im_start|>", "assistant\n"};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        w += tokenizer_encode_ex(&m->tok, parts[i], strlen(parts[i]), TOKENIZE_PARSE_SPECIAL, want + w, 64 - w,
-                                 err, sizeof err);
+        w += tokenizer_encode_ex(&m->tok, parts[i], strlen(parts[i]), TOKENIZE_PARSE_SPECIAL, want + w,
+                                 64 - w, err, sizeof err);
     check(n == w && want[0] == 510 && want[3] != 511, "first turn token count", "%d vs %d", n, w);
     /* Run the turn with a 1-token answer and compare the history's ids. */
     Sampler s;
@@ -231,7 +234,9 @@ static void test_context_limit(Model *m) {
     check(c.turns == 0 || (later_start == prefix_count && c.tokens[later_start] == 510),
           "the kept turns follow the system part", "start %d", later_start);
     rc = chat_turn(&c, &m->t, &m->tok, &s, "Tell me a story", 12, NULL, &st, err, sizeof err);
-    check(rc == 0 && st.prompt_tokens == c.turn_starts[c.turns - 1] + chat_turn_tokens(&c, &m->tok, "Tell me a story", err, sizeof err),
+    check(rc == 0 &&
+              st.prompt_tokens == c.turn_starts[c.turns - 1] +
+                                      chat_turn_tokens(&c, &m->tok, "Tell me a story", err, sizeof err),
           "after sliding the next turn runs (everything re-prefilled)", "rc %d %s", rc, err);
     chat_reset(&c);
     check(c.count == 0 && c.turns == 0 && c.system && strcmp(c.system, "Be brief.") == 0,

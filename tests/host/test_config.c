@@ -7,8 +7,7 @@
 #include "lib/string.h"
 #include "tests/host/check.h"
 
-static int get(const char *text, const char *key, char *value, size_t size)
-{
+static int get(const char *text, const char *key, char *value, size_t size) {
     return config_get(text, strlen(text), key, value, size);
 }
 
@@ -17,8 +16,7 @@ struct collected {
     char keys[8][32];
 };
 
-static void collect(const char *key, size_t key_len, const char *value, size_t value_len, void *ctx)
-{
+static void collect(const char *key, size_t key_len, const char *value, size_t value_len, void *ctx) {
     struct collected *c = ctx;
     if (c->count < 8 && key_len < 32) {
         memcpy(c->keys[c->count], key, key_len);
@@ -27,8 +25,7 @@ static void collect(const char *key, size_t key_len, const char *value, size_t v
     c->count++;
 }
 
-int main(void)
-{
+int main(void) {
     char v[64];
     const char *cfg = "# boot configuration\n"
                       "ramdisk=ramdisk.tar\n"
@@ -77,7 +74,8 @@ int main(void)
     int bad_line = 0;
     const char *messy = "x=1\nnot a setting\n=novalue\ny = 2\n";
     int bad = config_each(messy, strlen(messy), collect, &c, &bad_line);
-    check(bad == 2 && bad_line == 2 && c.count == 2 && strcmp(c.keys[0], "x") == 0 && strcmp(c.keys[1], "y") == 0,
+    check(bad == 2 && bad_line == 2 && c.count == 2 && strcmp(c.keys[0], "x") == 0 &&
+              strcmp(c.keys[1], "y") == 0,
           "config_each reports malformed lines with the first line number", "wrong counts");
 
     /* Arbitrary bytes, including NULs, on an exact-size heap copy (ASan). */

@@ -6,21 +6,32 @@
 #include <string.h>
 
 #include "kernel/drivers/fbcon.c"
+#include "kernel/drivers/fbcon_text.c"
 #include "kernel/drivers/font8x16.c"
 #include "tests/host/check.h"
 
 /* ---- the few kernel services fbcon.c uses ---- */
-void *kmalloc(size_t size) { return malloc(size ? size : 1); }
-void kfree(void *p) { free(p); }
-int kprintf(const char *fmt, ...) { return 0; }
-void console_register_output(void (*write)(const char *s, size_t len)) { (void)write; }
+void *kmalloc(size_t size) {
+    return malloc(size ? size : 1);
+}
+void kfree(void *p) {
+    free(p);
+}
+int kprintf(const char *fmt, ...) {
+    return 0;
+}
+void console_register_output(void (*write)(const char *s, size_t len)) {
+    (void)write;
+}
 static int status_refreshes;
-void status_refresh(void) { status_refreshes++; }
+void status_refresh(void) {
+    status_refreshes++;
+}
 
 /* ---- a fake screen ---- */
 static struct {
     uint32_t *pixels;
-    uint32_t width, height, pitch;   /* pitch in bytes */
+    uint32_t width, height, pitch; /* pitch in bytes */
 } screen;
 
 static void screen_open(uint32_t width, uint32_t height, uint32_t pad_bytes) {
@@ -36,7 +47,7 @@ static void screen_open(uint32_t width, uint32_t height, uint32_t pad_bytes) {
     screen.pitch = width * 4 + pad_bytes;
     size_t size = (size_t)screen.pitch * height;
     screen.pixels = malloc(size);
-    memset(screen.pixels, 0x5a, size);   /* the firmware's picture */
+    memset(screen.pixels, 0x5a, size); /* the firmware's picture */
     struct boot_framebuffer fb = {0};
     fb.base = (uint64_t)(uintptr_t)screen.pixels - DIRECT_MAP_BASE;
     fb.size = size;
@@ -65,8 +76,10 @@ static char read_cell(int col, int row) {
                                         (uint32_t)((row * FONT_HEIGHT + y) * fbc.scale + sy));
                     int lit = px != bg;
                     int first = (bits[y] >> (7 - x)) & 1;
-                    if (sy == 0 && sx == 0) bits[y] |= (uint8_t)(lit << (7 - x));
-                    else if (lit != first) return '?';   /* not a clean scaled pixel */
+                    if (sy == 0 && sx == 0)
+                        bits[y] |= (uint8_t)(lit << (7 - x));
+                    else if (lit != first)
+                        return '?'; /* not a clean scaled pixel */
                 }
         }
     }
@@ -83,10 +96,15 @@ static void read_row(int row, char *out, int max) {
     out[n] = '\0';
 }
 
-static void write_str(const char *s) { fbcon_write(s, strlen(s)); }
+static void write_str(const char *s) {
+    fbcon_write(s, strlen(s));
+}
 
 static void test_scales(void) {
-    static const struct { uint32_t w, h; int scale; } want[] = {
+    static const struct {
+        uint32_t w, h;
+        int scale;
+    } want[] = {
         {640, 480, 1},   {800, 600, 1},   {1024, 768, 1},  {1280, 800, 1},  {1366, 768, 1},
         {1440, 900, 1},  {1600, 900, 2},  {1920, 1080, 2}, {1920, 1200, 2}, {2560, 1440, 2},
         {2560, 1600, 2}, {2880, 1800, 3}, {3200, 1800, 3}, {3840, 2160, 3}, {4096, 2160, 4},
@@ -186,7 +204,7 @@ int main(void) {
     test_scales();
     test_text_and_status(800, 600, 0);
     test_text_and_status(1920, 1080, 64);
-    test_text_and_status(1366, 768, 4);   /* pitch not a multiple of 8 bytes */
+    test_text_and_status(1366, 768, 4); /* pitch not a multiple of 8 bytes */
     test_text_and_status(3840, 2160, 0);
     screen_open(32, 32, 0);
     check(!fbc.active, "tiny framebuffer refused", "console came up on 32x32");

@@ -96,7 +96,8 @@ static void check_golden(const char *dir, const char *stem, const char *prompt) 
     for (long v = strtol(s, &end, 10); end != s && n < 1024; v = strtol(s, &end, 10))
         want[n++] = (int)v, s = end;
     snprintf(name, sizeof name, "%s: token ids equal the golden (%d ids)", stem, n);
-    check_plain(rc == 0 && c->n_ids == n && memcmp(c->ids, want, (size_t)n * sizeof(int)) == 0, name, "ids differ");
+    check_plain(rc == 0 && c->n_ids == n && memcmp(c->ids, want, (size_t)n * sizeof(int)) == 0, name,
+                "ids differ");
     snprintf(name, sizeof name, "%s: stopped after 200 steps", stem);
     check_plain(stats.reason == STOP_STEPS && stats.positions == 200, name, stop_reason_name(stats.reason));
     free(c);
@@ -158,31 +159,32 @@ static void test_stops_and_errors(void) {
     char why[128];
     snprintf(why, sizeof why, "rc %d reason %s positions %d generated %d", rc, stop_reason_name(stats.reason),
              stats.positions, stats.generated_tokens);
-    check_plain(rc == 0 && stats.reason == STOP_USER && stats.positions == 10 && stats.generated_tokens == 10 &&
-              c->polls == 11,
-          "should_stop stops after 10 tokens with STOP_USER", why);
+    check_plain(rc == 0 && stats.reason == STOP_USER && stats.positions == 10 &&
+                    stats.generated_tokens == 10 && c->polls == 11,
+                "should_stop stops after 10 tokens with STOP_USER", why);
     free(c);
 
     /* Steps shorter than the prompt: only the forced tokens run, like llama2.c. */
     c = run("Lily and Tom went to the park", 4, 0.0f, 0.9f, 1, &stats, &rc, err, sizeof err, 0);
     check_plain(rc == 0 && strcmp(c->text, "Lily and Tom") == 0 && stats.prompt_tokens == 12 &&
-              stats.generated_tokens == 0 && stats.positions == 4,
-          "steps shorter than the prompt stop inside it", c->text);
+                    stats.generated_tokens == 0 && stats.positions == 4,
+                "steps shorter than the prompt stop inside it", c->text);
     free(c);
 
     /* Timing: the fake clock ticks 1000 per call. */
     c = run("Once upon", 20, 0.0f, 0.9f, 1, &stats, &rc, err, sizeof err, 0);
     check_plain(stats.prompt_tokens == 3 && stats.generated_tokens == 18 && stats.prefill_ns > 0 &&
-              stats.decode_ns > 0 && stats.total_ns == stats.prefill_ns + stats.decode_ns &&
-              stats.after_first_ns < stats.total_ns,
-          "statistics: token counts and prefill/decode split", "wrong stats");
+                    stats.decode_ns > 0 && stats.total_ns == stats.prefill_ns + stats.decode_ns &&
+                    stats.after_first_ns < stats.total_ns,
+                "statistics: token counts and prefill/decode split", "wrong stats");
     free(c);
 
     /* steps <= 0 means the whole context. */
     c = run("", 0, 0.0f, 0.9f, 1, &stats, &rc, err, sizeof err, 0);
     snprintf(why, sizeof why, "reason %s positions %d", stop_reason_name(stats.reason), stats.positions);
-    check_plain(rc == 0 && ((stats.reason == STOP_CONTEXT && stats.positions == 512) || stats.reason == STOP_BOS),
-          "steps 0 runs to the end of the context", why);
+    check_plain(rc == 0 &&
+                    ((stats.reason == STOP_CONTEXT && stats.positions == 512) || stats.reason == STOP_BOS),
+                "steps 0 runs to the end of the context", why);
     free(c);
 
     /* A tokenizer of the wrong size is refused. */
@@ -192,11 +194,13 @@ static void test_stops_and_errors(void) {
     SamplerConfig config = sampler_default_config();
     sampler_init(&sampler, model.config.vocab_size, &config, NULL, 0);
     rc = generate(&model, &small, &sampler, "", 10, NULL, &stats, err, sizeof err);
-    check_plain(rc == -1 && strstr(err, "tokenizer"), "a tokenizer that does not fit the model is refused", err);
+    check_plain(rc == -1 && strstr(err, "tokenizer"), "a tokenizer that does not fit the model is refused",
+                err);
     sampler_free(&sampler);
 
-    check_plain(strcmp(stop_reason_name(STOP_BOS), "bos") == 0 && strcmp(stop_reason_name(STOP_USER), "user") == 0,
-          "stop reason names", "wrong name");
+    check_plain(strcmp(stop_reason_name(STOP_BOS), "bos") == 0 &&
+                    strcmp(stop_reason_name(STOP_USER), "user") == 0,
+                "stop reason names", "wrong name");
 }
 
 int main(void) {

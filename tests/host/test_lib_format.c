@@ -19,8 +19,7 @@ struct group {
     char first_bad[512];
 };
 
-static void group_report(struct group *g)
-{
+static void group_report(struct group *g) {
     if (g->bad == 0) {
         printf("ok - %s (%ld cases)\n", g->name, g->cases);
     } else {
@@ -38,22 +37,22 @@ static char ours[4096], theirs[4096];
         (g)->cases++;                                                                                        \
         if (n1 != n2 || strcmp(ours, theirs) != 0) {                                                         \
             if ((g)->bad++ == 0)                                                                             \
-                host_snprintf((g)->first_bad, sizeof (g)->first_bad, "fmt \"%s\": ours [%.150s] (%d), libc "  \
-                              "[%.150s] (%d)", fmt, ours, n1, theirs, n2);                                   \
+                host_snprintf((g)->first_bad, sizeof(g)->first_bad,                                          \
+                              "fmt \"%s\": ours [%.150s] (%d), libc "                                        \
+                              "[%.150s] (%d)",                                                               \
+                              fmt, ours, n1, theirs, n2);                                                    \
         }                                                                                                    \
     } while (0)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t next_random(void)
-{
+static uint64_t next_random(void) {
     rng_state ^= rng_state << 13;
     rng_state ^= rng_state >> 7;
     rng_state ^= rng_state << 17;
     return rng_state;
 }
 
-static double random_double_any_exponent(void)
-{
+static double random_double_any_exponent(void) {
     for (;;) {
         uint64_t bits = next_random();
         union {
@@ -64,18 +63,34 @@ static double random_double_any_exponent(void)
     }
 }
 
-static void test_integers(void)
-{
+static void test_integers(void) {
     struct group g = {.name = "integer conversions, flags, widths, precisions, lengths"};
-    static const long long values[] = {0, 1, -1, 7, -7, 42, 255, 256, -128, 1000000, -99999, 2147483647,
-                                       -2147483647 - 1, 4294967295LL, 9223372036854775807LL,
-                                       -9223372036854775807LL - 1, 0x1234abcdLL, 01777};
-    static const char *int_formats[] = {"%d", "%i", "%5d", "%-5d|", "%05d", "%+d", "% d", "%.3d", "%8.3d",
-                                        "%-8.3d|", "%+.0d", "%.0d", "%+08d", "% 08d", "%-+6d|", "%x", "%#x",
-                                        "%#o", "%o", "%X", "%#X", "%#10x", "%#010x", "%-#10o|", "%.5x", "%#.0o",
-                                        "%u", "%10u", "%hhd", "%hd", "%hhu", "%hu", "%hhx", "%#.3o", "%0-5d|"};
-    static const char *long_formats[] = {"%ld", "%lld", "%20lld", "%-20lld|", "%lx", "%llX", "%#llo",
-                                         "%lu", "%llu", "%zu", "%zd", "%jd", "%td", "%+lld", "%021lld"};
+    static const long long values[] = {0,
+                                       1,
+                                       -1,
+                                       7,
+                                       -7,
+                                       42,
+                                       255,
+                                       256,
+                                       -128,
+                                       1000000,
+                                       -99999,
+                                       2147483647,
+                                       -2147483647 - 1,
+                                       4294967295LL,
+                                       9223372036854775807LL,
+                                       -9223372036854775807LL - 1,
+                                       0x1234abcdLL,
+                                       01777};
+    static const char *int_formats[] = {"%d",     "%i",     "%5d",     "%-5d|", "%05d",  "%+d",   "% d",
+                                        "%.3d",   "%8.3d",  "%-8.3d|", "%+.0d", "%.0d",  "%+08d", "% 08d",
+                                        "%-+6d|", "%x",     "%#x",     "%#o",   "%o",    "%X",    "%#X",
+                                        "%#10x",  "%#010x", "%-#10o|", "%.5x",  "%#.0o", "%u",    "%10u",
+                                        "%hhd",   "%hd",    "%hhu",    "%hu",   "%hhx",  "%#.3o", "%0-5d|"};
+    static const char *long_formats[] = {"%ld",  "%lld",  "%20lld", "%-20lld|", "%lx",
+                                         "%llX", "%#llo", "%lu",    "%llu",     "%zu",
+                                         "%zd",  "%jd",   "%td",    "%+lld",    "%021lld"};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         for (size_t f = 0; f < sizeof int_formats / sizeof int_formats[0]; f++)
             COMPARE(&g, int_formats[f], (int)values[i]);
@@ -97,8 +112,7 @@ static void test_integers(void)
     group_report(&g);
 }
 
-static void test_text(void)
-{
+static void test_text(void) {
     struct group g = {.name = "%s %c %p %% and plain text"};
     COMPARE(&g, "%s", "hello");
     COMPARE(&g, "%10s|", "hello");
@@ -121,8 +135,7 @@ static void test_text(void)
     group_report(&g);
 }
 
-static void test_double_values(struct group *g, double v)
-{
+static void test_double_values(struct group *g, double v) {
     static const char *formats[] = {"%f", "%e", "%g", "%E", "%G", "%F", "%a"};
     char fmt[32];
     for (int conv = 0; conv < 6; conv++) {
@@ -146,15 +159,59 @@ static void test_double_values(struct group *g, double v)
     COMPARE(g, "%.40g", v);
 }
 
-static void test_doubles(void)
-{
+static void test_doubles(void) {
     struct group special = {.name = "%f %e %g on chosen values (logits, tok/s, tiny, huge, inf, nan, -0)"};
-    static const double chosen[] = {0.0, -0.0, 1.0, -1.0, 0.5, 1.5, 2.5, -2.5, 0.125, 0.1, 0.2, 0.3, 17.02352,
-                                    -3.14159265358979, 1e-5, 1e-7, 123.456, 9.9999999, 0.00099999, 99.95, 0.05,
-                                    0.15, 0.25, 0.35, 1e15, 1e16, 1e17, 1e21, 1e22, 1e23, 1e100, 1e300, 1.7976931348623157e308,
-                                    2.2250738585072014e-308, 4.9406564584124654e-324, 1e-300, 123456789.0,
-                                    0.000123456, 5e-5, 999999.5, 999999.4, 9999995.0, 9.5, 0.95, 3.0e-10, 42.0, 1234.5678,
-                                    INFINITY, -INFINITY, NAN, -NAN};
+    static const double chosen[] = {0.0,
+                                    -0.0,
+                                    1.0,
+                                    -1.0,
+                                    0.5,
+                                    1.5,
+                                    2.5,
+                                    -2.5,
+                                    0.125,
+                                    0.1,
+                                    0.2,
+                                    0.3,
+                                    17.02352,
+                                    -3.14159265358979,
+                                    1e-5,
+                                    1e-7,
+                                    123.456,
+                                    9.9999999,
+                                    0.00099999,
+                                    99.95,
+                                    0.05,
+                                    0.15,
+                                    0.25,
+                                    0.35,
+                                    1e15,
+                                    1e16,
+                                    1e17,
+                                    1e21,
+                                    1e22,
+                                    1e23,
+                                    1e100,
+                                    1e300,
+                                    1.7976931348623157e308,
+                                    2.2250738585072014e-308,
+                                    4.9406564584124654e-324,
+                                    1e-300,
+                                    123456789.0,
+                                    0.000123456,
+                                    5e-5,
+                                    999999.5,
+                                    999999.4,
+                                    9999995.0,
+                                    9.5,
+                                    0.95,
+                                    3.0e-10,
+                                    42.0,
+                                    1234.5678,
+                                    INFINITY,
+                                    -INFINITY,
+                                    NAN,
+                                    -NAN};
     for (size_t i = 0; i < sizeof chosen / sizeof chosen[0]; i++) test_double_values(&special, chosen[i]);
     COMPARE(&special, "%.60f", 1e-50);
     COMPARE(&special, "%.1074f", 4.9406564584124654e-324);
@@ -186,8 +243,7 @@ static void test_doubles(void)
 }
 
 /* Cases checked against the C standard rather than libc. */
-static void test_known_answers(void)
-{
+static void test_known_answers(void) {
     static const struct {
         const char *fmt;
         double v;
@@ -224,8 +280,7 @@ static void test_known_answers(void)
     }
 }
 
-static void test_truncation(void)
-{
+static void test_truncation(void) {
     struct group g = {.name = "truncation: return value and terminated prefix"};
     for (size_t size = 0; size < 24; size++) {
         char a[32], b[32];
@@ -236,8 +291,8 @@ static void test_truncation(void)
         g.cases++;
         if (n1 != n2 || memcmp(a, b, sizeof a) != 0) {
             if (g.bad++ == 0)
-                host_snprintf(g.first_bad, sizeof g.first_bad, "size %zu: ours [%.32s] %d, libc [%.32s] %d", size,
-                              a, n1, b, n2);
+                host_snprintf(g.first_bad, sizeof g.first_bad, "size %zu: ours [%.32s] %d, libc [%.32s] %d",
+                              size, a, n1, b, n2);
         }
     }
     g.cases++;
@@ -248,8 +303,7 @@ static void test_truncation(void)
     group_report(&g);
 }
 
-int main(void)
-{
+int main(void) {
     void *libc = dlopen("libc.so.6", RTLD_NOW);
     host_snprintf = libc ? (snprintf_fn)dlsym(libc, "snprintf") : NULL;
     if (!host_snprintf || host_snprintf == snprintf) {

@@ -19,16 +19,16 @@ typedef float (*f1_fn)(float);
 typedef float (*f2_fn)(float, float);
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static uint32_t next_u32(void)
-{
+static uint32_t next_u32(void) {
     rng_state ^= rng_state << 13;
     rng_state ^= rng_state >> 7;
     rng_state ^= rng_state << 17;
     return (uint32_t)(rng_state >> 16);
 }
-static float uniform(float lo, float hi) { return lo + (hi - lo) * ((float)(next_u32() >> 8) / 16777216.0f); }
-static float any_float(void)
-{
+static float uniform(float lo, float hi) {
+    return lo + (hi - lo) * ((float)(next_u32() >> 8) / 16777216.0f);
+}
+static float any_float(void) {
     union {
         uint32_t u;
         float f;
@@ -36,16 +36,14 @@ static float any_float(void)
     return v.f;
 }
 
-static uint32_t bits_of(float f)
-{
+static uint32_t bits_of(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);
     return u;
 }
 
 /* Distance in representable floats; 0 when both are the same NaN-ness. */
-static int64_t ulp_distance(float a, float b)
-{
+static int64_t ulp_distance(float a, float b) {
     if (a != a || b != b) return (a != a && b != b) ? 0 : INT32_MAX;
     int64_t ia = (int32_t)bits_of(a), ib = (int32_t)bits_of(b);
     if (ia < 0) ia = (int64_t)INT32_MIN - ia; /* map to a monotonic integer line */
@@ -62,8 +60,7 @@ struct stats {
     int64_t bound;
 };
 
-static void record(struct stats *s, float x, float y, float ours, float theirs)
-{
+static void record(struct stats *s, float x, float y, float ours, float theirs) {
     int64_t d = ulp_distance(ours, theirs);
     s->cases++;
     if (d > s->max_ulp) {
@@ -75,8 +72,7 @@ static void record(struct stats *s, float x, float y, float ours, float theirs)
     }
 }
 
-static void report(struct stats *s)
-{
+static void report(struct stats *s) {
     if (s->max_ulp <= s->bound) {
         printf("ok - %s: max error %lld ulp over %ld inputs\n", s->name, (long long)s->max_ulp, s->cases);
     } else {
@@ -86,8 +82,8 @@ static void report(struct stats *s)
     }
 }
 
-static void test_unary(const char *name, f1_fn ours, f1_fn theirs, float lo, float hi, long samples, int64_t bound)
-{
+static void test_unary(const char *name, f1_fn ours, f1_fn theirs, float lo, float hi, long samples,
+                       int64_t bound) {
     char label[128];
     snprintf(label, sizeof label, "%s on [%g, %g]", name, lo, hi);
     struct stats s = {.name = label, .bound = bound};
@@ -98,14 +94,33 @@ static void test_unary(const char *name, f1_fn ours, f1_fn theirs, float lo, flo
     report(&s);
 }
 
-static void test_unary_all_bits(const char *name, f1_fn ours, f1_fn theirs, long samples, int64_t bound)
-{
+static void test_unary_all_bits(const char *name, f1_fn ours, f1_fn theirs, long samples, int64_t bound) {
     char label[128];
     snprintf(label, sizeof label, "%s on random bit patterns (all exponents, subnormals, inf, nan)", name);
     struct stats s = {.name = label, .bound = bound};
-    static const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, 0x1p-149f, -0x1p-149f, 0x1p-126f, 0x1.fffffep127f,
-                                     -0x1.fffffep127f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 0x1p23f, 0x1.fffffep22f,
-                                     88.72283f, 88.72284f, -103.97208f, -87.33655f, 0.49999997f, -0.49999997f};
+    static const float specials[] = {0.0f,
+                                     -0.0f,
+                                     1.0f,
+                                     -1.0f,
+                                     0x1p-149f,
+                                     -0x1p-149f,
+                                     0x1p-126f,
+                                     0x1.fffffep127f,
+                                     -0x1.fffffep127f,
+                                     0.5f,
+                                     -0.5f,
+                                     1.5f,
+                                     -1.5f,
+                                     2.5f,
+                                     -2.5f,
+                                     0x1p23f,
+                                     0x1.fffffep22f,
+                                     88.72283f,
+                                     88.72284f,
+                                     -103.97208f,
+                                     -87.33655f,
+                                     0.49999997f,
+                                     -0.49999997f};
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
         record(&s, specials[i], 0, ours(specials[i]), theirs(specials[i]));
     float inf = LIB_INFINITY, nan = LIB_NAN;
@@ -119,8 +134,7 @@ static void test_unary_all_bits(const char *name, f1_fn ours, f1_fn theirs, long
     report(&s);
 }
 
-static f1_fn lookup1(void *lib, const char *name)
-{
+static f1_fn lookup1(void *lib, const char *name) {
     f1_fn f = lib ? (f1_fn)dlsym(lib, name) : NULL;
     if (!f) {
         printf("FAIL - libm lookup %s\n", name);
@@ -134,15 +148,26 @@ typedef double (*d1_fn)(double);
 typedef double (*d2_fn)(double, double);
 static d1_fn d_exp, d_log, d_sin, d_cos, d_tanh;
 static d2_fn d_pow;
-static float ref_exp(float x) { return (float)d_exp(x); }
-static float ref_log(float x) { return (float)d_log(x); }
-static float ref_sin(float x) { return (float)d_sin(x); }
-static float ref_cos(float x) { return (float)d_cos(x); }
-static float ref_tanh(float x) { return (float)d_tanh(x); }
-static float ref_pow(float x, float y) { return (float)d_pow(x, y); }
+static float ref_exp(float x) {
+    return (float)d_exp(x);
+}
+static float ref_log(float x) {
+    return (float)d_log(x);
+}
+static float ref_sin(float x) {
+    return (float)d_sin(x);
+}
+static float ref_cos(float x) {
+    return (float)d_cos(x);
+}
+static float ref_tanh(float x) {
+    return (float)d_tanh(x);
+}
+static float ref_pow(float x, float y) {
+    return (float)d_pow(x, y);
+}
 
-static void test_pow(f2_fn host_pow)
-{
+static void test_pow(f2_fn host_pow) {
     struct stats s = {.name = "powf: x in (0, 100], y in [-30, 30]", .bound = MAX_ULP};
     for (long i = 0; i < 1000000; i++) {
         float x = uniform(0, 100), y = uniform(-30, 30);
@@ -167,8 +192,9 @@ static void test_pow(f2_fn host_pow)
         record(&any, x, y, powf(x, y), host_pow(x, y));
     }
     /* C99 Annex F special cases. */
-    static const float sv[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 2.0f, -2.0f, 3.0f, -3.0f, 0x1p-149f,
-                               LIB_INFINITY, -LIB_INFINITY, LIB_NAN, 1e30f, -1e30f, 0x1p24f, 0x1p24f + 2.0f};
+    static const float sv[] = {0.0f,          -0.0f,   1.0f,  -1.0f,  0.5f,      -0.5f,
+                               2.0f,          -2.0f,   3.0f,  -3.0f,  0x1p-149f, LIB_INFINITY,
+                               -LIB_INFINITY, LIB_NAN, 1e30f, -1e30f, 0x1p24f,   0x1p24f + 2.0f};
     for (size_t i = 0; i < sizeof sv / sizeof sv[0]; i++)
         for (size_t j = 0; j < sizeof sv / sizeof sv[0]; j++)
             record(&any, sv[i], sv[j], powf(sv[i], sv[j]), host_pow(sv[i], sv[j]));
@@ -176,8 +202,7 @@ static void test_pow(f2_fn host_pow)
 }
 
 /* Rounding functions must be exact, including the sign of zero. */
-static void test_exact(const char *name, f1_fn ours, f1_fn theirs)
-{
+static void test_exact(const char *name, f1_fn ours, f1_fn theirs) {
     long bad = 0, cases = 0;
     float first = 0;
     for (long i = 0; i < 2000000; i++) {
@@ -200,12 +225,17 @@ static void test_exact(const char *name, f1_fn ours, f1_fn theirs)
     }
 }
 
-static float lib_fabsf_wrapper(float x) { return fabsf(x); }
-static float lib_fabs_wrapper(float x) { return (float)fabs((double)x); }
-static float lib_sqrt_wrapper(float x) { return (float)sqrt((double)x); }
+static float lib_fabsf_wrapper(float x) {
+    return fabsf(x);
+}
+static float lib_fabs_wrapper(float x) {
+    return (float)fabs((double)x);
+}
+static float lib_sqrt_wrapper(float x) {
+    return (float)sqrt((double)x);
+}
 
-static void test_classification(void)
-{
+static void test_classification(void) {
     int ok = isnan_f(LIB_NAN) && !isnan_f(LIB_INFINITY) && !isnan_f(1.0f) && isinf_f(LIB_INFINITY) &&
              isinf_f(-LIB_INFINITY) && !isinf_f(LIB_NAN) && !isinf_f(0x1.fffffep127f) && !isnan_f(0.0f);
     printf("%s - isnan_f / isinf_f on nan, inf, -inf, max, 0\n", ok ? "ok" : "FAIL");
@@ -216,8 +246,7 @@ static void test_classification(void)
     if (!ok) failures++;
 }
 
-int main(void)
-{
+int main(void) {
     void *libm = dlopen("libm.so.6", RTLD_NOW);
     if (!libm) {
         printf("FAIL - dlopen libm.so.6: %s\n", dlerror());
@@ -234,9 +263,8 @@ int main(void)
         return 1;
     }
     f1_fn h_exp = ref_exp, h_log = ref_log, h_sin = ref_sin, h_cos = ref_cos, h_tanh = ref_tanh;
-    f1_fn h_sqrt = lookup1(libm, "sqrtf"),
-          h_floor = lookup1(libm, "floorf"), h_ceil = lookup1(libm, "ceilf"), h_round = lookup1(libm, "roundf"),
-          h_fabs = lookup1(libm, "fabsf");
+    f1_fn h_sqrt = lookup1(libm, "sqrtf"), h_floor = lookup1(libm, "floorf"), h_ceil = lookup1(libm, "ceilf"),
+          h_round = lookup1(libm, "roundf"), h_fabs = lookup1(libm, "fabsf");
     f2_fn h_pow = ref_pow;
     if (failures || h_floor == floorf) {
         printf("FAIL - could not get libm's own functions\n");

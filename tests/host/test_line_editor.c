@@ -11,15 +11,17 @@
 /* ---- a one-line terminal: enough of VT100 to follow the editor. ---- */
 #define TERM_COLS 8192
 static struct {
-    char cell[TERM_COLS][5];   /* one UTF-8 character per cell */
+    char cell[TERM_COLS][5]; /* one UTF-8 character per cell */
     int col;
-    int lines;                 /* newlines seen */
-    char raw[65536];           /* everything written since the last reset */
+    int lines;       /* newlines seen */
+    char raw[65536]; /* everything written since the last reset */
     size_t raw_len;
     int esc, csi_param;
 } term;
 
-static void term_reset(void) { memset(&term, 0, sizeof term); }
+static void term_reset(void) {
+    memset(&term, 0, sizeof term);
+}
 
 static void term_clear_line_from(int col) {
     for (int i = col; i < TERM_COLS; i++) term.cell[i][0] = '\0';
@@ -40,23 +42,31 @@ static void term_byte(unsigned char b) {
         if (b == ';') return;
         term.esc = 0;
         int n = term.csi_param ? term.csi_param : 1;
-        if (b == 'D') term.col = term.col > n ? term.col - n : 0;
-        else if (b == 'C') term.col += n;
-        else if (b == 'K') term_clear_line_from(term.col);
-        else if (b == 'J') term_clear_line_from(0);
-        else if (b == 'H') term.col = 0;
+        if (b == 'D')
+            term.col = term.col > n ? term.col - n : 0;
+        else if (b == 'C')
+            term.col += n;
+        else if (b == 'K')
+            term_clear_line_from(term.col);
+        else if (b == 'J')
+            term_clear_line_from(0);
+        else if (b == 'H')
+            term.col = 0;
         return;
     }
-    if (b == 0x1b) term.esc = 1;
-    else if (b == '\b') term.col = term.col > 0 ? term.col - 1 : 0;
-    else if (b == '\r') term.col = 0;
+    if (b == 0x1b)
+        term.esc = 1;
+    else if (b == '\b')
+        term.col = term.col > 0 ? term.col - 1 : 0;
+    else if (b == '\r')
+        term.col = 0;
     else if (b == '\n') {
         term.lines++;
         term.col = 0;
         term_clear_line_from(0);
     } else if (b == '\a') {
     } else if ((b & 0xc0) == 0x80 && term.col > 0) {
-        size_t l = strlen(term.cell[term.col - 1]);   /* continuation joins the previous cell */
+        size_t l = strlen(term.cell[term.col - 1]); /* continuation joins the previous cell */
         if (l < 4) term.cell[term.col - 1][l] = (char)b, term.cell[term.col - 1][l + 1] = '\0';
     } else if (term.col < TERM_COLS) {
         term.cell[term.col][0] = (char)b;
@@ -118,7 +128,7 @@ static void check_screen(const char *name) {
     static char shown[TERM_COLS * 4], want[LINE_EDITOR_MAX + 16], why[256];
     term_text(shown, sizeof shown);
     snprintf(want, sizeof want, "%s%s", PROMPT, line_editor_line(&ed));
-    for (size_t n = strlen(want); n > 0 && want[n - 1] == ' '; n--) want[n - 1] = '\0';   /* blanks are blank */
+    for (size_t n = strlen(want); n > 0 && want[n - 1] == ' '; n--) want[n - 1] = '\0'; /* blanks are blank */
     size_t want_col = strlen(PROMPT) + count_columns(ed.buf, ed.cursor);
     int same = strcmp(shown, want) == 0 && (size_t)term.col == want_col;
     snprintf(why, sizeof why, "screen \"%.60s\" col %d, want \"%.60s\" col %zu", shown, term.col, want,
@@ -156,7 +166,7 @@ static void test_typing_and_editing(void) {
     check_line("edits past both ends are harmless", "");
     check_screen("edits past both ends are harmless");
     feed_text("abc def");
-    KEYS(KEY_LEFT, KEY_LEFT, KEY_LEFT, 11);   /* Ctrl-K */
+    KEYS(KEY_LEFT, KEY_LEFT, KEY_LEFT, 11); /* Ctrl-K */
     check_line("ctrl-k kills to the end", "abc ");
     check_screen("ctrl-k kills to the end");
     KEYS(KEY_LEFT);
@@ -168,7 +178,7 @@ static void test_typing_and_editing(void) {
 static void test_kill_and_cancel(void) {
     start();
     feed_text("abc");
-    KEYS(21);   /* Ctrl-U */
+    KEYS(21); /* Ctrl-U */
     check_line("ctrl-u kills the line", "");
     check_screen("ctrl-u kills the line");
     feed_text("xy");
@@ -213,8 +223,7 @@ static void test_history(void) {
     check_line("down at the draft stays", "draft");
     KEYS(KEY_UP, '!', '\n');
     check_line("edited history line is entered", "two!");
-    check(line_editor_history_count(&ed) == 3 &&
-              strcmp(line_editor_history_entry(&ed, 1), "two") == 0,
+    check(line_editor_history_count(&ed) == 3 && strcmp(line_editor_history_entry(&ed, 1), "two") == 0,
           "editing a recalled line leaves the entry alone", "history entry changed");
 
     line_editor_init(&ed, term_write, NULL);
@@ -269,18 +278,18 @@ static void test_ignored_input(void) {
 
 static void test_utf8(void) {
     start();
-    KEYS(0xc3, 0xa9, 'x');   /* é x */
+    KEYS(0xc3, 0xa9, 'x'); /* é x */
     check_line("two-byte character inserted", "\xc3\xa9x");
     KEYS(KEY_LEFT, '\b');
     check_line("backspace removes the whole character", "x");
     check_screen("backspace removes the whole character");
-    KEYS(KEY_HOME, 0xe2, 0x82, 0xac);   /* € */
+    KEYS(KEY_HOME, 0xe2, 0x82, 0xac); /* € */
     KEYS(KEY_LEFT, 'a');
     check_line("left steps over a three-byte character", "a\xe2\x82\xacx");
     check_screen("left steps over a three-byte character");
     KEYS(KEY_RIGHT, KEY_RIGHT, KEY_LEFT, '\b');
     check_line("backspace after left over utf-8", "ax");
-    KEYS(KEY_END, 0xf0, 0x9f, 0x98, 0x80);   /* U+1F600 */
+    KEYS(KEY_END, 0xf0, 0x9f, 0x98, 0x80); /* U+1F600 */
     check_line("four-byte character", "ax\xf0\x9f\x98\x80");
     KEYS(KEY_DELETE, KEY_LEFT, KEY_DELETE);
     check_line("delete removes the whole character", "ax");

@@ -83,8 +83,9 @@ static void test_error_bound(void) {
  * vectorised rounding must match roundf (half away from zero) everywhere. */
 static void test_weight_rounding(void) {
     enum { N = 64 };
-    float w[N] = {127.0f, -2.5f, 2.5f, 0.5f, -0.5f, 1.5f, -1.5f, 126.5f, -126.5f, 0.49999997f, -0.49999997f,
-                  2.4999998f, -2.4999998f, 0.0f, -0.0f, 1e-30f, 3.5000002f, -3.5000002f, 63.5f, -63.5f};
+    float w[N] = {127.0f, -2.5f,   2.5f,        0.5f,         -0.5f,      1.5f,        -1.5f,
+                  126.5f, -126.5f, 0.49999997f, -0.49999997f, 2.4999998f, -2.4999998f, 0.0f,
+                  -0.0f,  1e-30f,  3.5000002f,  -3.5000002f,  63.5f,      -63.5f};
     for (int i = 20; i < N; i++) w[i] = (float)(i - 42) * 2.75f + 0.25f * (float)(i % 3);
     int8_t q[N];
     float s[N / 32];
@@ -95,8 +96,8 @@ static void test_weight_rounding(void) {
         if (q[i] != want && first_bad < 0) first_bad = i;
         same &= q[i] == want;
     }
-    check(same && s[0] == 1.0f, "weights round half away from zero exactly like roundf",
-          "value %d differs", first_bad);
+    check(same && s[0] == 1.0f, "weights round half away from zero exactly like roundf", "value %d differs",
+          first_bad);
     float zeros[32] = {0};
     int8_t qz[32];
     float sz[1];

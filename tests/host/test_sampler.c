@@ -87,7 +87,8 @@ static void test_pieces(void) {
     float x[3] = {1.0f, 2.0f, 3.0f};
     sampler_softmax(x, 3);
     double z = exp(1) + exp(2) + exp(3);
-    check_plain(fabs(x[0] - exp(1) / z) < 1e-6 && fabs(x[2] - exp(3) / z) < 1e-6, "softmax", "wrong probabilities");
+    check_plain(fabs(x[0] - exp(1) / z) < 1e-6 && fabs(x[2] - exp(3) / z) < 1e-6, "softmax",
+                "wrong probabilities");
 }
 
 static void test_seeded_sequences(void) {
@@ -163,7 +164,7 @@ static void test_distribution(void) {
     float logits[2] = {1.0f, 0.0f};
     sampler_sample(&s, logits);
     check_plain(fabs(logits[0] - 1.0 / (1.0 + exp(-2.0))) < 1e-6, "temperature divides the logits",
-          "wrong probability");
+                "wrong probability");
     sampler_free(&s);
 }
 
@@ -198,20 +199,21 @@ static void test_extensions(void) {
     count_draws(&s, counts, 20000);
     double share = (double)counts[3] / 20000;
     check_plain(counts[0] == 0 && counts[1] == 0 && fabs(share - 0.4 / 0.7) < 0.015,
-          "top-k 2 keeps the two best, renormalised", "wrong counts");
+                "top-k 2 keeps the two best, renormalised", "wrong counts");
     sampler_free(&s);
 
     /* min-p 0.6: threshold 0.6 * 0.4 = 0.24 keeps 0.3 and 0.4. */
     s = make_extended(0, 0.6f, 1.0f);
     count_draws(&s, counts, 20000);
     check_plain(counts[0] == 0 && counts[1] == 0 && counts[2] > 0 && counts[3] > 0,
-          "min-p drops tokens below min_p * top", "wrong counts");
+                "min-p drops tokens below min_p * top", "wrong counts");
     sampler_free(&s);
 
     /* top-k 3 then top-p 0.5 of the kept mass 0.9: 0.4 + 0.3 > 0.45 keeps two. */
     s = make_extended(3, 0, 0.5f);
     count_draws(&s, counts, 5000);
-    check_plain(counts[0] == 0 && counts[1] == 0 && counts[2] > 0, "top-k combined with top-p", "wrong counts");
+    check_plain(counts[0] == 0 && counts[1] == 0 && counts[2] > 0, "top-k combined with top-p",
+                "wrong counts");
     sampler_free(&s);
 
     /* Repetition penalty, greedy: 2.0 seen -> 2.0 / 1.5 = 1.33 < 1.9. */
@@ -236,7 +238,8 @@ static void test_extensions(void) {
     char err[128] = "";
     c = sampler_default_config();
     c.temperature = -1;
-    check_plain(sampler_init(&s, 4, &c, err, sizeof err) == -1 && err[0], "rejects a negative temperature", err);
+    check_plain(sampler_init(&s, 4, &c, err, sizeof err) == -1 && err[0], "rejects a negative temperature",
+                err);
     c = sampler_default_config();
     c.min_p = 2;
     check_plain(sampler_init(&s, 4, &c, err, sizeof err) == -1 && err[0], "rejects min-p > 1", err);

@@ -10,8 +10,7 @@
 #include "lib/tar.h"
 #include "tests/host/check.h"
 
-static uint8_t *read_file(const char *path, size_t *size)
-{
+static uint8_t *read_file(const char *path, size_t *size) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
@@ -27,8 +26,7 @@ static uint8_t *read_file(const char *path, size_t *size)
     return buf;
 }
 
-static void write_file(const char *path, const void *data, size_t n)
-{
+static void write_file(const char *path, const void *data, size_t n) {
     FILE *f = fopen(path, "wb");
     if (!f) return;
     fwrite(data, 1, n, f);
@@ -36,8 +34,7 @@ static void write_file(const char *path, const void *data, size_t n)
 }
 
 /* Counts entries; returns the tar_next result that ended the walk. */
-static int walk(const uint8_t *data, size_t size, int *count, char *err, size_t err_size)
-{
+static int walk(const uint8_t *data, size_t size, int *count, char *err, size_t err_size) {
     struct tar_reader r;
     struct tar_entry e;
     tar_init(&r, data, size);
@@ -48,8 +45,7 @@ static int walk(const uint8_t *data, size_t size, int *count, char *err, size_t 
 }
 
 /* Runs on an exact-size heap copy so ASan sees any overrun. */
-static int walk_copy(const uint8_t *data, size_t size, int *count, char *err, size_t err_size)
-{
+static int walk_copy(const uint8_t *data, size_t size, int *count, char *err, size_t err_size) {
     uint8_t *copy = malloc(size ? size : 1);
     memcpy(copy, data, size);
     int rc = walk(copy, size, count, err, err_size);
@@ -57,8 +53,7 @@ static int walk_copy(const uint8_t *data, size_t size, int *count, char *err, si
     return rc;
 }
 
-static void set_checksum(uint8_t *h)
-{
+static void set_checksum(uint8_t *h) {
     memset(h + 148, ' ', 8);
     unsigned sum = 0;
     for (int i = 0; i < 512; i++) sum += h[i];
@@ -66,8 +61,7 @@ static void set_checksum(uint8_t *h)
     h[155] = ' ';
 }
 
-static void test_system_tar(void)
-{
+static void test_system_tar(void) {
     char dir[] = "/tmp/test_tar_XXXXXX";
     if (!mkdtemp(dir)) {
         check_skipped("system tar archive", "cannot create a temporary directory");
@@ -119,8 +113,12 @@ static void test_system_tar(void)
         const char *name;
         const void *data;
         size_t size;
-    } want[6] = {{"empty.txt", "", 0}, {"one.txt", "x", 1}, {"block.bin", block, 512}, {"block1.bin", block, 513},
-                 {"sub/big.bin", big, sizeof big}, {NULL, "long name contents\n", 19}};
+    } want[6] = {{"empty.txt", "", 0},
+                 {"one.txt", "x", 1},
+                 {"block.bin", block, 512},
+                 {"block1.bin", block, 513},
+                 {"sub/big.bin", big, sizeof big},
+                 {NULL, "long name contents\n", 19}};
     char long_name[300];
     snprintf(long_name, sizeof long_name, "%s/%s", long_dir, long_file);
     want[5].name = long_name;
@@ -139,8 +137,9 @@ static void test_system_tar(void)
         }
         if (strcmp(e.name, want[i].name) != 0 || e.size != want[i].size ||
             memcmp(e.data, want[i].data, want[i].size) != 0) {
-            if (ok) snprintf(why, sizeof why, "entry %d: got %s (%llu bytes), want %s (%zu bytes)", i, e.name,
-                             (unsigned long long)e.size, want[i].name, want[i].size);
+            if (ok)
+                snprintf(why, sizeof why, "entry %d: got %s (%llu bytes), want %s (%zu bytes)", i, e.name,
+                         (unsigned long long)e.size, want[i].name, want[i].size);
             ok = 0;
         }
         i++;
@@ -206,8 +205,7 @@ static void test_system_tar(void)
     if (system(cmd) != 0) printf("# could not remove %s\n", dir);
 }
 
-static void test_hand_made(void)
-{
+static void test_hand_made(void) {
     uint8_t a[2048];
     char err[128];
     int count, rc;
@@ -300,8 +298,7 @@ static void test_hand_made(void)
     check_plain(rc == 0 && count == 1, "directory entries are skipped", err);
 }
 
-int main(void)
-{
+int main(void) {
     test_hand_made();
     test_system_tar();
     return failures ? 1 : 0;

@@ -308,7 +308,7 @@ static void test_merge_order_synthetic(void) {
         }
     }
     check_plain(mismatches == 0, "merge order equals llama2.c's naive loop (400 random texts, tied scores)",
-          first_bad);
+                first_bad);
     tokenizer_free(&t);
     free(data);
 }
@@ -316,15 +316,15 @@ static void test_merge_order_synthetic(void) {
 static void test_bad_files(const char *tok_data, size_t tok_size) {
     Tokenizer t;
     char err[128] = "";
-    check_plain(tokenizer_load(&t, tok_data, 3, 32000, err, sizeof err) == -1 && err[0], "rejects a 3-byte file",
-          err);
+    check_plain(tokenizer_load(&t, tok_data, 3, 32000, err, sizeof err) == -1 && err[0],
+                "rejects a 3-byte file", err);
     err[0] = 0;
     check_plain(tokenizer_load(&t, tok_data, tok_size / 2, 32000, err, sizeof err) == -1 &&
-              strstr(err, "truncated"),
-          "rejects a truncated file", err);
+                    strstr(err, "truncated"),
+                "rejects a truncated file", err);
     err[0] = 0;
     check_plain(tokenizer_load(&t, tok_data, tok_size, 32001, err, sizeof err) == -1 && err[0],
-          "rejects a vocab size larger than the file", err);
+                "rejects a vocab size larger than the file", err);
     unsigned char bad[4 + 8 + 4];
     int32_t max_len = 4, len = 1000;
     float score = 0;
@@ -334,12 +334,12 @@ static void test_bad_files(const char *tok_data, size_t tok_size) {
     memcpy(bad + 12, "abcd", 4);
     err[0] = 0;
     check_plain(tokenizer_load(&t, bad, sizeof bad, 1, err, sizeof err) == -1 && strstr(err, "length"),
-          "rejects a piece length past the end", err);
+                "rejects a piece length past the end", err);
     len = -5;
     memcpy(bad + 8, &len, 4);
     err[0] = 0;
     check_plain(tokenizer_load(&t, bad, sizeof bad, 1, err, sizeof err) == -1 && err[0],
-          "rejects a negative length", err);
+                "rejects a negative length", err);
     /* Inferred size: every entry of the buffer. */
     int ok = tokenizer_load(&t, tok_data, tok_size, 0, err, sizeof err) == 0 && t.vocab_size == 32000;
     check_plain(ok, "vocab size 0 counts the entries", err);
@@ -385,9 +385,9 @@ int main(void) {
         return 1;
     }
     check_plain(t32k.max_token_length == 27 && t512.max_token_length == 7, "header max_token_length",
-          "wrong value");
+                "wrong value");
     check_plain(t512.bytes_read == small_size && t32k.bytes_read == big_size, "the whole file is read",
-          "bytes left over");
+                "bytes left over");
 
     test_reference_section3(&t32k);
     test_golden_prompt_ids(&t32k, dir, "golden/stories15M__prompt_ids.txt");
@@ -414,7 +414,7 @@ int main(void) {
         int n = tokenizer_encode(&t512, "hi", 1, 1, ids, 8, NULL, 0);
         check_plain(n >= 3 && ids[0] == 1 && ids[n - 1] == 2, "encode with BOS and EOS", "missing BOS/EOS");
         check_plain(tokenizer_encode(&t512, "hello", 1, 0, ids, 4, err, sizeof err) == -1,
-              "encode refuses a too-small token buffer", "accepted");
+                    "encode refuses a too-small token buffer", "accepted");
     }
     test_merge_order_synthetic();
     test_bad_files(big, big_size);
