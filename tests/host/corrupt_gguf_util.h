@@ -22,22 +22,6 @@ enum { MODEL = 1, TOK = 2, BOTH = 3, NEITHER = 0 };
 
 static int cases_run, group_failures, group_cases, group_bad;
 
-static __attribute__((unused)) const char *models_path(const char *name) {
-    static char path[4][1024];
-    static int next;
-    char *p = path[next++ % 4];
-    snprintf(p, sizeof path[0], "%s/%s", models_dir_from_env(), name);
-    return p;
-}
-
-static __attribute__((unused)) const char *bad_reason(int rc, const char *err, size_t err_size) {
-    if (rc != -1) return rc == 0 ? "accepted" : "returned neither 0 nor -1";
-    if (!memchr(err, '\0', err_size)) return "reason not terminated";
-    if (err[0] == '\0') return "empty reason";
-    if (strchr(err, '\n')) return "reason spans lines";
-    return NULL;
-}
-
 static __attribute__((unused)) void report(const char *group, const char *what, const char *loader,
                                            const char *why, const char *err) {
     if (!why) return;

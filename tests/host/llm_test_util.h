@@ -68,6 +68,26 @@ __attribute__((unused)) static const char *models_dir_from_env(void) {
     return dir && *dir ? dir : "../shared/models";
 }
 
+/* MODELS_DIR/name, in one of four rotating buffers (so a call's result may
+ * be used beside three others'). */
+__attribute__((unused)) static const char *models_path(const char *name) {
+    static char path[4][1024];
+    static int next;
+    char *p = path[next++ % 4];
+    snprintf(p, sizeof path[0], "%s/%s", models_dir_from_env(), name);
+    return p;
+}
+
+/* A refusal is -1 plus a reason that is non-empty, terminated and one line:
+ * NULL when so, else what is wrong. */
+__attribute__((unused)) static const char *bad_reason(int rc, const char *err, size_t err_size) {
+    if (rc != -1) return rc == 0 ? "accepted" : "returned neither 0 nor -1";
+    if (!memchr(err, '\0', err_size)) return "reason not terminated";
+    if (err[0] == '\0') return "empty reason";
+    if (strchr(err, '\n')) return "reason spans lines";
+    return NULL;
+}
+
 /* The start every model test shares: exit 77 (skipped) when the shared test
  * data is absent, else a fresh temporary directory from a mkdtemp template. */
 __attribute__((unused)) static void test_begin(const char *models_dir, char *temp_template) {

@@ -18,23 +18,6 @@
 static int cases_run;
 static int group_failures; /* FAIL lines printed in the current group */
 
-static const char *models_path(const char *name) {
-    static char path[4][1024];
-    static int next;
-    char *p = path[next++ % 4];
-    snprintf(p, sizeof path[0], "%s/%s", models_dir_from_env(), name);
-    return p;
-}
-
-/* A refusal is -1 plus a reason that is non-empty, terminated and one line. */
-static const char *bad_reason(int rc, const char *err, size_t err_size) {
-    if (rc != -1) return rc == 0 ? "accepted" : "returned neither 0 nor -1";
-    if (!memchr(err, '\0', err_size)) return "reason not terminated";
-    if (err[0] == '\0') return "empty reason";
-    if (strchr(err, '\n')) return "reason spans lines";
-    return NULL;
-}
-
 static void report_case(const char *group, const char *what, const char *why, const char *err) {
     cases_run++;
     if (!why) return;

@@ -9,12 +9,6 @@
 #include "tests/host/gguf_layout.h"
 #include "tests/host/llm_test_util.h"
 
-static const char *models_path(const char *name) {
-    static char path[1024];
-    snprintf(path, sizeof path, "%s/%s", models_dir_from_env(), name);
-    return path;
-}
-
 static void exact(const char *name) {
     size_t size;
     void *data = read_file(models_path(name), &size);
