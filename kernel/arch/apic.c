@@ -41,11 +41,6 @@ static void write_reg(uint32_t reg, uint32_t v) {
         xapic[reg / 4] = v;
 }
 
-static void cpuid1(uint32_t *ecx, uint32_t *edx) {
-    uint32_t a, b;
-    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(*ecx), "=d"(*edx) : "a"(1), "c"(0));
-}
-
 static void enable_this_cpu(void) {
     uint64_t base = cpu_read_msr(MSR_APIC_BASE) | APIC_BASE_ENABLE;
     if (x2apic) base |= APIC_BASE_X2APIC;
@@ -54,8 +49,9 @@ static void enable_this_cpu(void) {
 }
 
 int apic_init(void) {
-    uint32_t ecx, edx;
-    cpuid1(&ecx, &edx);
+    uint32_t r[4];
+    cpu_cpuid(1, 0, r);
+    uint32_t ecx = r[2], edx = r[3];
     if (!((edx >> 9) & 1)) return -1;
     x2apic = (ecx >> 21) & 1;
     if (!x2apic) {

@@ -10,7 +10,7 @@ static int gib_pages_supported;
 static uint64_t enabled_xcr0; /* what the BSP put in XCR0; the APs copy it */
 uint64_t cpu_park_tsc;
 
-static void cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4]) {
+void cpu_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4]) {
     __asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
 }
 
@@ -50,14 +50,14 @@ static void xsetbv(uint32_t index, uint64_t v) {
 
 static void identify(void) {
     uint32_t r[4];
-    cpuid(0, 0, r);
+    cpu_cpuid(0, 0, r);
     uint32_t max_leaf = r[0];
     memcpy(cpu.vendor + 0, &r[1], 4);
     memcpy(cpu.vendor + 4, &r[3], 4);
     memcpy(cpu.vendor + 8, &r[2], 4);
     cpu.vendor[12] = 0;
 
-    cpuid(1, 0, r);
+    cpu_cpuid(1, 0, r);
     uint32_t base_family = (r[0] >> 8) & 0xf, base_model = (r[0] >> 4) & 0xf;
     cpu.stepping = r[0] & 0xf;
     cpu.family = base_family == 0xf ? base_family + ((r[0] >> 20) & 0xff) : base_family;
@@ -75,7 +75,7 @@ static void identify(void) {
     if (!xsave) cpu.avx = 0;
 
     if (max_leaf >= 7) {
-        cpuid(7, 0, r);
+        cpu_cpuid(7, 0, r);
         cpu.avx2 = (r[1] >> 5) & 1;
         cpu.avx512f = (r[1] >> 16) & 1;
         cpu.avx512bw = (r[1] >> 30) & 1;
@@ -83,16 +83,16 @@ static void identify(void) {
         cpu.avx512vnni = (r[2] >> 11) & 1;
     }
 
-    cpuid(0x80000000u, 0, r);
+    cpu_cpuid(0x80000000u, 0, r);
     uint32_t max_ext = r[0];
     if (max_ext >= 0x80000001u) {
-        cpuid(0x80000001u, 0, r);
+        cpu_cpuid(0x80000001u, 0, r);
         nx_supported = (r[3] >> 20) & 1;
         gib_pages_supported = (r[3] >> 26) & 1;
     }
     if (max_ext >= 0x80000004u) {
         for (uint32_t i = 0; i < 3; i++) {
-            cpuid(0x80000002u + i, 0, r);
+            cpu_cpuid(0x80000002u + i, 0, r);
             memcpy(cpu.brand + 16 * i, r, 16);
         }
         cpu.brand[48] = 0;
@@ -122,7 +122,7 @@ static void enable_sse_and_avx(void) {
     if (cpu.avx) {
         write_cr4(read_cr4() | (1ull << 18)); /* OSXSAVE */
         uint32_t r[4];
-        cpuid(0xD, 0, r); /* XCR0 bits the CPU supports */
+        cpu_cpuid(0xD, 0, r); /* XCR0 bits the CPU supports */
         uint64_t supported = ((uint64_t)r[3] << 32) | r[0];
         uint64_t xcr0 = 0x7;                /* x87 | SSE | AVX */
         const uint64_t avx512_state = 0xE0; /* opmask | ZMM_Hi256 | Hi16_ZMM */
@@ -196,7 +196,7 @@ int cpu_has_gib_pages(void) {
 
 int cpu_park_other_processors(void *(*map_mmio)(uint64_t phys, uint64_t size)) {
     uint32_t r[4];
-    cpuid(1, 0, r);
+    cpu_cpuid(1, 0, r);
     if (!((r[3] >> 9) & 1)) return 1; /* no local APIC */
     uint64_t base = cpu_read_msr(MSR_APIC_BASE);
     if (!(base & APIC_BASE_ENABLE)) return 1;

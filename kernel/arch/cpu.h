@@ -29,6 +29,8 @@ int cpu_has_gib_pages(void); /* 1 GiB pages */
  * map_mmio maps the local APIC registers (paging_map_mmio); when it returns
  * NULL nothing is done and the result is 0, else 1. */
 int cpu_park_other_processors(void *(*map_mmio)(uint64_t phys, uint64_t size));
+/* CPUID leaf/sub-leaf into r = {eax, ebx, ecx, edx}. */
+void cpu_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4]);
 uint64_t cpu_read_msr(uint32_t msr);
 void cpu_write_msr(uint32_t msr, uint64_t v);
 
