@@ -1,0 +1,110 @@
+"""cases_big_models.py - make test-big: random-weight GGUF files of real model
+shapes (tools/gen_gguf) put on the image by the real path (tools/mkimage.sh,
+the ramdisk in its own partition), booted in QEMU with the memory a user of
+that model would give, and asked a prompt at the shell. The first greedy
+tokens must be those build/host/llmrun gives on the same file (the same llm/
+code built for the host; llmrun itself agrees with llama.cpp on these files,
+tests/host/test_gen_gguf.py). Each case writes its file under the per-run
+image folder and deletes it afterwards (an 8B file is 4.5 GB)."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from cases_boot import READY
+from cases_llm import LLMRUN, answer, first_difference, set_all
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GEN_GGUF = os.path.join(ROOT, "build", "host", "gen_gguf")
+BIG_ENV = "LLMK_BIG_TESTS"  # set by make test-big
+PROMPT = "Hello"
+NEW_TOKENS = 4
+PROGRESS = re.compile(r"loader: reading the ramdisk: (\d+)% \(\d+ of \d+ MiB, (\d+) MB/s, (\d+) s left\)")
+PROMPT_TOKENS = re.compile(r"prompt (\d+) tokens")
+
+
+def skip(ctx, reason):
+    # Skip lives in the harness script (__main__), the module Context comes from.
+    return sys.modules[type(ctx).__module__].Skip(reason)
+
+
+def generate(ctx, name, args):
+    """Writes NAME.gguf (or its pieces) with gen_gguf; returns the paths."""
+    work = os.path.join(ctx.image_dir, name)
+    os.makedirs(work, exist_ok=True)
+    out = os.path.join(work, name + ".gguf")
+    r = subprocess.run([GEN_GGUF, out] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert r.returncode == 0, f"gen_gguf {' '.join(args)}: {r.stdout.decode(errors='replace')[-400:]}"
+    pieces = sorted(os.path.join(work, n) for n in os.listdir(work) if n.endswith(".gguf"))
+    return work, pieces
+
+
+def host_answer(model, new_tokens):
+    """llmrun's greedy text for PROMPT and new_tokens more tokens, and the
+    step count (llama2.c's -n: prompt plus new tokens) that gives it."""
+    probe = subprocess.run([LLMRUN, model, "-t", "0", "-n", "1", "-i", PROMPT, "--threads", "2"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
+    assert probe.returncode == 0, f"llmrun: {probe.stderr.decode(errors='replace')[-300:]}"
+    m = PROMPT_TOKENS.search(probe.stderr.decode(errors="replace"))
+    assert m, f"llmrun printed no prompt token count: {probe.stderr[-300:]!r}"
+    steps = int(m.group(1)) + new_tokens
+    r = subprocess.run([LLMRUN, model, "-t", "0", "-n", str(steps), "-i", PROMPT, "--threads", "2"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
+    assert r.returncode == 0, f"llmrun: {r.stderr.decode(errors='replace')[-300:]}"
+    return r.stdout.decode("utf-8", errors="replace").rstrip("\n"), steps
+
+
+def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=False):
+    if not os.environ.get(BIG_ENV):
+        raise skip(ctx, f"a model of real size under TCG: run by make test-big ({BIG_ENV}=1)")
+    work, pieces = generate(ctx, name, gen_args)
+    try:
+        want, steps = host_answer(pieces[0], new_tokens)
+        first = os.path.basename(pieces[0])
+        img = ctx.image(name, pieces, f"model={first}\n", ramdisk_partition=True)
+        with ctx.boot(image=img, memory=memory) as vm:
+            vm.expect(READY, timeout=1800)
+            vm.wait_prompt(timeout=60)
+            log = vm.text()
+            assert f"model: {first}" in log, f"{name}: the model did not load: {log[-2000:]!r}"
+            if expect_progress:
+                assert PROGRESS.search(log), f"{name}: no load progress lines: {log[-2000:]!r}"
+            set_all(vm, temp=0, steps=steps)
+            text, stats = answer(vm, PROMPT, timeout=3600)
+            print(f"  {name}: {stats.group(0)}")
+        # The prompt's own text comes first, then the new tokens' pieces: all equal llmrun's.
+        assert want.startswith(PROMPT) and len(want) > len(PROMPT), f"{name}: llmrun answered {want!r}"
+        assert text == want, f"{name}: kernel vs llmrun: {first_difference(text, want)}"
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        img_path = os.path.join(ctx.image_dir, name + ".img")
+        if os.path.exists(img_path):
+            os.remove(img_path)
+        ctx.images.pop(name, None)
+
+
+def test_big_llama32_1b_q4_k_m(ctx):
+    """Llama-3.2-1B shape (dim 2048, 16 layers, 32/8 heads, ffn 8192, vocab 128256, tied), Q4_K_M, -m 2G."""
+    check_big_model(ctx, "llama32-1b-Q4_K_M", ["--shape", "llama-3.2-1b", "--type", "Q4_K_M", "--ctx", "4096"],
+                    "2G", NEW_TOKENS)
+
+
+def test_big_llama32_3b_q4_0(ctx):
+    """Llama-3.2-3B shape (dim 3072, 28 layers, 24/8 heads, ffn 8192, vocab 128256), Q4_0, -m 4G."""
+    check_big_model(ctx, "llama32-3b-Q4_0", ["--shape", "llama-3.2-3b", "--type", "Q4_0", "--ctx", "4096"],
+                    "4G", NEW_TOKENS)
+
+
+def test_big_llama31_8b_q4_0_split(ctx):
+    """Llama-3.1-8B shape (dim 4096, 32 layers, 32/8 heads, ffn 14336, vocab 128256), Q4_0 in 2 pieces
+    (over 4 GiB together), -m 8G: the first greedy token, and the load progress in the boot log."""
+    check_big_model(ctx, "llama31-8b-Q4_0", ["--shape", "llama-3.1-8b", "--type", "Q4_0", "--ctx", "2048",
+                                             "--split", "2"], "8G", 1, expect_progress=True)
+
+
+CASES = [
+    test_big_llama32_1b_q4_k_m,
+    test_big_llama32_3b_q4_0,
+    test_big_llama31_8b_q4_0_split,
+]
