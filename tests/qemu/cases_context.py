@@ -4,7 +4,8 @@ past position 8192 (no hidden cap), bad /set ctx values are refused with a
 reason, a boot.cfg ctx= whose KV cache does not fit in 256 MiB is lowered
 at boot with the numbers, and a model whose run state cannot fit is
 refused at /load with the bytes needed and free while the previous model
-keeps answering."""
+keeps answering; bad boot.cfg ctx= values are reported and the model's own
+context is used."""
 import os
 import re
 import subprocess
@@ -125,7 +126,25 @@ def test_context_fitted_to_ram(ctx):
         assert text.startswith("Once upon a time, there was a little girl named Lily"), text
 
 
+def test_context_bad_boot_cfg(ctx):
+    files = [ctx.model("stories260K.bin"), ctx.model("tok512.bin")]
+    bad = {"0": "boot.cfg: ctx=0 is not a context length", "abc": "boot.cfg: ctx=abc is not a context length",
+           "999999999": "context 999999999 is above stories260K.bin's trained context 512; using 512"}
+    for value, reason in bad.items():
+        img = ctx.image(f"ctx-bad-{value}", files, f"model=stories260K.bin\ntokenizer=tok512.bin\nctx={value}\n")
+        with ctx.boot(image=img) as vm:
+            boot = vm.expect(READY, timeout=60)
+            vm.wait_prompt(timeout=20)
+            assert reason in boot and "model: stories260K.bin" in boot and "context 512)" in boot, \
+                f"ctx={value}: {boot[-800:]!r}"
+            print(f"  ctx={value}: " + next(line for line in boot.splitlines() if reason in line).strip())
+            set_all(vm, temp=0, steps=30)
+            text, _ = answer(vm, "Once upon a time")
+            assert text.startswith("Once upon a time, there was a little girl named Lily"), text
+
+
 CASES = [
     test_context_past_8192,
+    test_context_bad_boot_cfg,
     test_context_fitted_to_ram,
 ]
