@@ -87,6 +87,9 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
  * no model is loaded yet (reported with the numbers); -1 (reported with the
  * bytes needed and free) when it does not fit. */
 struct ramdisk_file;
+/* Bytes a model's run state may take now (free RAM less a reserve, within
+ * the longest free run of pages); *free_bytes: the free RAM. */
+uint64_t session_state_budget(uint64_t *free_bytes);
 int session_context_for(const struct session *s, const struct ramdisk_file *file);
 /* /set ctx: ctx positions (0: the model's own) from now on, the current
  * model loaded again with it; 0, or -1 (reported) with the model and the

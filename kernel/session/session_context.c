@@ -21,7 +21,7 @@ static double mib(uint64_t bytes) {
 
 /* Bytes the run state may take now: free RAM less the reserve, and no more
  * than the longest run of free pages (it is one allocation, with a header page). */
-static uint64_t state_budget(uint64_t *free_bytes) {
+uint64_t session_state_budget(uint64_t *free_bytes) {
     struct memory_stats st;
     memory_get_stats(&st);
     *free_bytes = st.free_bytes;
@@ -42,7 +42,7 @@ int session_context_for(const struct session *s, const struct ramdisk_file *file
                 trained);
         wanted = trained;
     }
-    uint64_t free_bytes, budget = state_budget(&free_bytes);
+    uint64_t free_bytes, budget = session_state_budget(&free_bytes);
     uint64_t needed = model_state_bytes(&shape, wanted);
     if (needed && needed <= budget) return wanted;
     /* Lowered when the context is the model's default, or when there is no

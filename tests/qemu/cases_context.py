@@ -96,6 +96,9 @@ def test_context_fitted_to_ram(ctx):
         asked, chosen, trained, kv, state, free = (float(x) for x in m.groups())
         assert asked == trained == 262144 and 2048 <= chosen < asked and state > free > kv * chosen / asked, m.group(0)
         assert "model: long-context.bin" in boot and f"context {int(chosen)})" in boot, boot[-800:]
+        out = vm.command("/ls")
+        assert re.search(r"deep-256-layers\.bin  \(model, run state [0-9.]+ MiB: does not fit in free RAM\)", out) \
+            and "1 model too large" in out, f"/ls: {out!r}"
         # Too deep for 256 MiB at any useful context: refused with the numbers, long-context still answers.
         out = vm.command("/load deep-256-layers.bin", timeout=60)
         m = re.search(r"load: deep-256-layers\.bin does not fit: at context (\d+) it needs ([0-9.]+) MiB of run "
