@@ -99,7 +99,8 @@ static void rope_table_init(Transformer *t) {
 
 int transformer_context(int trained, int requested, char *err, size_t err_size) {
     if (requested < 0 || requested > trained) {
-        snprintf(err, err_size, "context %d is outside the model's trained context (1..%d)", requested, trained);
+        snprintf(err, err_size, "context %d is outside the model's trained context (1..%d)", requested,
+                 trained);
         return -1;
     }
     return requested ? requested : trained;

@@ -168,8 +168,8 @@ void session_init(struct session *s) {
         char *end;
         long ctx = strtol(value, &end, 10);
         if (end == value || *end || ctx < 1 || ctx > (1L << 30))
-            kprintf("boot.cfg: ctx=%s is not a context length (1..%ld positions); the model's own is used\n", value,
-                    1L << 30);
+            kprintf("boot.cfg: ctx=%s is not a context length (1..%ld positions); the model's own is used\n",
+                    value, 1L << 30);
         else
             s->settings.ctx = (int)ctx;
     }

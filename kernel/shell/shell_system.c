@@ -105,7 +105,8 @@ void shell_cmd_ls(struct session *session, const char *args) {
         int fit = state > budget && model_shape_read(&shape, f->data, f->size) == 0
                       ? model_ctx_that_fits(&shape, shape.trained_ctx, budget)
                       : 0;
-        int lowered = fit > 0 && fit >= (shape.trained_ctx < SESSION_MIN_CTX ? shape.trained_ctx : SESSION_MIN_CTX);
+        int lowered =
+            fit > 0 && fit >= (shape.trained_ctx < SESSION_MIN_CTX ? shape.trained_ctx : SESSION_MIN_CTX);
         if (state) {
             kprintf(gguf ? "  (GGUF model, run state " : "  (model, run state ");
             print_size_mib(state);

@@ -64,7 +64,8 @@ static void context_choices(const char *name) {
             check(0, label, "does not load: %s", err);
             continue;
         }
-        check(t.config.seq_len == contexts[i] && transformer_state_bytes(&t) == model_state_bytes(&shape, contexts[i]),
+        check(t.config.seq_len == contexts[i] &&
+                  transformer_state_bytes(&t) == model_state_bytes(&shape, contexts[i]),
               label, "ctx %d, state %zu, estimate %llu", t.config.seq_len, transformer_state_bytes(&t),
               (unsigned long long)model_state_bytes(&shape, contexts[i]));
         transformer_free(&t);
@@ -152,13 +153,37 @@ int main(void) {
         if (file && transformer_load(&t, file, size, err, sizeof err) == 0) {
             check(transformer_state_bytes_estimate(file, size) == (int64_t)transformer_state_bytes(&t) &&
                       t.config.seq_len == 100000,
-                  "context_length 100000 loads uncapped, estimated exactly", "estimate %lld, actual %zu, ctx %d",
+                  "context_length 100000 loads uncapped, estimated exactly",
+                  "estimate %lld, actual %zu, ctx %d",
                   (long long)transformer_state_bytes_estimate(file, size), transformer_state_bytes(&t),
                   t.config.seq_len);
             transformer_free(&t);
         } else {
             check(0, "context_length 100000 loads uncapped, estimated exactly", "does not load: %s", err);
         }
+        free(file);
+        /* Llama 3.2 1B's attention shape in the header (16 layers, dim 2048, 32/8 heads, trained for
+         * 131072 positions): 32768 positions of fp32 KV cache are 2 GiB, and fit a 2.5 GiB budget. */
+        uint32_t one_b[] = {16, 2048, 32, 8, 131072};
+        GgufEdit shape_1b[] = {
+            {"llama.block_count", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &one_b[0], 4},
+            {"llama.embedding_length", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &one_b[1], 4},
+            {"llama.attention.head_count", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &one_b[2], 4},
+            {"llama.attention.head_count_kv", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &one_b[3], 4},
+            {"llama.context_length", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &one_b[4], 4},
+            {"llama.rope.dimension_count", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &one_b[2], 4}, /* 64 / 2 */
+        };
+        file = gguf_layout_rebuild(&L, shape_1b, 5, &size);
+        ModelShape shape;
+        int read = file && model_shape_read(&shape, file, size) == 0;
+        check(read && shape.trained_ctx == 131072 && model_kv_bytes(&shape, 32768) == (2ull << 30) &&
+                  model_ctx_that_fits(&shape, shape.trained_ctx, 5ull << 29) >= 32768 &&
+                  model_ctx_that_fits(&shape, shape.trained_ctx, 5ull << 29) < 49152,
+              "1B shape: 32768 positions of KV cache are 2 GiB and fit in 2.5 GiB",
+              "read %d (kv_dim %llu, layers %llu), kv %llu, fits %d", read, (unsigned long long)shape.kv_dim,
+              (unsigned long long)shape.layers,
+              read ? (unsigned long long)model_kv_bytes(&shape, 32768) : 0ull,
+              read ? model_ctx_that_fits(&shape, shape.trained_ctx, 5ull << 29) : 0);
         free(file);
         uint64_t huge = UINT64_MAX;
         memcpy(L.data + 16, &huge, 8);
