@@ -12,40 +12,45 @@
 #include "llm/gguf.h"
 #include "llm/quant.h"
 
-#define GGUF_STATE_MAX_SEQ_LEN 8192 /* GGUF_MAX_SEQ_LEN in transformer_gguf.c */
+uint64_t kv_element_bytes(void) {
+    return sizeof(float);
+}
 
 static uint64_t aligned64(uint64_t floats) {
     return (floats * 4 + 63) & ~(uint64_t)63;
 }
 
-static int64_t checkpoint_estimate(const void *file, size_t size) {
+static int checkpoint_shape(ModelShape *shape, const void *file, size_t size) {
     TransformerConfig c;
     TransformerWeights w;
     char err[8];
     if (checkpoint_parse(&c, &w, file, size, err, sizeof err) != 0) return -1;
+    *shape = (ModelShape){.trained_ctx = c.seq_len,
+                          .dim = (uint64_t)c.dim,
+                          .hidden = (uint64_t)c.hidden_dim,
+                          .layers = (uint64_t)c.n_layers,
+                          .heads = (uint64_t)c.n_heads,
+                          .kv_dim = (uint64_t)c.kv_dim,
+                          .head_size = (uint64_t)c.head_size,
+                          .q_dim = (uint64_t)c.dim,
+                          .vocab = (uint64_t)c.vocab_size};
+    return 0;
+}
+
+/* state_alloc's arrays in llm/transformer.c. */
+static uint64_t checkpoint_state_bytes(const ModelShape *s, uint64_t seq) {
     const uint64_t B = TRANSFORMER_MAX_BATCH;
-    uint64_t widest = (uint64_t)(c.dim > c.hidden_dim ? c.dim : c.hidden_dim);
-    uint64_t cache = (uint64_t)c.n_layers * c.seq_len * c.kv_dim;
-    uint64_t rope = (uint64_t)c.seq_len * (c.head_size / 2);
+    uint64_t widest = s->dim > s->hidden ? s->dim : s->hidden;
+    uint64_t cache = s->layers * seq * s->kv_dim;
+    uint64_t rope = seq * (s->head_size / 2);
     const uint64_t floats[] = {
-        B * c.dim,
-        B * c.dim,
-        B * c.dim,
-        B * c.hidden_dim,
-        B * c.hidden_dim,
-        B * c.dim,
-        (uint64_t)c.n_heads * c.seq_len,
-        (uint64_t)c.vocab_size,
-        cache,
-        cache,
-        rope,
-        rope,
-        (B * widest + 1) / 2,
-        B * (widest / QUANT_GROUP_STEP + 1),
+        B * s->dim,    B * s->dim, B * s->dim,           B * s->hidden,
+        B * s->hidden, B * s->dim, s->heads * seq,       s->vocab,
+        rope,          rope,       (B * widest + 1) / 2, B * (widest / QUANT_GROUP_STEP + 1),
     };
     uint64_t bytes = 64;
     for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) bytes += aligned64(floats[i]);
-    return (int64_t)bytes;
+    return bytes + 2 * ((cache * kv_element_bytes() + 63) & ~(uint64_t)63);
 }
 
 /* ------------------------------------------------------------ GGUF walk */
@@ -117,7 +122,7 @@ static int int_value(Cursor *c, uint64_t type, int64_t *out) {
 
 enum { H_DIM, H_HIDDEN, H_LAYERS, H_HEADS, H_CTX, H_KV_HEADS, H_KEY, H_VALUE, H_ROT, H_COUNT };
 
-static int64_t gguf_estimate(const void *file, size_t size) {
+static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
     static const char *const names[H_COUNT] = {
         "embedding_length",     "feed_forward_length",    "block_count",
         "attention.head_count", "context_length",         "attention.head_count_kv",
@@ -182,20 +187,58 @@ static int64_t gguf_estimate(const void *file, size_t size) {
     }
     if (vocab < 0) return -1;
 
-    uint64_t dim = (uint64_t)h[H_DIM], hidden = (uint64_t)h[H_HIDDEN], layers = (uint64_t)h[H_LAYERS];
     uint64_t heads = (uint64_t)h[H_HEADS], kv_heads = (uint64_t)h[H_KV_HEADS], key_len = (uint64_t)h[H_KEY];
-    uint64_t seq = h[H_CTX] > GGUF_STATE_MAX_SEQ_LEN ? GGUF_STATE_MAX_SEQ_LEN : (uint64_t)h[H_CTX];
-    uint64_t rot = (uint64_t)h[H_ROT];
-    if (layers > 1024 || heads > 4096 || kv_heads > heads || heads % kv_heads ||
+    if (h[H_LAYERS] > 1024 || heads > 4096 || kv_heads > heads || heads % kv_heads ||
         key_len != (uint64_t)h[H_VALUE])
         return -1;
-    uint64_t q_dim = heads * key_len, kv_dim = kv_heads * key_len;
-    uint64_t bytes = gguf_state_bytes(dim, hidden, q_dim, kv_dim, heads, layers, seq, (uint64_t)vocab, rot);
-    return bytes ? (int64_t)bytes : -1;
+    *shape = (ModelShape){.gguf = 1,
+                          .trained_ctx = (int)h[H_CTX],
+                          .dim = (uint64_t)h[H_DIM],
+                          .hidden = (uint64_t)h[H_HIDDEN],
+                          .layers = (uint64_t)h[H_LAYERS],
+                          .heads = heads,
+                          .kv_dim = kv_heads * key_len,
+                          .head_size = key_len,
+                          .q_dim = heads * key_len,
+                          .vocab = (uint64_t)vocab,
+                          .n_rot = (uint64_t)h[H_ROT]};
+    return 0;
+}
+
+int model_shape_read(ModelShape *shape, const void *file, size_t size) {
+    if (!file) return -1;
+    if (gguf_is_gguf(file, size)) return gguf_shape(shape, file, size);
+    return checkpoint_shape(shape, file, size);
+}
+
+uint64_t model_state_bytes(const ModelShape *s, int ctx) {
+    if (ctx < 1) return 0;
+    if (!s->gguf) return checkpoint_state_bytes(s, (uint64_t)ctx);
+    return gguf_state_bytes(s->dim, s->hidden, s->q_dim, s->kv_dim, s->heads, s->layers, (uint64_t)ctx,
+                            s->vocab, s->n_rot);
+}
+
+uint64_t model_kv_bytes(const ModelShape *s, int ctx) {
+    return 2 * s->layers * (uint64_t)(ctx > 0 ? ctx : 0) * s->kv_dim * kv_element_bytes();
+}
+
+int model_ctx_that_fits(const ModelShape *s, int wanted, uint64_t budget) {
+    /* The run state grows with the context: the largest fitting one by bisection. */
+    int lo = 0, hi = wanted;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        uint64_t bytes = model_state_bytes(s, mid);
+        if (bytes && bytes <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 int64_t transformer_state_bytes_estimate(const void *file, size_t size) {
-    if (!file) return -1;
-    if (gguf_is_gguf(file, size)) return gguf_estimate(file, size);
-    return checkpoint_estimate(file, size);
+    ModelShape shape;
+    if (model_shape_read(&shape, file, size) != 0) return -1;
+    uint64_t bytes = model_state_bytes(&shape, shape.trained_ctx);
+    return bytes ? (int64_t)bytes : -1;
 }

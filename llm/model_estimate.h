@@ -1,19 +1,40 @@
-/* model_estimate.h - how much heap a model file's run state needs, without
- * loading it (for "does it fit" listings). */
+/* model_estimate.h - how much heap a model file's run state needs for a
+ * given context, without loading it: "does it fit" listings, and the
+ * memory check (and context choice) before every load. */
 #ifndef LLM_MODEL_ESTIMATE_H
 #define LLM_MODEL_ESTIMATE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+/* Bytes one KV cache element takes (fp32). Every KV size below, and the
+ * GGUF run state, takes it from here; a KV type other than fp32 extends it. */
+uint64_t kv_element_bytes(void);
+
+/* What the run state's size depends on, read from a file's headers. */
+typedef struct {
+    int gguf;
+    int trained_ctx; /* GGUF <arch>.context_length (2048 when absent), llama2.c seq_len */
+    uint64_t dim, hidden, layers, heads, kv_dim, head_size, q_dim, vocab, n_rot;
+} ModelShape;
+
+/* Reads only the headers of a llama2.c checkpoint or GGUF file held in
+ * memory, allocates nothing. 0, or -1 when the file is neither, or its
+ * header is malformed or names an unsupported architecture. */
+int model_shape_read(ModelShape *shape, const void *file, size_t size);
 /* Bytes of run state (activations, attention scores, logits, KV cache, RoPE
- * tables / quantised-activation buffers) that transformer_load would
- * allocate for this llama2.c checkpoint or GGUF file held in memory: exactly
- * what transformer_state_bytes() reports after a successful load (int8
+ * tables / quantised-activation buffers) that transformer_load_ctx allocates
+ * for ctx positions: exactly transformer_state_bytes() after that load (int8
  * copies made by transformer_quantize, the GGUF index and the tokenizer are
- * not included). Reads only the headers, allocates nothing. Returns -1 when
- * the file is neither, or its header is malformed or names an unsupported
- * architecture. */
+ * not included). 0 when it would overflow. */
+uint64_t model_state_bytes(const ModelShape *shape, int ctx);
+/* Of which the KV cache (keys and values of every layer). */
+uint64_t model_kv_bytes(const ModelShape *shape, int ctx);
+/* The largest context in 1..wanted whose run state fits in budget bytes;
+ * 0 when not even one position does. */
+int model_ctx_that_fits(const ModelShape *shape, int wanted, uint64_t budget);
+
+/* model_state_bytes at the trained context; -1 when model_shape_read fails. */
 int64_t transformer_state_bytes_estimate(const void *file, size_t size);
 
 #endif

@@ -97,10 +97,26 @@ static void rope_table_init(Transformer *t) {
     }
 }
 
+int transformer_context(int trained, int requested, char *err, size_t err_size) {
+    if (requested < 0 || requested > trained) {
+        snprintf(err, err_size, "context %d is outside the model's trained context (1..%d)", requested,
+                 trained);
+        return -1;
+    }
+    return requested ? requested : trained;
+}
+
 int transformer_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size) {
+    return transformer_load_ctx(t, data, size, 0, err, err_size);
+}
+
+int transformer_load_ctx(Transformer *t, const void *data, size_t size, int ctx, char *err, size_t err_size) {
     memset(t, 0, sizeof(*t));
-    if (gguf_is_gguf(data, size)) return gguf_model_load(t, data, size, err, err_size);
-    if (checkpoint_parse(&t->config, &t->weights, data, size, err, err_size) != 0) {
+    if (gguf_is_gguf(data, size)) return gguf_model_load(t, data, size, ctx, err, err_size);
+    /* Parsed with the file's seq_len (legacy files store RoPE tables of that
+     * length between the weights), then the run state sized for ctx. */
+    if (checkpoint_parse(&t->config, &t->weights, data, size, err, err_size) != 0 ||
+        (t->config.seq_len = transformer_context(t->config.seq_len, ctx, err, err_size)) < 0) {
         memset(t, 0, sizeof(*t));
         return -1;
     }

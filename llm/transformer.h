@@ -91,6 +91,13 @@ typedef struct Transformer {
  * buffer must outlive the Transformer) and allocates the run state. Returns 0,
  * or -1 with a one-line reason in err. On failure nothing stays allocated. */
 int transformer_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size);
+/* The same with the run state sized for ctx positions (config.seq_len):
+ * 0 takes the model's trained context (GGUF <arch>.context_length,
+ * llama2.c seq_len), uncapped; above it, or negative, is refused. */
+int transformer_load_ctx(Transformer *t, const void *data, size_t size, int ctx, char *err, size_t err_size);
+/* The context a load with `requested` gets for a model trained for
+ * `trained` positions, or -1 with the reason in err. */
+int transformer_context(int trained, int requested, char *err, size_t err_size);
 void transformer_free(Transformer *t);
 /* Runs one position; returns the logits (vocab_size floats, owned by t). 0 <= pos < seq_len.
  * Out-of-range token or pos returns NULL. */

@@ -8,9 +8,7 @@
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/gguf_model.h"
-
-/* Longest context the run state is sized for (the KV cache grows with it). */
-#define GGUF_MAX_SEQ_LEN 8192
+#include "llm/model_estimate.h"
 
 static void reference_weights(GgufModel *m, int on);
 
@@ -145,7 +143,8 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
     c->n_kv_heads = kv_heads;
     c->head_size = key_len;
     c->kv_dim = kv_heads * key_len;
-    c->seq_len = ctx > GGUF_MAX_SEQ_LEN ? GGUF_MAX_SEQ_LEN : ctx;
+    c->seq_len = transformer_context(ctx, c->seq_len, err, n); /* c->seq_len: the one asked for */
+    if (c->seq_len < 0) return -1;
     m->n_rot = rot;
     m->q_dim = c->n_heads * key_len;
     char key[96];
@@ -188,9 +187,8 @@ uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_
     if (cache > ((uint64_t)1 << 40) || wide > ((uint64_t)1 << 24) || vocab > ((uint64_t)1 << 24)) return 0;
     uint64_t per_position = 3 * wide + 2 * hidden + q_dim + 2 * kv_dim + n_rot;
     uint64_t act = (wide / 32 + 1) * sizeof(BlockQ8A) + (wide / 256 + 1) * sizeof(BlockQ8K);
-    uint64_t floats =
-        GGUF_PREFILL_BATCH * per_position + heads * seq_len + vocab + 2 * cache + wide + n_rot / 2 + 1;
-    return floats * 4 + GGUF_PREFILL_BATCH * act + 64 * (STATE_ARRAYS + 1);
+    uint64_t floats = GGUF_PREFILL_BATCH * per_position + heads * seq_len + vocab + wide + n_rot / 2 + 1;
+    return floats * 4 + 2 * cache * kv_element_bytes() + GGUF_PREFILL_BATCH * act + 64 * (STATE_ARRAYS + 1);
 }
 
 static int alloc_state(Transformer *t, GgufModel *m, char *err, size_t n) {
@@ -285,7 +283,7 @@ static int build(Transformer *t, GgufModel *m, char *err, size_t n) {
     return alloc_state(t, m, err, n);
 }
 
-int gguf_model_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size) {
+int gguf_model_load(Transformer *t, const void *data, size_t size, int ctx, char *err, size_t err_size) {
     memset(t, 0, sizeof(*t));
     GgufModel *m = calloc(1, sizeof(GgufModel));
     if (!m) {
@@ -293,6 +291,7 @@ int gguf_model_load(Transformer *t, const void *data, size_t size, char *err, si
         return -1;
     }
     t->gguf = m;
+    m->config.seq_len = ctx; /* read_hparams checks it against the trained context */
     if (gguf_open(&m->file, data, size, err, err_size) != 0 || build(t, m, err, err_size) != 0) {
         gguf_model_free(t);
         memset(t, 0, sizeof(*t));

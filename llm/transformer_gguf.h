@@ -13,9 +13,10 @@
 
 typedef enum { GGUF_ARCH_LLAMA = 1, GGUF_ARCH_QWEN2 = 2, GGUF_ARCH_QWEN3 = 3 } GgufArch;
 
-/* Fills t (config, t->gguf, t->state.logits). Returns 0, or -1 with a
- * one-line reason (nothing stays allocated then). */
-int gguf_model_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size);
+/* Fills t (config, t->gguf, t->state.logits), the run state sized for ctx
+ * positions (0: the trained context; see transformer_load_ctx). Returns 0,
+ * or -1 with a one-line reason (nothing stays allocated then). */
+int gguf_model_load(Transformer *t, const void *data, size_t size, int ctx, char *err, size_t err_size);
 void gguf_model_free(Transformer *t);
 /* One position; NULL when out of range. compute_logits 0 skips the classifier. */
 float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits);

@@ -33,6 +33,7 @@ static void usage(void) {
                     "  -p <float>  p value in top-p (nucleus) sampling in [0,1], default 0.9\n"
                     "  -s <int>    random seed, default time(NULL)\n"
                     "  -n <int>    number of steps to run for, default 256. 0 = max_seq_len\n"
+                    "  --ctx <int>               context length, default the model's trained one (no cap)\n"
                     "  -i <string> input prompt\n"
                     "  -z <string> path to the tokenizer, default tokenizer.bin\n"
                     "  -m <string> mode: generate|chat (chat: one user turn per stdin line, one answer line each)\n"
@@ -222,7 +223,7 @@ int main(int argc, char **argv) {
     float temperature = 1.0f, topp = 0.9f;
     unsigned long long seed = 0;
     const char *simd = "auto";
-    int steps = 256, tokenize = 0, use_avx2 = 0, f32_matmul = 0, tokenizer_given = 0;
+    int steps = 256, ctx = 0, tokenize = 0, use_avx2 = 0, f32_matmul = 0, tokenizer_given = 0;
     int threads = thread_pool_cpus();
     SamplerConfig config = sampler_default_config();
 
@@ -269,6 +270,10 @@ int main(int argc, char **argv) {
         } else if (strcmp(flag, "-n") == 0) {
             long long v = parse_integer(flag, value);
             steps = v > 1000000000 ? 1000000000 : (int)v;
+        } else if (strcmp(flag, "--ctx") == 0) {
+            long long v = parse_integer(flag, value);
+            if (v < 1 || v > 1 << 30) die("--ctx must be in [1, 2^30] (and at most the trained context)", NULL);
+            ctx = (int)v;
         } else if (strcmp(flag, "-i") == 0)
             prompt = value;
         else if (strcmp(flag, "-z") == 0)
@@ -356,7 +361,7 @@ int main(int argc, char **argv) {
             free(model_data);
             return rc;
         }
-        if (transformer_load(&transformer, model_data, model_size, err, sizeof err) != 0)
+        if (transformer_load_ctx(&transformer, model_data, model_size, ctx, err, sizeof err) != 0)
             die(checkpoint, err);
         vocab_size = transformer.config.vocab_size;
         if (f32_matmul) gguf_model_set_reference(&transformer, 1);

@@ -248,6 +248,22 @@ void page_free(uint64_t phys, size_t count) {
                 doubles == 1 ? "" : "s", (unsigned long)(first_double * PAGE_SIZE));
 }
 
+uint64_t page_largest_free_run(void) {
+    if (!bitmap) return 0;
+    uint64_t best = 0, run = 0;
+    page_lock();
+    for (uint64_t i = FIRST_PAGE; i < bitmap_pages; i++) {
+        if (i % 64 == 0 && bitmap[i / 64] == ~0ull && i + 64 <= bitmap_pages) {
+            run = 0, i += 63; /* 64 used pages at once */
+            continue;
+        }
+        run = page_used(i) ? 0 : run + 1;
+        if (run > best) best = run;
+    }
+    page_unlock();
+    return best;
+}
+
 void memory_get_stats(struct memory_stats *out) {
     memset(out, 0, sizeof *out);
     out->total_bytes = managed_pages * PAGE_SIZE;

@@ -13,6 +13,11 @@
 #include "llm/sampler.h"
 
 #define SESSION_NAME_MAX 128
+/* A context lowered to fit in RAM keeps at least this many positions (or
+ * the trained context when shorter); a model that cannot is refused. */
+#define SESSION_MIN_CTX 2048
+/* tokenizer_name of a GGUF model using the vocabulary in its file. */
+#define SESSION_OWN_VOCABULARY "its own vocabulary"
 
 /* Indices into session_simd_names (settings.simd). */
 enum session_simd { SESSION_SIMD_SCALAR, SESSION_SIMD_SSE2, SESSION_SIMD_AVX2, SESSION_SIMD_AVX512 };
@@ -34,6 +39,7 @@ struct session_settings {
     uint64_t seed;  /* 0: a fresh seed from the TSC for every answer */
     int simd;       /* enum session_simd */
     int hide_think; /* /set think hide: Qwen3's <think> block is not printed */
+    int ctx;        /* context positions asked for (/set ctx, boot.cfg ctx=); 0: the model's own, fitted to RAM */
 };
 
 /* The conversation of /chat: the KV cache holds its history between turns. */
@@ -74,6 +80,21 @@ void session_init(struct session *s);
  * the previous model still loaded. quantize_q8: int8 copies of an fp32
  * checkpoint's matrices. */
 int session_load(struct session *s, const char *model_name, const char *tokenizer_name, int quantize_q8);
+
+/* session_context.c: the context `file` is loaded with (0: the load will
+ * report that the file is no model): settings.ctx, else the trained
+ * context, lowered to what fits in free RAM when it is the model's own or
+ * no model is loaded yet (reported with the numbers); -1 (reported with the
+ * bytes needed and free) when it does not fit. */
+struct ramdisk_file;
+/* Bytes a model's run state may take now (free RAM less a reserve, within
+ * the longest free run of pages); *free_bytes: the free RAM. */
+uint64_t session_state_budget(uint64_t *free_bytes);
+int session_context_for(const struct session *s, const struct ramdisk_file *file);
+/* /set ctx: ctx positions (0: the model's own) from now on, the current
+ * model loaded again with it; 0, or -1 (reported) with the model and the
+ * setting as they were. */
+int session_set_context(struct session *s, int ctx);
 
 /* session_simd.c: how the model's arithmetic runs. */
 int session_avx2_usable(void);

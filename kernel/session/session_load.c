@@ -79,9 +79,11 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
         kprintf("load: no file '%s' in the ramdisk (see /ls)\n", model_name);
         return -1;
     }
+    int ctx = session_context_for(s, mf);
+    if (ctx < 0) return -1;
     uint64_t t0 = timer_ns();
     Transformer t;
-    if (transformer_load(&t, mf->data, mf->size, err, sizeof err) != 0) {
+    if (transformer_load_ctx(&t, mf->data, mf->size, ctx, err, sizeof err) != 0) {
         kprintf("load: %s: %s\n", model_name, err);
         return -1;
     }
@@ -130,7 +132,7 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
     current->file_bytes = mf->size;
     strlcpy(current->model_name, mf->name, sizeof current->model_name);
     if (tf == mf)
-        strlcpy(current->tokenizer_name, "its own vocabulary", sizeof current->tokenizer_name);
+        strlcpy(current->tokenizer_name, SESSION_OWN_VOCABULARY, sizeof current->tokenizer_name);
     else
         strlcpy(current->tokenizer_name, tf->name, sizeof current->tokenizer_name);
     current->load_ms = (timer_ns() - t0) / 1000000;
@@ -162,6 +164,15 @@ void session_init(struct session *s) {
     size_t cfg_len = strnlen(cfg, BOOT_CMDLINE_MAX);
     char value[SESSION_NAME_MAX];
     if (config_get(cfg, cfg_len, "seed", value, sizeof value) == 1) s->settings.seed = strtoull(value, NULL, 0);
+    if (config_get(cfg, cfg_len, "ctx", value, sizeof value) == 1) {
+        char *end;
+        long ctx = strtol(value, &end, 10);
+        if (end == value || *end || ctx < 1 || ctx > (1L << 30))
+            kprintf("boot.cfg: ctx=%s is not a context length (1..%ld positions); the model's own is used\n",
+                    value, 1L << 30);
+        else
+            s->settings.ctx = (int)ctx;
+    }
     char model[SESSION_NAME_MAX] = "", tokenizer[SESSION_NAME_MAX] = "";
     config_get(cfg, cfg_len, "model", model, sizeof model);
     config_get(cfg, cfg_len, "tokenizer", tokenizer, sizeof tokenizer);

@@ -113,7 +113,10 @@ void shell_cmd_bench(struct session *session, const char *args) {
     }
     char err[200];
     Transformer t;
-    if (transformer_load(&t, mf->data, mf->size, err, sizeof err) != 0) {
+    /* Sized for the positions the bench runs, within the loaded model's context. */
+    int loaded_ctx = session->model.transformer.config.seq_len;
+    int ctx = tokens < loaded_ctx ? tokens + 1 : loaded_ctx;
+    if (transformer_load_ctx(&t, mf->data, mf->size, ctx, err, sizeof err) != 0) {
         kprintf("bench: a second copy of %s does not fit: %s\n", session->model.model_name, err);
         return;
     }

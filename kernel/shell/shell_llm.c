@@ -93,7 +93,13 @@ static void show_settings(const struct session *session) {
         kprintf("%llu", (unsigned long long)set->seed);
     else
         kprintf("random");
-    kprintf(", simd %s, think %s\n", session_simd_names[set->simd], set->hide_think ? "hide" : "show");
+    kprintf(", simd %s, think %s, ctx ", session_simd_names[set->simd], set->hide_think ? "hide" : "show");
+    if (set->ctx)
+        kprintf("%d", set->ctx);
+    else
+        kprintf("auto");
+    if (session->model.loaded) kprintf(" (%d loaded)", session->model.transformer.config.seq_len);
+    kprintf("\n");
 }
 
 /* Parses a float; returns 0 when the whole text is not a number in [lo, hi]. */
@@ -130,7 +136,7 @@ void shell_cmd_set(struct session *session, const char *args) {
     long iv = 0;
     int ok = 1;
     if (!*value) {
-        kprintf("usage: /set temp|topp|topk|minp|penalty|seed|steps|simd|think VALUE\n");
+        kprintf("usage: /set temp|topp|topk|minp|penalty|seed|steps|simd|think|ctx VALUE\n");
         return;
     } else if (strcmp(name, "think") == 0) {
         int hide = strcmp(value, "hide") == 0 ? 1 : strcmp(value, "show") == 0 ? 0 : -1;
@@ -150,6 +156,10 @@ void shell_cmd_set(struct session *session, const char *args) {
     } else if (strcmp(name, "steps") == 0) {
         ok = parse_int_in(value, 0, 1 << 20, &iv);
         if (ok) session->settings.steps = (int)iv;
+    } else if (strcmp(name, "ctx") == 0) {
+        /* 2^30: beyond any trained context; the model's own bound comes next. */
+        ok = strcmp(value, "auto") == 0 || parse_int_in(value, 1, 1 << 30, &iv);
+        if (ok && session_set_context(session, (int)iv) != 0) return;
     } else if (strcmp(name, "seed") == 0) {
         if (strcmp(value, "random") == 0) {
             session->settings.seed = 0;
@@ -173,11 +183,12 @@ void shell_cmd_set(struct session *session, const char *args) {
         ok = simd >= 0;
         if (ok) session_simd_apply(session, simd);
     } else {
-        kprintf("set: unknown setting '%s' (temp topp topk minp penalty seed steps simd think)\n", name);
+        kprintf("set: unknown setting '%s' (temp topp topk minp penalty seed steps simd think ctx)\n", name);
         return;
     }
     if (!ok) {
-        kprintf("set: bad value for %s: '%s'\n", name, value);
+        kprintf("set: bad value for %s: '%s'%s\n", name, value,
+                strcmp(name, "ctx") == 0 ? " (a context length: 1 or more positions, or auto)" : "");
         return;
     }
     show_settings(session);

@@ -2,6 +2,7 @@
  * time, power and deliberate faults. */
 #include <stdint.h>
 #include "kernel/shell/shell.h"
+#include "kernel/session/session.h"
 #include "kernel/drivers/acpi.h"
 #include "kernel/drivers/pci.h"
 #include "kernel/console/console.h"
@@ -75,9 +76,10 @@ static void print_size_mib(uint64_t bytes) {
     kprintf("%llu.%llu MiB", (unsigned long long)(tenths / 10), (unsigned long long)(tenths % 10));
 }
 
-/* Lists the ramdisk; for each llama2.c checkpoint also the run state it
- * needs and whether that fits in the RAM that is free now (the weights stay
- * in place in the ramdisk, so only the run state is allocated). */
+/* Lists the ramdisk; for each model also the run state it needs at its
+ * trained context and whether that fits in the RAM that is free now (the
+ * weights stay in place in the ramdisk, so only the run state is
+ * allocated), else the context a load lowers it to. */
 void shell_cmd_ls(struct session *session, const char *args) {
     int count = ramdisk_count();
     if (count <= 0) {
@@ -86,6 +88,7 @@ void shell_cmd_ls(struct session *session, const char *args) {
     }
     struct memory_stats st;
     memory_get_stats(&st);
+    uint64_t free_bytes, budget = session_state_budget(&free_bytes);
     uint64_t total = 0;
     int too_big = 0;
     for (int i = 0; i < count; i++) {
@@ -98,11 +101,22 @@ void shell_cmd_ls(struct session *session, const char *args) {
         size_t len = strlen(f->name);
         int named_bin = len > 4 && strcmp(f->name + len - 4, ".bin") == 0 && !strstr(f->name, "tok");
         int gguf = gguf_is_gguf(f->data, f->size);
+        ModelShape shape;
+        int fit = state > budget && model_shape_read(&shape, f->data, f->size) == 0
+                      ? model_ctx_that_fits(&shape, shape.trained_ctx, budget)
+                      : 0;
+        int lowered =
+            fit > 0 && fit >= (shape.trained_ctx < SESSION_MIN_CTX ? shape.trained_ctx : SESSION_MIN_CTX);
         if (state) {
             kprintf(gguf ? "  (GGUF model, run state " : "  (model, run state ");
             print_size_mib(state);
-            kprintf(state <= st.free_bytes ? ")" : ": does not fit in free RAM)");
-            too_big += state > st.free_bytes;
+            if (state <= budget)
+                kprintf(")");
+            else if (lowered)
+                kprintf(" at its trained context %d: loads with %d positions)", shape.trained_ctx, fit);
+            else
+                kprintf(": does not fit in free RAM)");
+            too_big += state > budget && !lowered;
         } else if (gguf) {
             kprintf("  (GGUF model: unsupported or malformed)");
         } else if (named_bin) {

@@ -36,6 +36,60 @@ static void exact(const char *name) {
     free(data);
 }
 
+/* transformer_load_ctx at chosen contexts: the run state model_state_bytes
+ * predicts, the KV cache 2 * layers * ctx * kv_dim elements, the context
+ * model_ctx_that_fits picks for a budget, and the refusals. */
+static void context_choices(const char *name) {
+    size_t size;
+    void *data = read_file(models_path(name), &size);
+    ModelShape shape;
+    char label[160], err[256];
+    if (!data || model_shape_read(&shape, data, size) != 0) {
+        check(0, name, "no shape");
+        free(data);
+        return;
+    }
+    const int trained = shape.trained_ctx;
+    const int contexts[] = {1, 7, 100, trained - 1, trained};
+    for (size_t i = 0; i < sizeof contexts / sizeof contexts[0]; i++) {
+        Transformer t;
+        snprintf(label, sizeof label, "%s at context %d: run state as estimated", name, contexts[i]);
+        if (transformer_load_ctx(&t, data, size, contexts[i], err, sizeof err) != 0) {
+            check(0, label, "does not load: %s", err);
+            continue;
+        }
+        check(t.config.seq_len == contexts[i] &&
+                  transformer_state_bytes(&t) == model_state_bytes(&shape, contexts[i]),
+              label, "ctx %d, state %zu, estimate %llu", t.config.seq_len, transformer_state_bytes(&t),
+              (unsigned long long)model_state_bytes(&shape, contexts[i]));
+        transformer_free(&t);
+    }
+    snprintf(label, sizeof label, "%s: KV cache bytes", name);
+    uint64_t kv = 2 * shape.layers * 100 * shape.kv_dim * 4;
+    check(model_kv_bytes(&shape, 100) == kv, label, "%llu, expected %llu",
+          (unsigned long long)model_kv_bytes(&shape, 100), (unsigned long long)kv);
+    Transformer t;
+    const int refused[] = {trained + 1, -1, 999999999};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        snprintf(label, sizeof label, "%s: context %d refused with a reason", name, refused[i]);
+        err[0] = 0;
+        check(transformer_load_ctx(&t, data, size, refused[i], err, sizeof err) == -1 &&
+                  strstr(err, "trained context") && !t.gguf && !t.state.block,
+              label, "err '%s'", err);
+    }
+    /* Budgets: exactly a context's run state, a byte less, too little for one position. */
+    uint64_t at100 = model_state_bytes(&shape, 100);
+    snprintf(label, sizeof label, "%s: the context that fits a budget", name);
+    check(model_ctx_that_fits(&shape, trained, at100) == 100 &&
+              model_ctx_that_fits(&shape, trained, at100 - 1) == 99 &&
+              model_ctx_that_fits(&shape, 50, at100) == 50 &&
+              model_ctx_that_fits(&shape, trained, model_state_bytes(&shape, 1) - 1) == 0 &&
+              model_ctx_that_fits(&shape, 999999999, UINT64_MAX) == 999999999,
+          label, "%d %d %d", model_ctx_that_fits(&shape, trained, at100),
+          model_ctx_that_fits(&shape, trained, at100 - 1), model_ctx_that_fits(&shape, 50, at100));
+    free(data);
+}
+
 int main(void) {
     static const char *const models[] = {
         "stories260K.bin",
@@ -56,6 +110,8 @@ int main(void) {
     }
     free(p);
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) exact(models[i]);
+    context_choices("stories260K.bin");
+    context_choices("stories260K.gguf");
 
     check(transformer_state_bytes_estimate(NULL, 100) == -1, "NULL gives -1", "no");
     static const char garbage[] = "this is not a model at all, just text of some length .......";
@@ -82,20 +138,46 @@ int main(void) {
             check(file && transformer_state_bytes_estimate(file, size) == -1, labels[i], "gave an estimate");
             free(file);
         }
-        /* A larger context: the KV cache grows, capped at 8192 positions like the loader. */
+        /* A larger context: the KV cache grows with it, no cap. */
         uint32_t ctx = 100000;
         GgufEdit big = {"llama.context_length", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &ctx, 4};
         size_t size;
         uint8_t *file = gguf_layout_rebuild(&L, &big, 1, &size);
         Transformer t;
         if (file && transformer_load(&t, file, size, err, sizeof err) == 0) {
-            check(transformer_state_bytes_estimate(file, size) == (int64_t)transformer_state_bytes(&t),
-                  "context_length 100000 (capped) estimated exactly", "estimate %lld, actual %zu",
-                  (long long)transformer_state_bytes_estimate(file, size), transformer_state_bytes(&t));
+            check(transformer_state_bytes_estimate(file, size) == (int64_t)transformer_state_bytes(&t) &&
+                      t.config.seq_len == 100000,
+                  "context_length 100000 loads uncapped, estimated exactly",
+                  "estimate %lld, actual %zu, ctx %d",
+                  (long long)transformer_state_bytes_estimate(file, size), transformer_state_bytes(&t),
+                  t.config.seq_len);
             transformer_free(&t);
         } else {
-            check(0, "context_length 100000 (capped) estimated exactly", "does not load: %s", err);
+            check(0, "context_length 100000 loads uncapped, estimated exactly", "does not load: %s", err);
         }
+        free(file);
+        /* Llama 3.2 1B's attention shape in the header (16 layers, dim 2048, 32/8 heads, trained for
+         * 131072 positions): 32768 positions of fp32 KV cache are 2 GiB, and fit a 2.5 GiB budget. */
+        uint32_t one_b[] = {16, 2048, 32, 8, 131072};
+        GgufEdit shape_1b[] = {
+            {"llama.block_count", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &one_b[0], 4},
+            {"llama.embedding_length", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &one_b[1], 4},
+            {"llama.attention.head_count", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &one_b[2], 4},
+            {"llama.attention.head_count_kv", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &one_b[3], 4},
+            {"llama.context_length", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &one_b[4], 4},
+            {"llama.rope.dimension_count", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &one_b[2], 4}, /* 64 / 2 */
+        };
+        file = gguf_layout_rebuild(&L, shape_1b, 5, &size);
+        ModelShape shape;
+        int read = file && model_shape_read(&shape, file, size) == 0;
+        check(read && shape.trained_ctx == 131072 && model_kv_bytes(&shape, 32768) == (2ull << 30) &&
+                  model_ctx_that_fits(&shape, shape.trained_ctx, 5ull << 29) >= 32768 &&
+                  model_ctx_that_fits(&shape, shape.trained_ctx, 5ull << 29) < 49152,
+              "1B shape: 32768 positions of KV cache are 2 GiB and fit in 2.5 GiB",
+              "read %d (kv_dim %llu, layers %llu), kv %llu, fits %d", read, (unsigned long long)shape.kv_dim,
+              (unsigned long long)shape.layers,
+              read ? (unsigned long long)model_kv_bytes(&shape, 32768) : 0ull,
+              read ? model_ctx_that_fits(&shape, shape.trained_ctx, 5ull << 29) : 0);
         free(file);
         uint64_t huge = UINT64_MAX;
         memcpy(L.data + 16, &huge, 8);
