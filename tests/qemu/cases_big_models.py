@@ -19,6 +19,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 GEN_GGUF = os.path.join(ROOT, "build", "host", "gen_gguf")
 BIG_ENV = "LLMK_BIG_TESTS"  # set by make test-big
 PROMPT = "Hello"
+# One kernel set on both sides: the same code gives the same bits (other sets sum in
+# another order, and a random model's near-tied logits can then pick another token).
+SIMD = "sse2"
 NEW_TOKENS = 4
 PROGRESS = re.compile(r"loader: reading the ramdisk: (\d+)% \(\d+ of \d+ MiB, (\d+) MB/s, (\d+) s left\)")
 PROMPT_TOKENS = re.compile(r"prompt (\d+) tokens")
@@ -43,13 +46,13 @@ def generate(ctx, name, args):
 def host_answer(model, new_tokens):
     """llmrun's greedy text for PROMPT and new_tokens more tokens, and the
     step count (llama2.c's -n: prompt plus new tokens) that gives it."""
-    probe = subprocess.run([LLMRUN, model, "-t", "0", "-n", "1", "-i", PROMPT, "--threads", "2"],
+    probe = subprocess.run([LLMRUN, model, "-t", "0", "-n", "1", "-i", PROMPT, "--threads", "2", "--simd", SIMD],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
     assert probe.returncode == 0, f"llmrun: {probe.stderr.decode(errors='replace')[-300:]}"
     m = PROMPT_TOKENS.search(probe.stderr.decode(errors="replace"))
     assert m, f"llmrun printed no prompt token count: {probe.stderr[-300:]!r}"
     steps = int(m.group(1)) + new_tokens
-    r = subprocess.run([LLMRUN, model, "-t", "0", "-n", str(steps), "-i", PROMPT, "--threads", "2"],
+    r = subprocess.run([LLMRUN, model, "-t", "0", "-n", str(steps), "-i", PROMPT, "--threads", "2", "--simd", SIMD],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
     assert r.returncode == 0, f"llmrun: {r.stderr.decode(errors='replace')[-300:]}"
     return r.stdout.decode("utf-8", errors="replace").rstrip("\n"), steps
@@ -70,7 +73,7 @@ def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=Fal
             assert f"model: {first}" in log, f"{name}: the model did not load: {log[-2000:]!r}"
             if expect_progress:
                 assert PROGRESS.search(log), f"{name}: no load progress lines: {log[-2000:]!r}"
-            set_all(vm, temp=0, steps=steps)
+            set_all(vm, temp=0, steps=steps, simd=SIMD)
             text, stats = answer(vm, PROMPT, timeout=3600)
             print(f"  {name}: {stats.group(0)}")
         # The prompt's own text comes first, then the new tokens' pieces: all equal llmrun's.
