@@ -98,8 +98,13 @@ static void rope_table_init(Transformer *t) {
 }
 
 int transformer_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size) {
+    return transformer_load_pieces(t, data, size, NULL, err, err_size);
+}
+
+int transformer_load_pieces(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces,
+                            char *err, size_t err_size) {
     memset(t, 0, sizeof(*t));
-    if (gguf_is_gguf(data, size)) return gguf_model_load(t, data, size, err, err_size);
+    if (gguf_is_gguf(data, size)) return gguf_model_load(t, data, size, pieces, err, err_size);
     if (checkpoint_parse(&t->config, &t->weights, data, size, err, err_size) != 0) {
         memset(t, 0, sizeof(*t));
         return -1;

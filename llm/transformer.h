@@ -91,6 +91,11 @@ typedef struct Transformer {
  * buffer must outlive the Transformer) and allocates the run state. Returns 0,
  * or -1 with a one-line reason in err. On failure nothing stays allocated. */
 int transformer_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size);
+/* The same, where a GGUF file may be the first piece of a split model whose
+ * other pieces are found through pieces (llm/gguf_split.h; NULL: none). */
+struct GgufPieces;
+int transformer_load_pieces(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces,
+                            char *err, size_t err_size);
 void transformer_free(Transformer *t);
 /* Runs one position; returns the logits (vocab_size floats, owned by t). 0 <= pos < seq_len.
  * Out-of-range token or pos returns NULL. */
