@@ -295,7 +295,8 @@ int gguf_model_load(Transformer *t, const void *data, size_t size, const GgufPie
         return -1;
     }
     t->gguf = m;
-    if (gguf_open_pieces(&m->file, data, size, pieces, err, err_size) != 0 || build(t, m, err, err_size) != 0) {
+    if (gguf_open_pieces(&m->file, data, size, pieces, err, err_size) != 0 ||
+        build(t, m, err, err_size) != 0) {
         gguf_model_free(t);
         memset(t, 0, sizeof(*t));
         return -1;
