@@ -17,11 +17,12 @@ import subprocess
 import sys
 import tempfile
 
-from check import check, exit_status
+from check import check, check_skipped, exit_status
 from test_gen_gguf import generate, parse
 
 GEN = os.environ.get("GEN_GGUF", "build/host/gen_gguf")
 LLMRUN = os.environ.get("LLMRUN", "build/host/llmrun")
+LLAMA_CPP_BIN = os.environ.get("LLAMA_CPP_BIN", "")
 SMALL = ["--shape", "stories15M", "--dim", "64", "--heads", "4", "--kv-heads", "2", "--ffn", "128",
          "--layers", "4", "--ctx", "64", "--vocab", "1024", "--std", "0.2"]
 TOKENS = "1 300 301 302 700 15 16 900"
@@ -64,6 +65,21 @@ def check_same_as_whole(work, qtype, n):
     rc_s, text_s = greedy(piece(stem, 1, n))
     check(rc_w == 0 and rc_s == 0 and text_s == text_w and len(text_w) > len(PROMPT),
           f"{qtype} in {n} pieces: greedy text equals the unsplit file's", f"{text_s!r} vs {text_w!r}")
+
+
+def check_llama_cpp_split(work):
+    """A set written by llama.cpp's own llama-gguf-split loads the same."""
+    tool = os.path.join(LLAMA_CPP_BIN, "llama-gguf-split")
+    label = "llama-gguf-split's 3 pieces: logits equal the unsplit file's byte for byte"
+    if not LLAMA_CPP_BIN or not os.access(tool, os.X_OK):
+        check_skipped(label, "set LLAMA_CPP_BIN to a llama.cpp build's bin/ with llama-gguf-split")
+        return
+    whole, stem = os.path.join(work, "whole-Q8_0.gguf"), os.path.join(work, "cpp")
+    r = subprocess.run([tool, "--split", "--split-max-tensors", "15", whole, stem], capture_output=True, timeout=120)
+    want, why = logits(work, whole)
+    got, why2 = logits(work, piece(stem, 1, 3))
+    check(r.returncode == 0 and want is not None and got == want, label,
+          f"exit {r.returncode} {r.stderr[-200:]!r} {why}{why2}")
 
 
 def rewrite_later_piece(path, change):
@@ -148,6 +164,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for qtype, n in (("Q8_0", 2), ("Q8_0", 3), ("Q4_K_M", 2), ("F16", 3)):
             check_same_as_whole(work, qtype, n)
+        check_llama_cpp_split(work)
         check_bad_sets(work)
     return exit_status()
 
