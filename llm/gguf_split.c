@@ -160,3 +160,15 @@ fail:
     gguf_close(f);
     return -1;
 }
+
+int gguf_split_position(const void *data, size_t size, uint32_t *index, uint32_t *count) {
+    GgufFile f;
+    char err[8];
+    if (!gguf_is_gguf(data, size) || gguf_open(&f, data, size, err, sizeof err) != 0) return 0;
+    uint64_t no = 0, n = 1;
+    int split = split_key(&f, "split.count", &n) == 0 && split_key(&f, "split.no", &no) == 0 && n > 1 &&
+                n <= MAX_PIECES && no < n;
+    gguf_close(&f);
+    if (split) *index = (uint32_t)no, *count = (uint32_t)n;
+    return split;
+}

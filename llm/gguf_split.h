@@ -38,4 +38,9 @@ typedef struct GgufPieces {
 int gguf_open_pieces(GgufFile *f, const void *data, size_t size, const GgufPieces *pieces, char *err,
                      size_t err_size);
 
+/* Where a GGUF file sits in a split set: 1 with *index (from 0) and *count
+ * set when it has split keys saying count > 1, else 0 (a whole model, or not
+ * a readable GGUF file). */
+int gguf_split_position(const void *data, size_t size, uint32_t *index, uint32_t *count);
+
 #endif

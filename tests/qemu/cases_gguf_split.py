@@ -84,6 +84,8 @@ def test_gguf_split_model_answers(ctx):
         out = vm.command("/ls")
         for name in ("s260k-00001-of-00002.gguf", "s260k-00002-of-00002.gguf", "lonely-00001-of-00002.gguf"):
             assert name in out, f"/ls lacks {name}: {out!r}"
+        assert "s260k-00002-of-00002.gguf  (GGUF piece 2 of 2: loads with the first)" in out, out
+        assert "s260k-00001-of-00002.gguf  (GGUF model, run state" in out, out
         set_all(vm, temp=0, steps=STEPS)
         text, stats = answer(vm, PROMPT)
         assert text == want, first_difference(text, want)
