@@ -159,9 +159,8 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
 
 static int looks_like_checkpoint(const struct ramdisk_file *f) {
     /* Of a split model only the first piece loads it. */
-    const char *piece = strstr(f->name, "-of-");
-    if (piece && ends_with(f->name, ".gguf") && piece - f->name >= 6 && strncmp(piece - 6, "-00001", 6) != 0)
-        return 0;
+    uint32_t piece, pieces;
+    if (gguf_split_position(f->data, f->size, &piece, &pieces) && piece > 0) return 0;
     if (ends_with(f->name, ".gguf")) return f->size >= 24;
     return ends_with(f->name, ".bin") && !strstr(f->name, "tok") && f->size >= 28;
 }

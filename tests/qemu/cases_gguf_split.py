@@ -96,6 +96,21 @@ def test_gguf_split_model_answers(ctx):
         assert text == want, f"after the refused /load: {first_difference(text, want)}"
 
 
+def test_gguf_split_first_piece_chosen_at_boot(ctx):
+    """Without model= the kernel loads the first model file in the ramdisk: a
+    later piece (lonely-00002-of-00002.gguf sorts first) is passed over."""
+    whole = ctx.model("stories260K.gguf")
+    work = os.path.join(ctx.image_dir, "gguf-split-boot-files")
+    os.makedirs(work, exist_ok=True)
+    pieces = split_gguf(whole, os.path.join(work, "s260k"), 2)
+    orphan = split_gguf(whole, os.path.join(work, "lonely"), 2)[1]
+    img = ctx.image("gguf-split-boot", [orphan] + pieces, "")
+    with boot_to_prompt(ctx, image=img) as vm:
+        out = vm.command("/model")
+        assert "s260k-00001-of-00002.gguf" in out and "split in 2 pieces" in out, out
+
+
 CASES = [
     test_gguf_split_model_answers,
+    test_gguf_split_first_piece_chosen_at_boot,
 ]
