@@ -87,7 +87,9 @@ $(BUILD)/BOOTX64.EFI: $(BUILD)/loader.so
 # ---------------------------------------------------------------- ramdisk and image
 # The ramdisk holds MODEL, TOKENIZER and EXTRA under their base names;
 # boot.cfg names the default model. Rebuilt whenever the choice changes.
-RAMDISK_FILES := $(MODEL) $(TOKENIZER) $(EXTRA)
+# A split GGUF model (MODEL=NAME-00001-of-0000N.gguf) brings its other pieces.
+MODEL_PIECES  := $(filter-out $(MODEL),$(wildcard $(subst -00001-of-,-?????-of-,$(MODEL))))
+RAMDISK_FILES := $(strip $(MODEL) $(MODEL_PIECES) $(TOKENIZER) $(EXTRA))
 RAMDISK_STAMP := $(BUILD)/ramdisk.files
 $(shell mkdir -p $(BUILD); echo '$(abspath $(RAMDISK_FILES))' | cmp -s - $(RAMDISK_STAMP) || echo '$(abspath $(RAMDISK_FILES))' > $(RAMDISK_STAMP))
 

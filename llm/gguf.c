@@ -250,6 +250,8 @@ int gguf_open(GgufFile *f, const void *data, size_t size, char *err, size_t n) {
     uint64_t data_off = ((uint64_t)r.pos + f->alignment - 1) / f->alignment * f->alignment;
     if (f->n_tensors && data_off > size) return fail(f, err, n, "gguf: file ends before the tensor data", 0);
     f->data_offset = data_off;
+    f->n_pieces = 1;
+    f->pieces_bytes = size;
     char name[96];
     for (uint64_t i = 0; i < f->n_tensors; i++) {
         GgufTensorInfo *t = &f->tensors[i];

@@ -90,6 +90,8 @@ typedef struct {
     GgufTensorInfo *tensors; /* n_tensors entries (heap) */
     uint32_t alignment;      /* general.alignment, default 32 */
     uint64_t data_offset;    /* start of the tensor data section */
+    uint32_t n_pieces;       /* 1; N for a split model (gguf_split.h) */
+    uint64_t pieces_bytes;   /* size of every piece together */
 } GgufFile;
 
 /* 1 when the buffer starts with the GGUF magic. */

@@ -107,12 +107,17 @@ int transformer_context(int trained, int requested, char *err, size_t err_size) 
 }
 
 int transformer_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size) {
-    return transformer_load_ctx(t, data, size, 0, err, err_size);
+    return transformer_load_pieces(t, data, size, NULL, 0, err, err_size);
 }
 
 int transformer_load_ctx(Transformer *t, const void *data, size_t size, int ctx, char *err, size_t err_size) {
+    return transformer_load_pieces(t, data, size, NULL, ctx, err, err_size);
+}
+
+int transformer_load_pieces(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces, int ctx,
+                            char *err, size_t err_size) {
     memset(t, 0, sizeof(*t));
-    if (gguf_is_gguf(data, size)) return gguf_model_load(t, data, size, ctx, err, err_size);
+    if (gguf_is_gguf(data, size)) return gguf_model_load(t, data, size, pieces, ctx, err, err_size);
     /* Parsed with the file's seq_len (legacy files store RoPE tables of that
      * length between the weights), then the run state sized for ctx. */
     if (checkpoint_parse(&t->config, &t->weights, data, size, err, err_size) != 0 ||

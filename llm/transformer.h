@@ -98,6 +98,11 @@ int transformer_load_ctx(Transformer *t, const void *data, size_t size, int ctx,
 /* The context a load with `requested` gets for a model trained for
  * `trained` positions, or -1 with the reason in err. */
 int transformer_context(int trained, int requested, char *err, size_t err_size);
+/* The same, where a GGUF file may be the first piece of a split model whose
+ * other pieces are found through pieces (llm/gguf_split.h; NULL: none). */
+struct GgufPieces;
+int transformer_load_pieces(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces, int ctx,
+                            char *err, size_t err_size);
 void transformer_free(Transformer *t);
 /* Runs one position; returns the logits (vocab_size floats, owned by t). 0 <= pos < seq_len.
  * Out-of-range token or pos returns NULL. */

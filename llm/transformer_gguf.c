@@ -9,6 +9,7 @@
 #include "lib/string.h"
 #include "llm/gguf_model.h"
 #include "llm/model_estimate.h"
+#include "llm/gguf_split.h"
 
 static void reference_weights(GgufModel *m, int on);
 
@@ -283,7 +284,8 @@ static int build(Transformer *t, GgufModel *m, char *err, size_t n) {
     return alloc_state(t, m, err, n);
 }
 
-int gguf_model_load(Transformer *t, const void *data, size_t size, int ctx, char *err, size_t err_size) {
+int gguf_model_load(Transformer *t, const void *data, size_t size, const GgufPieces *pieces, int ctx, char *err,
+                    size_t err_size) {
     memset(t, 0, sizeof(*t));
     GgufModel *m = calloc(1, sizeof(GgufModel));
     if (!m) {
@@ -292,7 +294,8 @@ int gguf_model_load(Transformer *t, const void *data, size_t size, int ctx, char
     }
     t->gguf = m;
     m->config.seq_len = ctx; /* read_hparams checks it against the trained context */
-    if (gguf_open(&m->file, data, size, err, err_size) != 0 || build(t, m, err, err_size) != 0) {
+    if (gguf_open_pieces(&m->file, data, size, pieces, err, err_size) != 0 ||
+        build(t, m, err, err_size) != 0) {
         gguf_model_free(t);
         memset(t, 0, sizeof(*t));
         return -1;
@@ -366,6 +369,11 @@ void gguf_model_set_reference(Transformer *t, int on) {
 const char *gguf_model_arch_name(const Transformer *t) {
     static const char *const names[] = {"?", "llama", "qwen2", "qwen3"};
     return t->gguf ? names[t->gguf->arch] : "llama2.c";
+}
+
+uint32_t gguf_model_pieces(const Transformer *t, uint64_t *bytes) {
+    *bytes = t->gguf ? t->gguf->file.pieces_bytes : 0;
+    return t->gguf ? t->gguf->file.n_pieces : 1;
 }
 
 const char *gguf_model_weight_type(const Transformer *t) {

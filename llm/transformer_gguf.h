@@ -14,9 +14,11 @@
 typedef enum { GGUF_ARCH_LLAMA = 1, GGUF_ARCH_QWEN2 = 2, GGUF_ARCH_QWEN3 = 3 } GgufArch;
 
 /* Fills t (config, t->gguf, t->state.logits), the run state sized for ctx
- * positions (0: the trained context; see transformer_load_ctx). Returns 0,
- * or -1 with a one-line reason (nothing stays allocated then). */
-int gguf_model_load(Transformer *t, const void *data, size_t size, int ctx, char *err, size_t err_size);
+ * positions (0: the trained context; see transformer_load_ctx). pieces: how
+ * to find the other pieces of a split model (llm/gguf_split.h), or NULL.
+ * Returns 0, or -1 with a one-line reason (nothing stays allocated then). */
+int gguf_model_load(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces, int ctx,
+                    char *err, size_t err_size);
 void gguf_model_free(Transformer *t);
 /* One position; NULL when out of range. compute_logits 0 skips the classifier. */
 float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits);
@@ -36,6 +38,9 @@ uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_
 void gguf_model_set_reference(Transformer *t, int on);
 /* "llama" / "qwen2" / "qwen3". */
 const char *gguf_model_arch_name(const Transformer *t);
+/* The files the model is made of (1, or a split model's pieces) and their
+ * bytes together; 1 and 0 for a llama2.c checkpoint. */
+uint32_t gguf_model_pieces(const Transformer *t, uint64_t *bytes);
 /* Type of most matrices ("Q4_K"), for reports. */
 const char *gguf_model_weight_type(const Transformer *t);
 

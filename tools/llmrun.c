@@ -19,6 +19,7 @@
 #include "llm/kernels.h"
 #include "llm/sampler.h"
 #include "llm/gguf.h"
+#include "llm/gguf_split.h"
 #include "llm/tokenizer.h"
 #include "llm/transformer.h"
 #include "llm/transformer_gguf.h"
@@ -65,6 +66,27 @@ static char *read_whole_file(const char *path, size_t *size) {
         exit(EXIT_FAILURE);
     }
     return data;
+}
+
+/* The other pieces of a split GGUF model, read whole when the loader asks
+ * for them by name and freed with the first piece (free_model_files). */
+static char **pieces_read;
+static size_t n_pieces_read;
+
+static const void *read_piece(void *ctx, const char *name, size_t *size) {
+    char **grown = realloc(pieces_read, (n_pieces_read + 1) * sizeof *grown);
+    if (!grown) return NULL;
+    pieces_read = grown;
+    char *data = file_read_all(name, size);
+    if (data) pieces_read[n_pieces_read++] = data;
+    return data;
+}
+
+static void free_model_files(char *model_data) {
+    for (size_t i = 0; i < n_pieces_read; i++) free(pieces_read[i]);
+    free(pieces_read);
+    pieces_read = NULL, n_pieces_read = 0;
+    free(model_data);
 }
 
 static double parse_number(const char *flag, const char *text) {
@@ -358,10 +380,11 @@ int main(int argc, char **argv) {
             if (tokenizer_load_gguf(&vocab, model_data, model_size, err, sizeof err) != 0) die(checkpoint, err);
             int rc = run_tokenize(&vocab);
             tokenizer_free(&vocab);
-            free(model_data);
+            free_model_files(model_data);
             return rc;
         }
-        if (transformer_load_ctx(&transformer, model_data, model_size, ctx, err, sizeof err) != 0)
+        GgufPieces pieces = {checkpoint, read_piece, NULL};
+        if (transformer_load_pieces(&transformer, model_data, model_size, &pieces, ctx, err, sizeof err) != 0)
             die(checkpoint, err);
         vocab_size = transformer.config.vocab_size;
         if (f32_matmul) gguf_model_set_reference(&transformer, 1);
@@ -369,7 +392,7 @@ int main(int argc, char **argv) {
     if (logits_out) {
         int rc = run_logits(&transformer, logits_out, token_list);
         transformer_free(&transformer);
-        free(model_data);
+        free_model_files(model_data);
         return rc;
     }
 
@@ -392,7 +415,7 @@ int main(int argc, char **argv) {
         int rc = run_tokenize(&tokenizer);
         tokenizer_free(&tokenizer);
         if (checkpoint) transformer_free(&transformer);
-        free(model_data);
+        free_model_files(model_data);
         return rc;
     }
 
@@ -404,7 +427,7 @@ int main(int argc, char **argv) {
         sampler_free(&sampler);
         tokenizer_free(&tokenizer);
         transformer_free(&transformer);
-        free(model_data);
+        free_model_files(model_data);
         return rc;
     }
     GenerateIO io = {emit_stdout, stop_requested, monotonic_ns, NULL, NULL};
@@ -431,6 +454,6 @@ int main(int argc, char **argv) {
     sampler_free(&sampler);
     tokenizer_free(&tokenizer);
     transformer_free(&transformer);
-    free(model_data);
+    free_model_files(model_data);
     return 0;
 }

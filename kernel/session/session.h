@@ -29,7 +29,8 @@ struct session_model {
     Tokenizer tokenizer;
     char model_name[SESSION_NAME_MAX];
     char tokenizer_name[SESSION_NAME_MAX];
-    size_t file_bytes;
+    size_t file_bytes; /* every piece of a split GGUF model together */
+    uint32_t pieces;   /* files the model is made of: 1, or a split model's pieces */
     uint64_t load_ms;
 };
 

@@ -11,6 +11,7 @@
 #include "lib/format.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
+#include "llm/gguf_split.h"
 #include "llm/transformer_gguf.h"
 
 static int tokenizer_fits(const struct ramdisk_file *f, int vocab_size, Tokenizer *out, char *err,
@@ -70,6 +71,14 @@ static int q8_group_size(const TransformerConfig *c) {
     return 0;
 }
 
+/* The other pieces of a split GGUF model, in place in the ramdisk. */
+static const void *ramdisk_piece(void *ctx, const char *name, size_t *size) {
+    const struct ramdisk_file *f = ramdisk_find(name);
+    if (!f) return NULL;
+    *size = f->size;
+    return f->data;
+}
+
 /* On any failure the previous model stays loaded. quantize_q8: integer
  * matmuls are ~3x faster under QEMU TCG, with slightly different logits. */
 int session_load(struct session *s, const char *model_name, const char *tokenizer_name, int quantize_q8) {
@@ -83,7 +92,8 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
     if (ctx < 0) return -1;
     uint64_t t0 = timer_ns();
     Transformer t;
-    if (transformer_load_ctx(&t, mf->data, mf->size, ctx, err, sizeof err) != 0) {
+    GgufPieces pieces = {mf->name, ramdisk_piece, NULL};
+    if (transformer_load_pieces(&t, mf->data, mf->size, &pieces, ctx, err, sizeof err) != 0) {
         kprintf("load: %s: %s\n", model_name, err);
         return -1;
     }
@@ -129,7 +139,9 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
     current->transformer = t;
     current->tokenizer = tok;
     current->loaded = 1;
-    current->file_bytes = mf->size;
+    uint64_t pieces_bytes;
+    current->pieces = gguf_model_pieces(&t, &pieces_bytes);
+    current->file_bytes = t.gguf ? (size_t)pieces_bytes : mf->size;
     strlcpy(current->model_name, mf->name, sizeof current->model_name);
     if (tf == mf)
         strlcpy(current->tokenizer_name, SESSION_OWN_VOCABULARY, sizeof current->tokenizer_name);
@@ -140,11 +152,17 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
     kprintf("model: %s (dim %d, %d layers, %d/%d heads, vocab %d, context %d) with %s, loaded in %llu ms\n",
             current->model_name, c->dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len,
             current->tokenizer_name, (unsigned long long)current->load_ms);
+    if (current->pieces > 1)
+        kprintf("model: split in %u pieces, %llu bytes used in place\n", current->pieces,
+                (unsigned long long)current->file_bytes);
     status_set_model(current->model_name);
     return 0;
 }
 
 static int looks_like_checkpoint(const struct ramdisk_file *f) {
+    /* Of a split model only the first piece loads it. */
+    uint32_t piece, pieces;
+    if (gguf_split_position(f->data, f->size, &piece, &pieces) && piece > 0) return 0;
     if (ends_with(f->name, ".gguf")) return f->size >= 24;
     return ends_with(f->name, ".bin") && !strstr(f->name, "tok") && f->size >= 28;
 }

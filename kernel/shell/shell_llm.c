@@ -23,8 +23,10 @@ void shell_cmd_model(struct session *session, const char *args) {
     const TransformerConfig *c = &session->model.transformer.config;
     static const char *const formats[] = {"llama2.c legacy (v0) fp32", "llama2.c v1 fp32", "llama2.c v2 int8"};
     if (session->model.transformer.gguf) {
-        kprintf("model:      %s (GGUF, arch %s, tensors %s (mostly))\n", session->model.model_name,
+        kprintf("model:      %s (GGUF, arch %s, tensors %s (mostly)", session->model.model_name,
                 gguf_model_arch_name(&session->model.transformer), gguf_model_weight_type(&session->model.transformer));
+        if (session->model.pieces > 1) kprintf(", split in %u pieces", session->model.pieces);
+        kprintf(")\n");
     } else {
         kprintf("model:      %s (%s", session->model.model_name, c->version < 3 ? formats[c->version] : "?");
         if (c->version == 2) kprintf(", group size %d", c->group_size);

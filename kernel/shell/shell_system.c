@@ -16,6 +16,7 @@
 #include "lib/string.h"
 #include "llm/checkpoint.h"
 #include "llm/gguf.h"
+#include "llm/gguf_split.h"
 #include "llm/model_estimate.h"
 #include "llm/quant.h"
 #include "llm/transformer.h"
@@ -96,6 +97,11 @@ void shell_cmd_ls(struct session *session, const char *args) {
         if (!f) continue;
         kprintf("  %12zu  %s", f->size, f->name);
         total += f->size;
+        uint32_t piece, pieces;
+        if (gguf_split_position(f->data, f->size, &piece, &pieces) && piece > 0) {
+            kprintf("  (GGUF piece %u of %u: loads with the first)\n", piece + 1, pieces);
+            continue;
+        }
         int64_t estimate = transformer_state_bytes_estimate(f->data, f->size);
         uint64_t state = estimate > 0 ? (uint64_t)estimate : 0;
         size_t len = strlen(f->name);

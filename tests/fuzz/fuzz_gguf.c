@@ -1,10 +1,11 @@
 /* fuzz_gguf.c - the GGUF reader (llm/gguf.c): header, metadata, tensor infos,
- * then every accessor on every key, and the first row of each supported
- * tensor dequantised. */
+ * then every accessor on every key, the first row of each supported tensor
+ * dequantised, and the input opened as a split set (llm/gguf_split.c). */
 #include <stdint.h>
 
 #include "llm/ggml_types.h"
 #include "llm/gguf.h"
+#include "llm/gguf_split.h"
 #include "tests/fuzz/fuzz_common.h"
 
 static const uint8_t *buf_start, *buf_end;
@@ -51,6 +52,30 @@ static void walk_array(const GgufArray *a, int depth) {
         FUZZ_ASSERT(++n <= a->count, "iterator ran past count");
         walk_array(&inner, depth + 1);
     }
+}
+
+/* Every later piece of a split set is the input itself: joining pieces and
+ * its checks run on whatever split keys the input holds. */
+static const void *same_input(void *ctx, const char *name, size_t *size) {
+    *size = (size_t)(buf_end - buf_start);
+    return buf_start;
+}
+
+static void open_as_split(const GgufFile *f) {
+    uint64_t count = 2;
+    const GgufKeyValue *kv = gguf_find_key(f, "split.count");
+    if (kv) gguf_kv_u64(kv, &count);
+    char name[64], err[256];
+    snprintf(name, sizeof name, "m-00001-of-%05llu.gguf", (unsigned long long)(count % 100000));
+    GgufPieces pieces = {name, same_input, NULL};
+    GgufFile joined;
+    if (gguf_open_pieces(&joined, buf_start, (size_t)(buf_end - buf_start), &pieces, err, sizeof err) != 0) {
+        fuzz_check_reason(err, sizeof err);
+        return;
+    }
+    for (uint64_t i = 0; i < joined.n_tensors; i++)
+        check_span(joined.tensors[i].data, joined.tensors[i].n_bytes, "joined tensor outside the file");
+    gguf_close(&joined);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -110,6 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     gguf_find_tensor(&f, "token_embd.weight");
     gguf_find_key(&f, "general.architecture");
+    open_as_split(&f);
     gguf_close(&f);
     free(buf);
     return 0;
