@@ -184,7 +184,7 @@ size_t bpe_byte_encoding(unsigned b, char *out) {
 
 /* One pre-tokenised word (raw bytes). */
 static int encode_word(const Tokenizer *t, const char *word, size_t len, TokenOutput *out) {
-    if (pretokenizer_ignores_merges((PretokenizerKind)t->pretokenizer)) {
+    if (t->ignore_merges) {
         char *encoded = malloc(2 * len + 1);
         if (!encoded) return -1;
         size_t n = 0;

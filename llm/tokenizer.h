@@ -69,6 +69,8 @@ typedef struct {
     int add_bos, add_eos;               /* tokenizer.ggml.add_bos_token / add_eos_token */
     int add_space_prefix;               /* SentencePiece dummy prefix */
     int pretokenizer;                   /* PretokenizerKind (BPE) */
+    int ignore_merges;                  /* BPE: a whole word that is a token skips the merges */
+    char warning[160];                  /* one line the caller may print after loading, "" if none */
     uint8_t *token_types;               /* TOKEN_TYPE_* per token */
     const char **decoded;               /* the bytes each token prints as */
     int *decoded_lengths;

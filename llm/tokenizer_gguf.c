@@ -237,11 +237,10 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
         return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is not a string");
     if (chat.len > (1u << 24)) return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is too long");
     if (t->kind == TOKENIZER_BPE) {
-        PretokenizerKind kind = PRETOKENIZER_DEFAULT;
-        if (pre.len && pretokenizer_from_name(pre.ptr, pre.len, &kind) != 0)
-            return tokenizer_fail(err, err_size, "tokenizer: pre-tokenizer '%.*s' is not supported", (int)pre.len,
-                        pre.ptr);
-        t->pretokenizer = kind;
+        /* Never refused: an unknown name splits like the closest family. */
+        PretokenizerChoice choice = pretokenizer_choose(pre.ptr, pre.len, t->warning, sizeof t->warning);
+        t->pretokenizer = choice.kind;
+        t->ignore_merges = choice.ignore_merges;
     }
 
     uint32_t slots = 1, merge_slots = 1;
