@@ -158,14 +158,18 @@ int spm_encode_fragment(const Tokenizer *t, const char *text, size_t len, TokenO
     return 0;
 }
 
-int bpe_merge_rank(const Tokenizer *t, int from, int to) {
-    if (!t->merge_slots) return -1;
-    uint32_t h = (uint32_t)from * 2654435761u ^ (uint32_t)to * 40503u;
+TokenizerMergeSlot *bpe_merge_slot(const Tokenizer *t, int from, int to) {
+    /* Fibonacci hashing of the pair: the high half of the product mixes every bit. */
+    uint64_t key = ((uint64_t)(uint32_t)from << 32 | (uint32_t)to) * 0x9E3779B97F4A7C15ull;
+    uint32_t h = (uint32_t)(key >> 32);
     for (uint32_t slot = h & t->merge_mask;; slot = (slot + 1) & t->merge_mask) {
-        int rank = t->merge_slots[slot];
-        if (rank < 0) return -1;
-        if (t->merges[rank].from == from && t->merges[rank].to == to) return rank;
+        TokenizerMergeSlot *s = &t->merge_slots[slot];
+        if (s->rank < 0 || (s->from == from && s->to == to)) return s;
     }
+}
+
+int bpe_merge_rank(const Tokenizer *t, int from, int to) {
+    return t->merge_slots ? bpe_merge_slot(t, from, to)->rank : -1;
 }
 
 /* GPT-2's bytes_to_unicode: printable bytes stand for themselves, the others

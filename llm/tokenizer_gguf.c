@@ -159,7 +159,7 @@ static int load_merges(Tokenizer *t, const GgufArray *merges, char *err, size_t 
     GgufArrayIter it;
     gguf_array_iter_init(&it, merges);
     GgufString s;
-    memset(t->merge_slots, 0xff, ((size_t)t->merge_mask + 1) * sizeof(int32_t));
+    memset(t->merge_slots, 0xff, ((size_t)t->merge_mask + 1) * sizeof(TokenizerMergeSlot));
     int kept = 0;
     for (uint64_t i = 0; gguf_array_iter_next_string(&it, &s); i++) {
         const char *space = s.len > 1 ? memchr(s.ptr + 1, ' ', s.len - 1) : NULL;
@@ -174,12 +174,11 @@ static int load_merges(Tokenizer *t, const GgufArray *merges, char *err, size_t 
         int result = tokenizer_lookup_pair(t, s.ptr, a_len, space + 1, b_len);
         /* A merge whose result is no token can never produce one: skipped. A
          * repeated pair keeps its first rank, as in llama.cpp. */
-        if (result < 0 || bpe_merge_rank(t, from, to) >= 0) continue;
+        if (result < 0) continue;
+        TokenizerMergeSlot *slot = bpe_merge_slot(t, from, to);
+        if (slot->rank >= 0) continue;
         t->merges[kept] = (TokenizerMerge){from, to, result};
-        uint32_t h = (uint32_t)from * 2654435761u ^ (uint32_t)to * 40503u;
-        uint32_t slot = h & t->merge_mask;
-        while (t->merge_slots[slot] >= 0) slot = (slot + 1) & t->merge_mask;
-        t->merge_slots[slot] = kept++;
+        *slot = (TokenizerMergeSlot){from, to, kept++};
         t->merge_count = kept;
     }
     return 0;
@@ -248,8 +247,8 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     while (merge_slots < (uint32_t)merges.count * 2 + 2) merge_slots <<= 1;
     size_t un = (size_t)n;
     size_t total = rounded(un * sizeof(char *)) * 2 + rounded(un * sizeof(int)) * 3 +
-                   rounded(un * sizeof(float)) + rounded(slots * sizeof(int32_t)) + rounded(un) +
-                   rounded(merges.count * sizeof(TokenizerMerge)) + rounded(merge_slots * sizeof(int32_t)) +
+                   rounded(un * sizeof(float)) + rounded(slots * sizeof(TokenizerSlot)) + rounded(un) +
+                   rounded(merges.count * sizeof(TokenizerMerge)) + rounded(merge_slots * sizeof(TokenizerMergeSlot)) +
                    rounded(2 * string_bytes) + rounded(pre.len + 1) + rounded(chat.len + 1);
     char *arena = malloc(total);
     if (!arena) return tokenizer_fail(err, err_size, "tokenizer: out of memory (%zu bytes)", total);
@@ -261,10 +260,10 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     t->decoded_lengths = carve(&c, un * sizeof(int));
     t->special_ids = carve(&c, un * sizeof(int));
     t->scores = carve(&c, un * sizeof(float));
-    t->hash_slots = carve(&c, slots * sizeof(int32_t));
+    t->hash_slots = carve(&c, slots * sizeof(TokenizerSlot));
     t->token_types = carve(&c, un);
     t->merges = carve(&c, merges.count * sizeof(TokenizerMerge));
-    t->merge_slots = carve(&c, merge_slots * sizeof(int32_t));
+    t->merge_slots = carve(&c, merge_slots * sizeof(TokenizerMergeSlot));
     char *strings = carve(&c, 2 * string_bytes);
     char *pre_copy = carve(&c, pre.len + 1);
     memcpy(pre_copy, pre.ptr, pre.len);
@@ -279,7 +278,7 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     t->vocab_size = n;
     t->hash_mask = slots - 1;
     t->merge_mask = merge_slots - 1;
-    memset(t->hash_slots, 0xff, slots * sizeof(int32_t));
+    memset(t->hash_slots, 0xff, slots * sizeof(TokenizerSlot));
 
     gguf_array_iter_init(&it, &tokens);
     for (int id = 0; gguf_array_iter_next_string(&it, &s); id++) {
@@ -301,11 +300,10 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     /* Inserted from the last id down: a repeated piece resolves to its highest
      * id, as llama.cpp's text-to-token map does. */
     for (int id = n - 1; id >= 0; id--) {
-        uint32_t slot =
-            tokenizer_hash_bytes(TOKENIZER_HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]) &
-            t->hash_mask;
-        while (t->hash_slots[slot] >= 0) slot = (slot + 1) & t->hash_mask;
-        t->hash_slots[slot] = id;
+        uint32_t hash = tokenizer_hash_bytes(TOKENIZER_HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]);
+        uint32_t slot = hash & t->hash_mask;
+        while (t->hash_slots[slot].id >= 0) slot = (slot + 1) & t->hash_mask;
+        t->hash_slots[slot] = (TokenizerSlot){id, hash};
     }
 
     for (int b = 0; b < 256; b++) {

@@ -39,6 +39,9 @@ int bpe_encode_fragment(const Tokenizer *t, const char *text, size_t len, TokenO
 /* GPT-2's bytes_to_unicode: the UTF-8 of the character byte b stands for
  * (4 bytes of room); returns its length. */
 size_t bpe_byte_encoding(unsigned b, char *out);
+/* The slot of the merge (from, to): its own, or the empty one where it
+ * would go (rank -1). */
+TokenizerMergeSlot *bpe_merge_slot(const Tokenizer *t, int from, int to);
 /* Rank of the merge (from, to), or -1. */
 int bpe_merge_rank(const Tokenizer *t, int from, int to);
 
