@@ -158,10 +158,14 @@ int spm_encode_fragment(const Tokenizer *t, const char *text, size_t len, TokenO
     return 0;
 }
 
-TokenizerMergeSlot *bpe_merge_slot(const Tokenizer *t, int from, int to) {
+uint32_t bpe_merge_hash(int from, int to) {
     /* Fibonacci hashing of the pair: the high half of the product mixes every bit. */
     uint64_t key = ((uint64_t)(uint32_t)from << 32 | (uint32_t)to) * 0x9E3779B97F4A7C15ull;
-    uint32_t h = (uint32_t)(key >> 32);
+    return (uint32_t)(key >> 32);
+}
+
+TokenizerMergeSlot *bpe_merge_slot(const Tokenizer *t, int from, int to) {
+    uint32_t h = bpe_merge_hash(from, to);
     for (uint32_t slot = h & t->merge_mask;; slot = (slot + 1) & t->merge_mask) {
         TokenizerMergeSlot *s = &t->merge_slots[slot];
         if (s->rank < 0 || (s->from == from && s->to == to)) return s;

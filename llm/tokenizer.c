@@ -48,14 +48,17 @@ static int parse_byte_piece(const char *piece) {
 }
 
 int tokenizer_lookup_pair(const Tokenizer *t, const char *a, size_t alen, const char *b, size_t blen) {
+    return tokenizer_lookup_hashed(t, hash_bytes(hash_bytes(HASH_SEED, a, alen), b, blen), a, alen, b, blen);
+}
+
+int tokenizer_lookup_hashed(const Tokenizer *t, uint32_t hash, const char *a, size_t alen, const char *b,
+                            size_t blen) {
     if (!t->hash_slots) return -1;
-    uint32_t hash = hash_bytes(hash_bytes(HASH_SEED, a, alen), b, blen);
     for (uint32_t slot = hash & t->hash_mask;; slot = (slot + 1) & t->hash_mask) {
         int id = t->hash_slots[slot].id;
         if (id < 0) return -1;
         if (t->hash_slots[slot].hash == hash && (size_t)t->piece_lengths[id] == alen + blen &&
-            memcmp(t->pieces[id], a, alen) == 0 &&
-            memcmp(t->pieces[id] + alen, b, blen) == 0)
+            memcmp(t->pieces[id], a, alen) == 0 && memcmp(t->pieces[id] + alen, b, blen) == 0)
             return id;
     }
 }

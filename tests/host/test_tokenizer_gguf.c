@@ -235,7 +235,17 @@ static void check_hostile(void) {
     kv_strings(b, "tokenizer.ggml.tokens", small_vocab, 5);
     const char *const merges[] = {"a b", "a zz"};
     kv_strings(b, "tokenizer.ggml.merges", merges, 2);
-    expect_load_error(b, "hostile: merge names an unknown token", "merge 1 names a token");
+    expect_load_error(b, "hostile: merge names an unknown token",
+                      "merge 1 ('a zz') names a token that is not in the vocabulary");
+    /* Past the first batch of merges resolved together: the index is still right. */
+    begin(b);
+    kv_string(b, "tokenizer.ggml.model", "gpt2");
+    kv_strings(b, "tokenizer.ggml.tokens", small_vocab, 5);
+    const char *many_merges[40];
+    for (int i = 0; i < 40; i++) many_merges[i] = i == 37 ? "b zz" : "a b";
+    kv_strings(b, "tokenizer.ggml.merges", many_merges, 40);
+    expect_load_error(b, "hostile: unknown token in merge 37 (third batch)",
+                      "merge 37 ('b zz') names a token");
 
     begin(b);
     kv_string(b, "tokenizer.ggml.model", "gpt2");
