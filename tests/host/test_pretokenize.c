@@ -264,8 +264,41 @@ static void check_names(void) {
           "%d of %zu", known, sizeof names / sizeof names[0]);
 }
 
+/* Every family on random strings of awkward code points: the pieces cover
+ * the text in order, none empty (ASan watches the matchers' reads). */
+static void check_random_strings(void) {
+    static const uint32_t pool[] = {'a',    'Z',    'q',    '0',    '7',     ' ',    ' ',    '\n',
+                                    '\r',   '\t',   '\'',   's',    'L',     'l',    '.',    ',',
+                                    '!',    '/',    '(',    '|',    '$',     '<',    0xE9,   0xC9,
+                                    0x3A9,  0x416,  0x301,  0x4E2D, 0x3042,  0x30AB, 0xAC00, 0x2026,
+                                    0x3002, 0xFF0C, 0x0964, 0x2581, 0x1F600, 0xA0,   0x2028, 0xFEFF};
+    uint32_t state = 12345, cps[64];
+    size_t ends[64];
+    int bad = 0;
+    char first_bad[96] = "";
+    for (int kind = PRETOKENIZER_DEFAULT; kind <= PRETOKENIZER_SEED_CODER; kind++) {
+        for (int round = 0; round < 3000; round++) {
+            state = state * 1103515245u + 12345u;
+            size_t count = 1 + (state >> 16) % 64;
+            for (size_t i = 0; i < count; i++) {
+                state = state * 1103515245u + 12345u;
+                cps[i] = pool[(state >> 16) % (sizeof pool / sizeof pool[0])];
+            }
+            long pieces = pretokenize((PretokenizerKind)kind, cps, count, ends);
+            int ok = pieces > 0 && ends[pieces - 1] == count;
+            for (long p = 0; ok && p < pieces; p++) ok = ends[p] > (p ? ends[p - 1] : 0);
+            if (!ok && !bad++)
+                snprintf(first_bad, sizeof first_bad, "family %s, round %d", pretokenizer_family_name(kind),
+                         round);
+        }
+    }
+    check(bad == 0, "every family: pieces cover random text in order (14 x 3000 strings)", "%d bad, first %s",
+          bad, first_bad);
+}
+
 int main(void) {
     check_families();
     check_names();
+    check_random_strings();
     return failures ? 1 : 0;
 }
