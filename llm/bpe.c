@@ -158,14 +158,22 @@ int spm_encode_fragment(const Tokenizer *t, const char *text, size_t len, TokenO
     return 0;
 }
 
-int bpe_merge_rank(const Tokenizer *t, int from, int to) {
-    if (!t->merge_slots) return -1;
-    uint32_t h = (uint32_t)from * 2654435761u ^ (uint32_t)to * 40503u;
+uint32_t bpe_merge_hash(int from, int to) {
+    /* Fibonacci hashing of the pair: the high half of the product mixes every bit. */
+    uint64_t key = ((uint64_t)(uint32_t)from << 32 | (uint32_t)to) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(key >> 32);
+}
+
+TokenizerMergeSlot *bpe_merge_slot(const Tokenizer *t, int from, int to) {
+    uint32_t h = bpe_merge_hash(from, to);
     for (uint32_t slot = h & t->merge_mask;; slot = (slot + 1) & t->merge_mask) {
-        int rank = t->merge_slots[slot];
-        if (rank < 0) return -1;
-        if (t->merges[rank].from == from && t->merges[rank].to == to) return rank;
+        TokenizerMergeSlot *s = &t->merge_slots[slot];
+        if (s->rank < 0 || (s->from == from && s->to == to)) return s;
     }
+}
+
+int bpe_merge_rank(const Tokenizer *t, int from, int to) {
+    return t->merge_slots ? bpe_merge_slot(t, from, to)->rank : -1;
 }
 
 /* GPT-2's bytes_to_unicode: printable bytes stand for themselves, the others
@@ -184,7 +192,7 @@ size_t bpe_byte_encoding(unsigned b, char *out) {
 
 /* One pre-tokenised word (raw bytes). */
 static int encode_word(const Tokenizer *t, const char *word, size_t len, TokenOutput *out) {
-    if (pretokenizer_ignores_merges((PretokenizerKind)t->pretokenizer)) {
+    if (t->ignore_merges) {
         char *encoded = malloc(2 * len + 1);
         if (!encoded) return -1;
         size_t n = 0;

@@ -48,13 +48,17 @@ static int parse_byte_piece(const char *piece) {
 }
 
 int tokenizer_lookup_pair(const Tokenizer *t, const char *a, size_t alen, const char *b, size_t blen) {
+    return tokenizer_lookup_hashed(t, hash_bytes(hash_bytes(HASH_SEED, a, alen), b, blen), a, alen, b, blen);
+}
+
+int tokenizer_lookup_hashed(const Tokenizer *t, uint32_t hash, const char *a, size_t alen, const char *b,
+                            size_t blen) {
     if (!t->hash_slots) return -1;
-    uint32_t slot = hash_bytes(hash_bytes(HASH_SEED, a, alen), b, blen) & t->hash_mask;
-    for (;; slot = (slot + 1) & t->hash_mask) {
-        int id = t->hash_slots[slot];
+    for (uint32_t slot = hash & t->hash_mask;; slot = (slot + 1) & t->hash_mask) {
+        int id = t->hash_slots[slot].id;
         if (id < 0) return -1;
-        if ((size_t)t->piece_lengths[id] == alen + blen && memcmp(t->pieces[id], a, alen) == 0 &&
-            memcmp(t->pieces[id] + alen, b, blen) == 0)
+        if (t->hash_slots[slot].hash == hash && (size_t)t->piece_lengths[id] == alen + blen &&
+            memcmp(t->pieces[id], a, alen) == 0 && memcmp(t->pieces[id] + alen, b, blen) == 0)
             return id;
     }
 }
@@ -133,7 +137,7 @@ int tokenizer_load(Tokenizer *t, const void *data, size_t size, int vocab_size, 
 
     /* One allocation, widest members first so each part stays aligned. */
     size_t n = (size_t)count;
-    size_t total = n * sizeof(char *) + n * sizeof(int) + n * sizeof(float) + slots * sizeof(int32_t) +
+    size_t total = n * sizeof(char *) + n * sizeof(int) + n * sizeof(float) + slots * sizeof(TokenizerSlot) +
                    2 * n * sizeof(int16_t) + string_bytes;
     char *arena = malloc(total);
     if (!arena) {
@@ -144,7 +148,7 @@ int tokenizer_load(Tokenizer *t, const void *data, size_t size, int vocab_size, 
     t->pieces = (const char **)cursor, cursor += n * sizeof(char *);
     t->piece_lengths = (int *)cursor, cursor += n * sizeof(int);
     t->scores = (float *)cursor, cursor += n * sizeof(float);
-    t->hash_slots = (int32_t *)cursor, cursor += slots * sizeof(int32_t);
+    t->hash_slots = (TokenizerSlot *)cursor, cursor += slots * sizeof(TokenizerSlot);
     t->byte_values = (int16_t *)cursor, cursor += 2 * n * sizeof(int16_t);
     char *strings = cursor;
 
@@ -157,7 +161,7 @@ int tokenizer_load(Tokenizer *t, const void *data, size_t size, int vocab_size, 
     t->eos_id = TOKEN_EOS;
     t->unk_id = 0;
     t->pad_id = -1;
-    memset(t->hash_slots, 0xff, slots * sizeof(int32_t));
+    memset(t->hash_slots, 0xff, slots * sizeof(TokenizerSlot));
     for (int b = 0; b < 256; b++) t->byte_chars[b] = (unsigned char)b;
 
     size_t offset = 4;
@@ -176,9 +180,10 @@ int tokenizer_load(Tokenizer *t, const void *data, size_t size, int vocab_size, 
         strings += len + 1;
 
         /* Inserted in id order, so a duplicate piece resolves to its lowest id. */
-        uint32_t slot = hash_bytes(HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]) & t->hash_mask;
-        while (t->hash_slots[slot] >= 0) slot = (slot + 1) & t->hash_mask;
-        t->hash_slots[slot] = id;
+        uint32_t hash = hash_bytes(HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]);
+        uint32_t slot = hash & t->hash_mask;
+        while (t->hash_slots[slot].id >= 0) slot = (slot + 1) & t->hash_mask;
+        t->hash_slots[slot] = (TokenizerSlot){id, hash};
     }
     t->bytes_read = offset;
     return 0;

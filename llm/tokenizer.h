@@ -46,6 +46,18 @@ typedef struct {
     int result;
 } TokenizerMerge;
 
+/* A slot of the piece hash: the token and its full hash, so probing past
+ * other pieces compares integers rather than strings. */
+typedef struct {
+    int32_t id; /* -1: empty */
+    uint32_t hash;
+} TokenizerSlot;
+
+/* A slot of the merge hash: the pair itself, so a probe reads one place. */
+typedef struct {
+    int32_t from, to, rank; /* rank -1: empty */
+} TokenizerMergeSlot;
+
 typedef struct {
     int vocab_size;
     int max_token_length; /* from the file header */
@@ -57,7 +69,7 @@ typedef struct {
     /* Raw byte a piece stands for (<0xNN>), -1 if none; the second half is
      * for the piece with its leading space stripped (the after-BOS case). */
     int16_t *byte_values;
-    int32_t *hash_slots; /* open addressing, token id or -1 */
+    TokenizerSlot *hash_slots; /* open addressing on the piece bytes */
     uint32_t hash_mask;
     unsigned char byte_chars[256]; /* storage that byte pieces decode to */
     void *arena;                   /* the single allocation everything lives in */
@@ -69,13 +81,15 @@ typedef struct {
     int add_bos, add_eos;               /* tokenizer.ggml.add_bos_token / add_eos_token */
     int add_space_prefix;               /* SentencePiece dummy prefix */
     int pretokenizer;                   /* PretokenizerKind (BPE) */
+    int ignore_merges;                  /* BPE: a whole word that is a token skips the merges */
+    char warning[160];                  /* one line the caller may print after loading, "" if none */
     uint8_t *token_types;               /* TOKEN_TYPE_* per token */
     const char **decoded;               /* the bytes each token prints as */
     int *decoded_lengths;
     int byte_tokens[256];   /* SPM: <0xNN>; BPE: the byte's own token; -1 if none */
     TokenizerMerge *merges; /* BPE: in rank order */
     int merge_count;
-    int32_t *merge_slots; /* open addressing on (from, to) -> rank, or -1 */
+    TokenizerMergeSlot *merge_slots; /* open addressing on (from, to) */
     uint32_t merge_mask;
     int *special_ids; /* control/user-defined/unknown tokens, longest text first */
     int special_count;

@@ -154,33 +154,70 @@ static int build_specials(Tokenizer *t) {
     return 0;
 }
 
+/* Merges are resolved in batches so the hash-table reads of one batch are
+ * fetched from memory together (each merge needs four random reads). */
+#define MERGE_BATCH 16
+
+typedef struct {
+    GgufString s;
+    size_t a_len;
+    uint32_t a_hash, b_hash, pair_hash;
+    int from, to, result;
+} PendingMerge;
+
+static void prefetch_piece_slot(const Tokenizer *t, uint32_t hash) {
+    __builtin_prefetch(&t->hash_slots[hash & t->hash_mask]);
+}
+
 /* Parses "A B" merges into (from, to, result) with a hash on (from, to). */
 static int load_merges(Tokenizer *t, const GgufArray *merges, char *err, size_t err_size) {
     GgufArrayIter it;
     gguf_array_iter_init(&it, merges);
-    GgufString s;
-    memset(t->merge_slots, 0xff, ((size_t)t->merge_mask + 1) * sizeof(int32_t));
-    int kept = 0;
-    for (uint64_t i = 0; gguf_array_iter_next_string(&it, &s); i++) {
-        const char *space = s.len > 1 ? memchr(s.ptr + 1, ' ', s.len - 1) : NULL;
-        if (!space)
-            return tokenizer_fail(err, err_size, "tokenizer: merge %llu is not two tokens separated by a space",
-                        (unsigned long long)i);
-        size_t a_len = (size_t)(space - s.ptr), b_len = s.len - a_len - 1;
-        int from = tokenizer_lookup(t, s.ptr, a_len), to = tokenizer_lookup(t, space + 1, b_len);
-        if (from < 0 || to < 0)
-            return tokenizer_fail(err, err_size, "tokenizer: merge %llu names a token that is not in the vocabulary",
-                        (unsigned long long)i);
-        int result = tokenizer_lookup_pair(t, s.ptr, a_len, space + 1, b_len);
-        /* A merge whose result is no token can never produce one: skipped. A
-         * repeated pair keeps its first rank, as in llama.cpp. */
-        if (result < 0 || bpe_merge_rank(t, from, to) >= 0) continue;
-        t->merges[kept] = (TokenizerMerge){from, to, result};
-        uint32_t h = (uint32_t)from * 2654435761u ^ (uint32_t)to * 40503u;
-        uint32_t slot = h & t->merge_mask;
-        while (t->merge_slots[slot] >= 0) slot = (slot + 1) & t->merge_mask;
-        t->merge_slots[slot] = kept++;
-        t->merge_count = kept;
+    memset(t->merge_slots, 0xff, ((size_t)t->merge_mask + 1) * sizeof(TokenizerMergeSlot));
+    PendingMerge batch[MERGE_BATCH];
+    int kept = 0, more = 1;
+    for (uint64_t first = 0; more; first += MERGE_BATCH) {
+        int n = 0;
+        while (n < MERGE_BATCH && (more = gguf_array_iter_next_string(&it, &batch[n].s))) {
+            PendingMerge *m = &batch[n];
+            const char *space = m->s.len > 1 ? memchr(m->s.ptr + 1, ' ', m->s.len - 1) : NULL;
+            if (!space)
+                return tokenizer_fail(err, err_size, "tokenizer: merge %llu is not two tokens separated by a space",
+                            (unsigned long long)(first + (uint64_t)n));
+            m->a_len = (size_t)(space - m->s.ptr);
+            m->a_hash = tokenizer_hash_bytes(TOKENIZER_HASH_SEED, m->s.ptr, m->a_len);
+            m->b_hash = tokenizer_hash_bytes(TOKENIZER_HASH_SEED, space + 1, m->s.len - m->a_len - 1);
+            m->pair_hash = tokenizer_hash_bytes(m->a_hash, space + 1, m->s.len - m->a_len - 1);
+            prefetch_piece_slot(t, m->a_hash);
+            prefetch_piece_slot(t, m->b_hash);
+            prefetch_piece_slot(t, m->pair_hash);
+            n++;
+        }
+        for (int k = 0; k < n; k++) {
+            PendingMerge *m = &batch[k];
+            const char *a = m->s.ptr, *b = a + m->a_len + 1;
+            size_t b_len = m->s.len - m->a_len - 1;
+            m->from = tokenizer_lookup_hashed(t, m->a_hash, a, m->a_len, "", 0);
+            m->to = tokenizer_lookup_hashed(t, m->b_hash, b, b_len, "", 0);
+            if (m->from < 0 || m->to < 0)
+                return tokenizer_fail(err, err_size,
+                            "tokenizer: merge %llu ('%.*s') names a token that is not in the vocabulary",
+                            (unsigned long long)(first + (uint64_t)k), (int)(m->s.len > 60 ? 60 : m->s.len),
+                            m->s.ptr);
+            m->result = tokenizer_lookup_hashed(t, m->pair_hash, a, m->a_len, b, b_len);
+            __builtin_prefetch(&t->merge_slots[bpe_merge_hash(m->from, m->to) & t->merge_mask]);
+        }
+        for (int k = 0; k < n; k++) {
+            const PendingMerge *m = &batch[k];
+            /* A merge whose result is no token can never produce one: skipped. A
+             * repeated pair keeps its first rank, as in llama.cpp. */
+            if (m->result < 0) continue;
+            TokenizerMergeSlot *slot = bpe_merge_slot(t, m->from, m->to);
+            if (slot->rank >= 0) continue;
+            t->merges[kept] = (TokenizerMerge){m->from, m->to, m->result};
+            *slot = (TokenizerMergeSlot){m->from, m->to, kept++};
+            t->merge_count = kept;
+        }
     }
     return 0;
 }
@@ -237,20 +274,20 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
         return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is not a string");
     if (chat.len > (1u << 24)) return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is too long");
     if (t->kind == TOKENIZER_BPE) {
-        PretokenizerKind kind = PRETOKENIZER_DEFAULT;
-        if (pre.len && pretokenizer_from_name(pre.ptr, pre.len, &kind) != 0)
-            return tokenizer_fail(err, err_size, "tokenizer: pre-tokenizer '%.*s' is not supported", (int)pre.len,
-                        pre.ptr);
-        t->pretokenizer = kind;
+        /* Never refused: an unknown name splits like the closest family. */
+        PretokenizerChoice choice = pretokenizer_choose(pre.ptr, pre.len, t->warning, sizeof t->warning);
+        t->pretokenizer = choice.kind;
+        t->ignore_merges = choice.ignore_merges;
     }
 
     uint32_t slots = 1, merge_slots = 1;
     while (slots < (uint32_t)n * 2) slots <<= 1;
-    while (merge_slots < (uint32_t)merges.count * 2 + 2) merge_slots <<= 1;
+    /* At most 3/4 full: half the memory of 1/2 full, and probes stay short. */
+    while (merge_slots < (uint32_t)merges.count / 3 * 4 + 2) merge_slots <<= 1;
     size_t un = (size_t)n;
     size_t total = rounded(un * sizeof(char *)) * 2 + rounded(un * sizeof(int)) * 3 +
-                   rounded(un * sizeof(float)) + rounded(slots * sizeof(int32_t)) + rounded(un) +
-                   rounded(merges.count * sizeof(TokenizerMerge)) + rounded(merge_slots * sizeof(int32_t)) +
+                   rounded(un * sizeof(float)) + rounded(slots * sizeof(TokenizerSlot)) + rounded(un) +
+                   rounded(merges.count * sizeof(TokenizerMerge)) + rounded(merge_slots * sizeof(TokenizerMergeSlot)) +
                    rounded(2 * string_bytes) + rounded(pre.len + 1) + rounded(chat.len + 1);
     char *arena = malloc(total);
     if (!arena) return tokenizer_fail(err, err_size, "tokenizer: out of memory (%zu bytes)", total);
@@ -262,10 +299,10 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     t->decoded_lengths = carve(&c, un * sizeof(int));
     t->special_ids = carve(&c, un * sizeof(int));
     t->scores = carve(&c, un * sizeof(float));
-    t->hash_slots = carve(&c, slots * sizeof(int32_t));
+    t->hash_slots = carve(&c, slots * sizeof(TokenizerSlot));
     t->token_types = carve(&c, un);
     t->merges = carve(&c, merges.count * sizeof(TokenizerMerge));
-    t->merge_slots = carve(&c, merge_slots * sizeof(int32_t));
+    t->merge_slots = carve(&c, merge_slots * sizeof(TokenizerMergeSlot));
     char *strings = carve(&c, 2 * string_bytes);
     char *pre_copy = carve(&c, pre.len + 1);
     memcpy(pre_copy, pre.ptr, pre.len);
@@ -280,7 +317,7 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     t->vocab_size = n;
     t->hash_mask = slots - 1;
     t->merge_mask = merge_slots - 1;
-    memset(t->hash_slots, 0xff, slots * sizeof(int32_t));
+    memset(t->hash_slots, 0xff, slots * sizeof(TokenizerSlot));
 
     gguf_array_iter_init(&it, &tokens);
     for (int id = 0; gguf_array_iter_next_string(&it, &s); id++) {
@@ -302,11 +339,10 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     /* Inserted from the last id down: a repeated piece resolves to its highest
      * id, as llama.cpp's text-to-token map does. */
     for (int id = n - 1; id >= 0; id--) {
-        uint32_t slot =
-            tokenizer_hash_bytes(TOKENIZER_HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]) &
-            t->hash_mask;
-        while (t->hash_slots[slot] >= 0) slot = (slot + 1) & t->hash_mask;
-        t->hash_slots[slot] = id;
+        uint32_t hash = tokenizer_hash_bytes(TOKENIZER_HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]);
+        uint32_t slot = hash & t->hash_mask;
+        while (t->hash_slots[slot].id >= 0) slot = (slot + 1) & t->hash_mask;
+        t->hash_slots[slot] = (TokenizerSlot){id, hash};
     }
 
     for (int b = 0; b < 256; b++) {

@@ -24,11 +24,48 @@ static long find_piece(const char *base, size_t len, const char *piece, size_t p
     return -1;
 }
 
+/* What a text holds, to skip special tokens that cannot occur in it without
+ * searching: which byte pairs appear, and the longest run of each byte (the
+ * whitespace-run tokens of Gemma-style vocabularies are uniform). */
+typedef struct {
+    uint8_t pairs[65536 / 8];
+    uint32_t longest_run[256];
+} TextDigest;
+
+static void digest_text(TextDigest *d, const char *text, size_t len) {
+    memset(d, 0, sizeof *d);
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        run = i > 0 && text[i - 1] == text[i] ? run + 1 : 1;
+        if (run > d->longest_run[c]) d->longest_run[c] = (uint32_t)run;
+        if (i + 1 < len) {
+            unsigned pair = (unsigned)c << 8 | (unsigned char)text[i + 1];
+            d->pairs[pair >> 3] |= (uint8_t)(1u << (pair & 7));
+        }
+    }
+}
+
+static int may_occur(const TextDigest *d, const char *piece, size_t len) {
+    unsigned char first = (unsigned char)piece[0];
+    if (d->longest_run[first] == 0) return 0;
+    size_t same = 1;
+    while (same < len && piece[same] == piece[0]) same++;
+    if (same > d->longest_run[first]) return 0;
+    for (size_t i = 0; i + 1 < len; i++) {
+        unsigned pair = (unsigned)(unsigned char)piece[i] << 8 | (unsigned char)piece[i + 1];
+        if (!(d->pairs[pair >> 3] & (1u << (pair & 7)))) return 0;
+    }
+    return 1;
+}
+
 /* Splits the raw fragments at every occurrence of the special tokens,
  * longest token first (llama.cpp's tokenizer_st_partition). User-defined
- * tokens always match; control and unknown ones only with parse_special. */
-static size_t partition(const Tokenizer *t, const char *text, size_t text_len, int parse_special,
-                        Fragment *frags) {
+ * tokens always match; control and unknown ones only with parse_special.
+ * Each token rewrites the list from one buffer into the other (each holds
+ * text_len + 1 fragments: fragments are never empty); returns the final one. */
+static Fragment *partition(const Tokenizer *t, const char *text, size_t text_len, int parse_special,
+                           const TextDigest *digest, Fragment *frags, Fragment *spare, size_t *count_out) {
     size_t count = 0;
     frags[count++] = (Fragment){-1, 0, text_len};
     for (int k = 0; k < t->special_count; k++) {
@@ -37,25 +74,30 @@ static size_t partition(const Tokenizer *t, const char *text, size_t text_len, i
         if (!parse_special && type != TOKEN_TYPE_USER_DEFINED) continue;
         const char *piece = t->pieces[id];
         size_t plen = (size_t)t->piece_lengths[id];
+        if (plen > text_len || !may_occur(digest, piece, plen)) continue;
+        size_t out = 0;
         for (size_t i = 0; i < count; i++) {
             Fragment f = frags[i];
-            if (f.id >= 0 || f.len < plen) continue;
-            long found = find_piece(text + f.start, f.len, piece, plen);
-            if (found < 0) continue;
-            size_t pos = (size_t)found;
-            /* [left raw] [token] [right raw]: the right part is scanned next. */
-            Fragment parts[3];
-            size_t n = 0;
-            if (pos > 0) parts[n++] = (Fragment){-1, f.start, pos};
-            parts[n++] = (Fragment){id, f.start + pos, plen};
-            if (pos + plen < f.len) parts[n++] = (Fragment){-1, f.start + pos + plen, f.len - pos - plen};
-            memmove(&frags[i + n], &frags[i + 1], (count - i - 1) * sizeof(Fragment));
-            memcpy(&frags[i], parts, n * sizeof(Fragment));
-            count += n - 1;
-            i += pos > 0; /* now at the token; the loop moves to the right part */
+            size_t at = f.start, end = f.start + f.len;
+            long found;
+            /* [left raw] [token], then the right part is scanned again. */
+            while (f.id < 0 && end - at >= plen &&
+                   (found = find_piece(text + at, end - at, piece, plen)) >= 0) {
+                if (found > 0) spare[out++] = (Fragment){-1, at, (size_t)found};
+                spare[out++] = (Fragment){id, at + (size_t)found, plen};
+                at += (size_t)found + plen;
+            }
+            if (f.id >= 0)
+                spare[out++] = f;
+            else if (at < end)
+                spare[out++] = (Fragment){-1, at, end - at};
         }
+        Fragment *swap = frags;
+        frags = spare, spare = swap;
+        count = out;
     }
-    return count;
+    *count_out = count;
+    return frags;
 }
 
 /* SentencePiece on one raw fragment: optional dummy prefix, spaces as U+2581. */
@@ -82,12 +124,23 @@ int gguf_tokenizer_encode(const Tokenizer *t, const char *text, size_t text_len,
     if (text_len > MAX_TEXT_BYTES) return tokenizer_fail(err, err_size, "tokenizer: text too long");
     TokenOutput out = {tokens, 0, max_tokens, 0};
     if ((flags & TOKENIZE_ADD_BOS) && t->bos_id >= 0) token_output_push(&out, t->bos_id);
-    Fragment *frags = text_len ? malloc((2 * text_len + 1) * sizeof(Fragment)) : NULL;
+    Fragment *frags = text_len ? malloc(2 * (text_len + 1) * sizeof(Fragment)) : NULL;
     if (text_len && !frags) return tokenizer_fail(err, err_size, "tokenizer: out of memory");
-    size_t count = text_len ? partition(t, text, text_len, (flags & TOKENIZE_PARSE_SPECIAL) != 0, frags) : 0;
+    TextDigest *digest = text_len ? malloc(sizeof *digest) : NULL;
+    if (text_len && !digest) {
+        free(frags);
+        return tokenizer_fail(err, err_size, "tokenizer: out of memory");
+    }
+    if (digest) digest_text(digest, text, text_len);
+    size_t count = 0;
+    const Fragment *parts = frags;
+    if (text_len)
+        parts = partition(t, text, text_len, (flags & TOKENIZE_PARSE_SPECIAL) != 0, digest, frags,
+                          frags + text_len + 1, &count);
+    free(digest);
     int rc = 0, prev_special = 1;
     for (size_t i = 0; i < count && rc == 0; i++) {
-        const Fragment *f = &frags[i];
+        const Fragment *f = &parts[i];
         if (f->id >= 0) {
             token_output_push(&out, f->id);
             prev_special = 1;
@@ -118,7 +171,8 @@ int tokenizer_format_ids(const Tokenizer *t, const char *text, size_t text_len, 
     }
     free(ids);
     if (n < 0) return -1;
-    if (used + 2 > out_size) return tokenizer_fail(err, err_size, "tokenizer: output buffer too small for %d ids", n);
+    if (used + 2 > out_size)
+        return tokenizer_fail(err, err_size, "tokenizer: output buffer too small for %d ids", n);
     out[used++] = '\n';
     out[used] = '\0';
     return n;

@@ -13,6 +13,9 @@
 uint32_t tokenizer_hash_bytes(uint32_t h, const char *s, size_t len);
 /* Token id of the bytes a followed by b, or -1. */
 int tokenizer_lookup_pair(const Tokenizer *t, const char *a, size_t alen, const char *b, size_t blen);
+/* The same, with hash = the chained tokenizer_hash_bytes of a then b. */
+int tokenizer_lookup_hashed(const Tokenizer *t, uint32_t hash, const char *a, size_t alen, const char *b,
+                            size_t blen);
 void tokenizer_set_error(char *err, size_t err_size, const char *message);
 /* Formats the message into err (when given); returns -1. */
 int tokenizer_fail(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -39,6 +42,11 @@ int bpe_encode_fragment(const Tokenizer *t, const char *text, size_t len, TokenO
 /* GPT-2's bytes_to_unicode: the UTF-8 of the character byte b stands for
  * (4 bytes of room); returns its length. */
 size_t bpe_byte_encoding(unsigned b, char *out);
+/* The slot of the merge (from, to): its own, or the empty one where it
+ * would go (rank -1). */
+/* Where the probe for (from, to) starts, before masking. */
+uint32_t bpe_merge_hash(int from, int to);
+TokenizerMergeSlot *bpe_merge_slot(const Tokenizer *t, int from, int to);
 /* Rank of the merge (from, to), or -1. */
 int bpe_merge_rank(const Tokenizer *t, int from, int to);
 

@@ -378,6 +378,7 @@ int main(int argc, char **argv) {
         if (tokenize && !tokenizer_given && gguf_is_gguf(model_data, model_size)) {
             Tokenizer vocab;
             if (tokenizer_load_gguf(&vocab, model_data, model_size, err, sizeof err) != 0) die(checkpoint, err);
+            if (vocab.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", vocab.warning);
             int rc = run_tokenize(&vocab);
             tokenizer_free(&vocab);
             free_model_files(model_data);
@@ -400,6 +401,7 @@ int main(int argc, char **argv) {
     if (checkpoint && !tokenizer_given && transformer.gguf) {
         /* A GGUF model carries its own vocabulary. */
         if (tokenizer_load_gguf(&tokenizer, model_data, model_size, err, sizeof err) != 0) die(checkpoint, err);
+        if (tokenizer.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", tokenizer.warning);
     } else {
         size_t tok_size;
         char *tok_data = read_whole_file(tokenizer_path, &tok_size);

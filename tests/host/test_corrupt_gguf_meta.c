@@ -227,7 +227,8 @@ static void vocabulary(const char *name, const GgufLayout *L) {
     set_u32(group, L, "tokenizer.chat_template", 1, TOK);
     set_u32(group, L, "tokenizer.ggml.pre", 7, TOK);
     if (!spm) {
-        set_string(group, L, "tokenizer.ggml.pre", "no-such-pre-tokenizer", TOK);
+        /* Loads, splitting like the closest family, with a warning (not refused). */
+        set_string(group, L, "tokenizer.ggml.pre", "no-such-pre-tokenizer", 0);
         drop(group, L, "tokenizer.ggml.merges", TOK);
         set_u32(group, L, "tokenizer.ggml.merges", 1, TOK);
         set_from(group, L, "tokenizer.ggml.merges", "tokenizer.ggml.token_type", TOK);
