@@ -119,6 +119,7 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
             tokenizer_free(&tok);
             tf = NULL;
         }
+        if (tf && tok.warning[0]) kprintf("load: %s: warning: %s\n", model_name, tok.warning);
     } else {
         tf = choose_tokenizer(&s->model, tokenizer_name, t.config.vocab_size, &tok, err, sizeof err);
     }
