@@ -1,6 +1,7 @@
 """cases_screen.py - QEMU cases for what the framebuffer shows: the status
-line (model, decode speed, memory) and answers that scroll past a screenful.
-The screen is read from a screendump with screen.py (the kernel's own font)."""
+line (model, decode speed, memory), answers that scroll past a screenful and
+Chinese, Japanese, Korean and Cyrillic text. The screen is read from a
+screendump with screen.py (the kernel's own fonts)."""
 import os
 import re
 import time
@@ -80,4 +81,25 @@ def test_screen_many_lines_fast(ctx):
         assert took < 60, f"300 scrolled lines took {took:.1f}s"
 
 
-CASES = [test_screen_status_line_after_answer, test_screen_long_answer_scrolls, test_screen_many_lines_fast]
+def test_screen_unicode_typed_and_echoed(ctx):
+    """Lines typed as UTF-8 on the serial port: the line editor echoes them
+    (Backspace over a wide character on the way), /echo prints them; both
+    show on screen as Unifont glyphs, wide characters in two cells."""
+    if not os.path.exists(screen.UNIFONT_TABLE):
+        raise AssertionError(f"{screen.UNIFONT_TABLE} missing: the kernel build makes it")
+    chinese, cyrillic, kana_hangul = "你好，世界！中文测试", "Пример: жизнь и мир", "こんにちは 한국어"
+    with boot_to_prompt(ctx) as vm:
+        vm.send(f"/echo {chinese}界".encode() + b"\x7f\r")  # Backspace takes the whole 界
+        printed = vm.wait_prompt().replace("\r", "").split("\n")
+        assert chinese in printed and f"{chinese}界" not in printed, f"echo of the Chinese line: {printed!r}"
+        vm.command(f"/echo {cyrillic}")
+        vm.command(f"/echo {kana_hangul}")
+        lines = screen_text(vm)
+        joined = "\n".join(lines)
+        for text in (chinese, cyrillic, kana_hangul):
+            assert f"> /echo {text}" in lines, f"typed line {text!r} not on screen:\n{joined}"
+            assert text in lines, f"printed line {text!r} not on screen:\n{joined}"
+
+
+CASES = [test_screen_status_line_after_answer, test_screen_long_answer_scrolls, test_screen_many_lines_fast,
+         test_screen_unicode_typed_and_echoed]
