@@ -48,8 +48,15 @@ KERNEL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
     -fno-asynchronous-unwind-tables $(MATH_FLAGS) -DKERNEL=1
 KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c lib/*.c llm/*.c llm/*/*.c)
 KERNEL_ASMS := $(wildcard kernel/*.asm kernel/*/*.asm)
-KERNEL_OBJS := $(patsubst %.c,$(BUILD)/kernel-obj/%.o,$(KERNEL_SRCS)) \
+# The console's Unifont glyphs, converted at build time (never committed).
+UNIFONT_HEX ?= /usr/share/unifont/unifont.hex
+UNIFONT_GLYPHS := $(BUILD)/gen/unifont_glyphs.c
+KERNEL_OBJS := $(patsubst %.c,$(BUILD)/kernel-obj/%.o,$(KERNEL_SRCS) $(UNIFONT_GLYPHS)) \
                $(patsubst %.asm,$(BUILD)/kernel-obj/%.asm.o,$(KERNEL_ASMS))
+
+$(UNIFONT_GLYPHS): tools/gen_unifont_glyphs.py
+	@mkdir -p $(dir $@)
+	python3 tools/gen_unifont_glyphs.py $(UNIFONT_HEX) $@
 
 $(BUILD)/kernel-obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -151,6 +158,8 @@ HOST_TESTS := $(patsubst tests/host/%.c,$(BUILD)/host/tests/%,$(HOST_TEST_SRCS))
 $(BUILD)/host/tests/%: $(BUILD)/host/san/tests/host/%.o $(SAN_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ -lm -ldl -lpthread
+# The console test draws the generated glyphs too.
+$(BUILD)/host/tests/test_fbcon: $(BUILD)/host/san/$(UNIFONT_GLYPHS:.c=.o)
 
 .PHONY: host host-test host-unit-test python-test qemu-test test deps bench clean
 host: $(TOOLS) $(HOST_TESTS)

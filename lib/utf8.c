@@ -70,3 +70,19 @@ int utf8_valid(const char *s, size_t len) {
     }
     return 1;
 }
+
+/* East Asian Width W and F ranges (Unicode's EastAsianWidth.txt), coarsened
+ * to whole blocks where a block is (nearly) all wide. */
+static const uint32_t wide_ranges[][2] = {
+    {0x1100, 0x115F}, {0x231A, 0x231B},   {0x2329, 0x232A},   {0x23E9, 0x23EC},   {0x2E80, 0x303E},
+    {0x3041, 0x33FF}, {0x3400, 0x4DBF},   {0x4E00, 0x9FFF},   {0xA000, 0xA4CF},   {0xA960, 0xA97F},
+    {0xAC00, 0xD7A3}, {0xF900, 0xFAFF},   {0xFE10, 0xFE19},   {0xFE30, 0xFE6F},   {0xFF00, 0xFF60},
+    {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F}, {0x1F900, 0x1F9FF}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD},
+};
+
+int unicode_cell_width(uint32_t cp) {
+    if (cp < 0x1100) return 1;
+    for (size_t i = 0; i < sizeof wide_ranges / sizeof wide_ranges[0]; i++)
+        if (cp >= wide_ranges[i][0] && cp <= wide_ranges[i][1]) return 2;
+    return 1;
+}

@@ -1,4 +1,4 @@
-/* utf8.h - UTF-8 helpers: decoding, validation, code-point length. */
+/* utf8.h - UTF-8 helpers: decoding, validation, code-point length, cell width. */
 #ifndef LIB_UTF8_H
 #define LIB_UTF8_H
 
@@ -14,5 +14,8 @@ int utf8_decode(const char *s, size_t len, uint32_t *codepoint);
 int utf8_encode(uint32_t cp, char *out);
 /* 1 when the whole buffer is valid UTF-8 (no overlongs, surrogates or > U+10FFFF). */
 int utf8_valid(const char *s, size_t len);
+/* Terminal cells the code point takes: 2 for East Asian Wide and Fullwidth
+ * characters (CJK ideographs, kana, Hangul, fullwidth forms...), else 1. */
+int unicode_cell_width(uint32_t cp);
 
 #endif

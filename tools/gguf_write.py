@@ -125,11 +125,12 @@ class GGUFWriter:
             f.write(self.to_bytes())
 
 
-def byte_level_vocab(think=False):
+def byte_level_vocab(think=False, words=()):
     """A GPT-2 style byte-level vocabulary: the 256 bytes in GPT-2's
     byte-to-unicode order, a few merges, then three control tokens; with
     think, also a "\\n\\n" merge and Qwen3's <think> and </think> (user-defined
-    tokens, printed as their text)."""
+    tokens, printed as their text); then one normal token per text in words
+    (its UTF-8 bytes in the byte-level spelling)."""
     printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
     byte_char = {b: chr(b) for b in printable}
     extra = 0
@@ -150,6 +151,9 @@ def byte_level_vocab(think=False):
     if think:
         tokens += ["<think>", "</think>"]
         types += [4, 4]
+    for word in words:
+        tokens.append("".join(byte_char[b] for b in word.encode("utf-8")))
+        types.append(1)
     return tokens, types, [f"{a} {b}" for a, b in merges]
 
 
@@ -157,15 +161,22 @@ def byte_level_vocab(think=False):
 # last token is "\n"): a think block, a blank line, then "Z!" and the end of
 # the turn.
 THINK_SCRIPT = ["Ċ", "<think>", "q", "</think>", "ĊĊ", "Z", "!", "<|im_end|>"]
+# The Unicode script model's answer: a Chinese line, a blank line, then a
+# Cyrillic one (each word one token), to see non-ASCII text streamed to the
+# screen. (A token may appear once: the next one depends on it alone.)
+UNICODE_WORDS = ["你好，世界！", "Пример:", "жизнь"]
+UNICODE_SCRIPT = ["Ċ", UNICODE_WORDS[0], "ĊĊ", UNICODE_WORDS[1], "Ġ", UNICODE_WORDS[2], "<|im_end|>"]
 
 
-def make_script_model(script=THINK_SCRIPT, heads=4, head_dim=72, ffn=32, context=128):
+def make_script_model(script=THINK_SCRIPT, heads=4, head_dim=72, ffn=32, context=128, words=()):
     """A qwen3 model whose greedy next token depends only on the current one
     and follows `script`: one-hot embeddings, every attention and FFN matrix
     zero (the residual stream stays the embedding), and an output row per
     step of the script. For testing what the chat layer does with the
     tokens (e.g. hiding the think block), not the maths."""
-    tokens, _, _ = byte_level_vocab(think=True)
+    tokens, _, _ = byte_level_vocab(think=True, words=words)
+    spelled = {w: tokens[len(tokens) - len(words) + i] for i, w in enumerate(words)}
+    script = [spelled.get(t, t) for t in script]
     vocab, dim = len(tokens), heads * head_dim
     assert dim >= vocab, "one-hot embeddings need dim >= vocab"
     zeros = lambda *shape: np.zeros(shape, dtype=np.float32)
@@ -188,7 +199,7 @@ def make_script_model(script=THINK_SCRIPT, heads=4, head_dim=72, ffn=32, context
         out[tokens.index(b), tokens.index(a)] = 1.0
     w["output.weight"] = out
     config = dict(arch="qwen3", dim=dim, ffn=ffn, layers=1, heads=heads, kv_heads=heads, head_dim=head_dim,
-                  vocab=vocab, context=context, eps=1e-6, rope_base=1e6, think=True)
+                  vocab=vocab, context=context, eps=1e-6, rope_base=1e6, think=True, words=list(words))
     return w, config
 
 
@@ -278,7 +289,7 @@ def qwen_gguf(weights, config, ggml_type=GGML_F32, alignment=32):
     g.add("test.bool", BOOL, True)
     g.add_array("test.f64s", FLOAT64, [1.5, -2.25])
     g.add_array("test.u8s", UINT8, [1, 2, 3])
-    tokens, types, merges = byte_level_vocab(config.get("think", False))
+    tokens, types, merges = byte_level_vocab(config.get("think", False), config.get("words", ()))
     g.add("tokenizer.ggml.model", STRING, "gpt2")
     g.add("tokenizer.ggml.pre", STRING, "qwen2")
     g.add_array("tokenizer.ggml.tokens", STRING, tokens)
@@ -304,9 +315,13 @@ def main(argv):
     ap.add_argument("--alignment", type=int, default=32)
     ap.add_argument("--think-script", action="store_true",
                     help="the script model (make_script_model): a think block, then 'Z!'")
+    ap.add_argument("--unicode-script", action="store_true",
+                    help="a script model whose answer (after a think block) is a Chinese and a Cyrillic line")
     args = ap.parse_args(argv)
     if args.think_script:
         weights, config = make_script_model()
+    elif args.unicode_script:
+        weights, config = make_script_model(UNICODE_SCRIPT, words=UNICODE_WORDS)
     else:
         weights, config = make_qwen_model(args.arch, args.seed, tied=not args.untied)
     g = qwen_gguf(weights, config, TYPE_NAMES[args.type], args.alignment)

@@ -2,13 +2,15 @@
  *
  * The buffer always holds complete UTF-8 sequences: bytes of a multi-byte
  * character are collected in `pending` and inserted together, so the cursor
- * never stands inside a character and one character is one column.
+ * never stands inside a character. A character takes one column, or two for
+ * East Asian wide ones (as the screen and terminals draw them).
  * Redraws only touch the part of the line right of the cursor; moving right
  * re-writes characters instead of using ESC[C so it works on any terminal. */
 #include "kernel/console/line_editor.h"
 #include "kernel/console/console.h"
 #include "lib/format.h"
 #include "lib/string.h"
+#include "lib/utf8.h"
 
 #define CTRL(c) ((c)&0x1f)
 
@@ -24,10 +26,18 @@ static int is_continuation(unsigned char b) {
     return (b & 0xc0) == 0x80;
 }
 
-/* Columns (code points) in buf[from, to). */
+/* Screen columns of the characters in buf[from, to). */
 static size_t columns(const struct line_editor *ed, size_t from, size_t to) {
     size_t n = 0;
-    for (size_t i = from; i < to; i++) n += !is_continuation((unsigned char)ed->buf[i]);
+    for (size_t i = from; i < to;) {
+        if ((unsigned char)ed->buf[i] < 0x80) {
+            n++, i++;
+            continue;
+        }
+        uint32_t cp;
+        i += (size_t)utf8_decode(ed->buf + i, to - i, &cp);
+        n += (size_t)unicode_cell_width(cp);
+    }
     return n;
 }
 
@@ -129,14 +139,15 @@ static void delete_range(struct line_editor *ed, size_t from, size_t to) {
 static void backspace(struct line_editor *ed) {
     if (ed->cursor == 0) return;
     size_t from = prev_boundary(ed, ed->cursor);
-    move_left(ed, 1);
+    move_left(ed, columns(ed, from, ed->cursor));
     delete_range(ed, from, ed->cursor);
 }
 
 static void cursor_left(struct line_editor *ed) {
     if (ed->cursor == 0) return;
-    ed->cursor = prev_boundary(ed, ed->cursor);
-    move_left(ed, 1);
+    size_t from = prev_boundary(ed, ed->cursor);
+    move_left(ed, columns(ed, from, ed->cursor));
+    ed->cursor = from;
 }
 
 static void cursor_right(struct line_editor *ed) {

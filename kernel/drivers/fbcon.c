@@ -14,9 +14,11 @@
 #include "kernel/drivers/fbcon_internal.h"
 #include "kernel/console/console.h"
 #include "kernel/drivers/font8x16.h"
+#include "kernel/drivers/font_unicode.h"
 #include "kernel/mm/memory.h"
 #include "kernel/console/status.h"
 #include "lib/string.h"
+#include "lib/utf8.h"
 
 struct fbcon_state fbc;
 
@@ -82,11 +84,40 @@ static inline __attribute__((always_inline)) void paint_cell(uint8_t *line, cons
     }
 }
 
+/* The 8x16 bitmap a non-ASCII cell shows: its Unifont glyph, one half of
+ * a 16-wide one (made in `half`), or the box when the font has none. */
+static const uint8_t *unicode_cell_glyph(const struct fb_cell *c, uint8_t half[FONT_HEIGHT]) {
+    int wide = 0;
+    const uint8_t *glyph = unicode_glyph(c->ch, &wide);
+    if (!glyph) return font_glyph(0);
+    if (c->half == CELL_NARROW) {
+        if (!wide) return glyph;
+        /* A one-cell character Unifont draws 16 wide (①, ☂...): each pair
+         * of pixels squeezed into one. */
+        for (int y = 0; y < FONT_HEIGHT; y++) {
+            unsigned row = (unsigned)glyph[2 * y] << 8 | glyph[2 * y + 1], bits = 0;
+            for (int x = 0; x < 8; x++)
+                if (row & (0xc000u >> (2 * x))) bits |= 0x80u >> x;
+            half[y] = (uint8_t)bits;
+        }
+        return half;
+    }
+    if (!wide) { /* a wide cell with a narrow glyph: glyph left, blank right */
+        if (c->half == CELL_WIDE_LEFT) return glyph;
+        memset(half, 0, FONT_HEIGHT);
+        return half;
+    }
+    int right = c->half == CELL_WIDE_RIGHT;
+    for (int y = 0; y < FONT_HEIGHT; y++) half[y] = glyph[2 * y + right];
+    return half;
+}
+
 /* `row` is a screen row (the status line is row fbc.rows). */
 static void draw_cell(int col, int row, const struct fb_cell *c, int with_cursor) {
     prepare_painter(c->fg, c->bg);
     uint8_t *line = fbc.vram + (size_t)row * fbc.cell_h * fbc.pitch + (size_t)col * fbc.cell_w * 4;
-    const uint8_t *glyph = font_glyph(c->ch);
+    uint8_t half[FONT_HEIGHT];
+    const uint8_t *glyph = c->ch < 0x80 ? font_glyph((uint8_t)c->ch) : unicode_cell_glyph(c, half);
     int cursor_from = with_cursor ? FONT_HEIGHT - 2 : FONT_HEIGHT;
     switch (fbc.scale) {
     case 1:
@@ -105,7 +136,7 @@ static void draw_cell(int col, int row, const struct fb_cell *c, int with_cursor
 }
 
 static int same_cell(const struct fb_cell *a, const struct fb_cell *b) {
-    return a->ch == b->ch && a->fg == b->fg && a->bg == b->bg;
+    return a->ch == b->ch && a->fg == b->fg && a->bg == b->bg && a->half == b->half;
 }
 
 static void flush_status(void) {
@@ -225,7 +256,7 @@ void fbcon_init(const struct boot_framebuffer *fb) {
         fbc.shown[i].stale = 1; /* the firmware left its own picture */
     }
     for (int col = 0; col < fbc.cols; col++) {
-        fbc.status[col] = (struct fb_cell){' ', STATUS_FG, STATUS_BG, 0};
+        fbc.status[col] = (struct fb_cell){' ', STATUS_FG, STATUS_BG, 0, CELL_NARROW};
         fbc.status_shown[col] = fbc.status[col];
         fbc.status_shown[col].stale = 1;
     }
@@ -245,12 +276,24 @@ void fbcon_init(const struct boot_framebuffer *fb) {
 
 void fbcon_set_status_line(const char *text) {
     if (!fbc.active || !fbc.has_status) return;
+    const char *p = text ? text : "";
+    size_t left = strlen(p);
     int col = 0;
-    for (const char *p = text ? text : ""; *p && col < fbc.cols; p++) {
-        uint8_t b = (uint8_t)*p;
-        if ((b & 0xc0) == 0x80) continue; /* UTF-8 continuation: one box per character */
-        fbc.status[col++].ch = b < 0x20 ? ' ' : b;
+    while (left > 0 && col < fbc.cols) {
+        uint32_t cp;
+        int used = utf8_decode(p, left, &cp); /* invalid bytes give U+FFFD */
+        p += used;
+        left -= (size_t)used;
+        if (cp < 0x20) cp = ' ';
+        int width = cp < 0x80 ? 1 : unicode_cell_width(cp);
+        if (col + width > fbc.cols) break;
+        fbc.status[col].ch = cp;
+        fbc.status[col++].half = width == 2 ? CELL_WIDE_LEFT : CELL_NARROW;
+        if (width == 2) {
+            fbc.status[col].ch = cp;
+            fbc.status[col++].half = CELL_WIDE_RIGHT;
+        }
     }
-    for (; col < fbc.cols; col++) fbc.status[col].ch = ' ';
+    for (; col < fbc.cols; col++) fbc.status[col].ch = ' ', fbc.status[col].half = CELL_NARROW;
     flush_status();
 }

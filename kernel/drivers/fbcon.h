@@ -9,7 +9,8 @@
 /* Sets up the console on the framebuffer and registers it as a console
  * output. Does nothing when there is no usable framebuffer. */
 void fbcon_init(const struct boot_framebuffer *fb);
-/* Interprets text with \n \r \b \t, UTF-8 (one box per sequence) and the
+/* Interprets text with \n \r \b \t, UTF-8 (Unifont glyphs, East Asian wide
+ * characters in two cells, U+FFFD for invalid bytes) and the
  * ANSI sequences the kernel writes (cursor moves, erase, SGR colours). */
 void fbcon_write(const char *s, size_t len);
 /* The text scale (1-4) for a screen: 1 below 1600 pixels wide, else the

@@ -5,10 +5,15 @@
 
 #include <stdint.h>
 
+/* A double-width character fills two cells: the left one holds its code
+ * point, the right one the same code point marked CELL_WIDE_RIGHT. */
+enum cell_half { CELL_NARROW, CELL_WIDE_LEFT, CELL_WIDE_RIGHT };
+
 struct fb_cell {
-    uint8_t ch;
+    uint32_t ch;    /* a code point */
     uint8_t fg, bg; /* palette indices */
     uint8_t stale;  /* only in the on-screen grid: must be redrawn */
+    uint8_t half;   /* enum cell_half */
 };
 
 enum ansi_state { ANSI_NORMAL, ANSI_ESCAPE, ANSI_CSI };
@@ -46,7 +51,9 @@ struct fbcon_state {
     enum ansi_state ansi;
     int params[ANSI_MAX_PARAMS];
     int param_count, private_marker;
-    int utf8_skip; /* continuation bytes still to swallow */
+    uint32_t utf8_cp;  /* the character being decoded */
+    int utf8_need;     /* continuation bytes still to come */
+    uint32_t utf8_min; /* the smallest code point its length may encode */
     /* nibble_pixels[n]: the 4 glyph bits of n, scaled, in painter_fg/bg. */
     uint32_t nibble_pixels[16][4 * MAX_SCALE];
     int painter_fg, painter_bg;
@@ -61,7 +68,10 @@ static inline struct fb_cell *cell_at(int col, int row) {
 
 /* A space in the current colours (swapped under reverse video). */
 struct fb_cell fbcon_blank_cell(void);
-/* Interprets one byte of text: controls, ANSI sequences, printable bytes. */
+/* What an uncovered character or invalid UTF-8 shows. */
+#define REPLACEMENT_CHAR 0xfffd
+
+/* Interprets one byte of text: controls, ANSI sequences, UTF-8 characters. */
 void fbcon_feed_byte(uint8_t b);
 
 #endif

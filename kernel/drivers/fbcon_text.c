@@ -8,15 +8,18 @@
  * (top_row), so scrolling moves no memory; fbcon.c redraws what changed. */
 #include "kernel/drivers/fbcon_internal.h"
 #include "lib/string.h"
+#include "lib/utf8.h"
 
 struct fb_cell fbcon_blank_cell(void) {
-    struct fb_cell c = {' ', fbc.fg, fbc.bg, 0};
+    struct fb_cell c = {' ', fbc.fg, fbc.bg, 0, CELL_NARROW};
     if (fbc.reverse) c.bg = fbc.fg, c.fg = fbc.bg;
     return c;
 }
 
 static void clear_cells(int row, int from_col, int to_col) {
     struct fb_cell blank = fbcon_blank_cell();
+    if (from_col > 0 && from_col < fbc.cols && cell_at(from_col, row)->half == CELL_WIDE_RIGHT) from_col--;
+    if (to_col < fbc.cols && cell_at(to_col, row)->half == CELL_WIDE_RIGHT) to_col++;
     for (int col = from_col; col < to_col; col++) *cell_at(col, row) = blank;
     fbc.dirty[row] = 1;
 }
@@ -34,21 +37,46 @@ static void line_feed(void) {
     }
 }
 
-static void put_glyph(uint8_t ch) {
-    if (fbc.cx >= fbc.cols) {
+/* Blanks the rest of a wide character of which (col, row) is one half, so
+ * no half glyph stays on screen when the cell is overwritten. */
+static void break_wide_char(int col, int row) {
+    struct fb_cell *c = cell_at(col, row);
+    int other = c->half == CELL_WIDE_RIGHT ? col - 1 : c->half == CELL_WIDE_LEFT ? col + 1 : -1;
+    if (other < 0 || other >= fbc.cols) return;
+    struct fb_cell *o = cell_at(other, row);
+    o->ch = ' ';
+    o->half = CELL_NARROW;
+}
+
+static void put_char(uint32_t ch) {
+    int width = ch < 0x80 ? 1 : unicode_cell_width(ch);
+    /* A wide character that does not fit at the line's end goes to the next line. */
+    if (fbc.cx + width > fbc.cols) {
+        if (fbc.cx < fbc.cols) clear_cells(fbc.cy, fbc.cx, fbc.cols);
         fbc.cx = 0;
         line_feed();
     }
-    struct fb_cell c = {ch, fbc.fg, fbc.bg, 0};
+    struct fb_cell c = {ch, fbc.fg, fbc.bg, 0, CELL_NARROW};
     if (fbc.bold && c.fg < 8) c.fg += 8;
     if (fbc.reverse) {
         uint8_t t = c.fg;
         c.fg = c.bg;
         c.bg = t;
     }
-    *cell_at(fbc.cx, fbc.cy) = c;
+    struct fb_cell *at = cell_at(fbc.cx, fbc.cy);
+    if (at->half != CELL_NARROW) break_wide_char(fbc.cx, fbc.cy);
+    if (width == 2) {
+        struct fb_cell *right = cell_at(fbc.cx + 1, fbc.cy);
+        if (right->half == CELL_WIDE_LEFT) break_wide_char(fbc.cx + 1, fbc.cy);
+        c.half = CELL_WIDE_LEFT;
+        *at = c;
+        c.half = CELL_WIDE_RIGHT;
+        *right = c;
+    } else {
+        *at = c;
+    }
     fbc.dirty[fbc.cy] = 1;
-    fbc.cx++;
+    fbc.cx += width;
 }
 
 /* Moves the cursor by `delta` cells in reading order, clamped to the screen. */
@@ -194,17 +222,45 @@ static void feed_escape(uint8_t b) {
     }
 }
 
+/* Takes one byte >= 0x80: starts or continues a UTF-8 sequence, and puts
+ * the character once complete. Overlong forms, surrogates, code points past
+ * U+10FFFF and stray bytes show as U+FFFD. */
+static void feed_utf8(uint8_t b) {
+    if ((b & 0xc0) == 0x80) {
+        if (fbc.utf8_need == 0) {
+            put_char(REPLACEMENT_CHAR);
+            return;
+        }
+        fbc.utf8_cp = fbc.utf8_cp << 6 | (b & 0x3f);
+        if (--fbc.utf8_need > 0) return;
+        uint32_t cp = fbc.utf8_cp;
+        int valid = cp >= fbc.utf8_min && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+        put_char(valid ? cp : REPLACEMENT_CHAR);
+        return;
+    }
+    if (b >= 0xc2 && b <= 0xdf) {
+        fbc.utf8_need = 1, fbc.utf8_cp = b & 0x1f, fbc.utf8_min = 0x80;
+    } else if (b >= 0xe0 && b <= 0xef) {
+        fbc.utf8_need = 2, fbc.utf8_cp = b & 0x0f, fbc.utf8_min = 0x800;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+        fbc.utf8_need = 3, fbc.utf8_cp = b & 0x07, fbc.utf8_min = 0x10000;
+    } else {
+        put_char(REPLACEMENT_CHAR); /* c0, c1, f5-ff never start a character */
+    }
+}
+
 void fbcon_feed_byte(uint8_t b) {
     if (fbc.ansi != ANSI_NORMAL) {
         feed_escape(b);
         return;
     }
-    if (fbc.utf8_skip > 0) {
-        if ((b & 0xc0) == 0x80) {
-            fbc.utf8_skip--;
-            return;
-        }
-        fbc.utf8_skip = 0; /* truncated sequence: this byte starts anew */
+    if (fbc.utf8_need > 0 && (b & 0xc0) != 0x80) {
+        fbc.utf8_need = 0;
+        put_char(REPLACEMENT_CHAR); /* truncated sequence: this byte starts anew */
+    }
+    if (b >= 0x80) {
+        feed_utf8(b);
+        return;
     }
     switch (b) {
     case 0x1b:
@@ -233,6 +289,5 @@ void fbcon_feed_byte(uint8_t b) {
         break;
     }
     if (b < 0x20 || b == 0x7f) return; /* other control bytes (bell...) */
-    if (b >= 0xc2 && b <= 0xf4) fbc.utf8_skip = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : 1;
-    put_glyph(b); /* bytes >= 0x80 draw the box */
+    put_char(b);
 }

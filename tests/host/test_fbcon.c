@@ -1,6 +1,8 @@
 /* test_fbcon.c - the framebuffer console on the host: the text scale chosen
  * per resolution, and text, scrolling and the status line read back from a
- * fake framebuffer in memory by matching cells against the font. */
+ * fake framebuffer in memory by matching cells against the font; UTF-8 text
+ * into cells (wide characters, wrapping, invalid bytes) and the generated
+ * Unifont glyphs checked against unifont.hex itself. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 #include "kernel/drivers/fbcon.c"
 #include "kernel/drivers/fbcon_text.c"
 #include "kernel/drivers/font8x16.c"
+#include "kernel/drivers/font_unicode.c"
 #include "tests/host/check.h"
 
 /* ---- the few kernel services fbcon.c uses ---- */
@@ -200,12 +203,135 @@ static void test_text_and_status(uint32_t width, uint32_t height, uint32_t pad) 
     check_plain(leftovers == 0, name, why);
 }
 
+/* ---- Unicode ---- */
+#define UNIFONT_HEX "/usr/share/unifont/unifont.hex"
+
+/* The glyph for cp as unifont.hex has it (16 or 32 bytes); 0 if absent. */
+static size_t unifont_hex_glyph(uint32_t cp, uint8_t out[32]) {
+    FILE *f = fopen(UNIFONT_HEX, "r");
+    if (!f) return 0;
+    char line[160];
+    size_t n = 0;
+    while (!n && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!colon || strtoul(line, NULL, 16) != cp) continue;
+        for (char *p = colon + 1; n < 32 && p[0] && p[1] && p[0] != '\n'; p += 2) {
+            char byte[3] = {p[0], p[1], 0};
+            out[n++] = (uint8_t)strtoul(byte, NULL, 16);
+        }
+    }
+    fclose(f);
+    return n;
+}
+
+static const uint32_t sample_code_points[] = {
+    0x00E9, 0x0416, 0x03A9, 0x2192, 0x2500, 0x3001, 0x3042, 0x30AB, 0x4E2D, 0x6587, 0xAC00, 0xFF21, 0xFFFD,
+};
+#define SAMPLES (sizeof sample_code_points / sizeof sample_code_points[0])
+
+static void test_glyph_table_matches_unifont(void) {
+    char name[80];
+    uint8_t want[32];
+    if (!unifont_hex_glyph(0x4E2D, want)) {
+        check_skipped("generated glyphs equal unifont.hex", UNIFONT_HEX " not installed");
+        return;
+    }
+    for (size_t i = 0; i < SAMPLES; i++) {
+        uint32_t cp = sample_code_points[i];
+        size_t n = unifont_hex_glyph(cp, want);
+        int wide = -1;
+        const uint8_t *got = unicode_glyph(cp, &wide);
+        snprintf(name, sizeof name, "glyph of U+%04X equals its unifont.hex line", cp);
+        check(n && got && (size_t)(wide ? 32 : 16) == n && memcmp(got, want, n) == 0, name,
+              "hex %zu bytes, table %s (wide %d)", n, got ? "has it" : "lacks it", wide);
+        snprintf(name, sizeof name, "U+%04X: glyph width agrees with the cell width", cp);
+        check(n == (size_t)(unicode_cell_width(cp) == 2 ? 32 : 16), name, "%zu bytes", n);
+    }
+    int missing_wide = 0;
+    check(unicode_glyph(0x0041, &missing_wide) == NULL && unicode_glyph(0x10FFFF, &missing_wide) == NULL,
+          "ASCII and unlisted code points are not in the table", "found");
+}
+
+static int cell_is(int col, int row, uint32_t ch, int half) {
+    const struct fb_cell *c = cell_at(col, row);
+    return c->ch == ch && c->half == half;
+}
+
+/* Pixels of cells (col, row) .. (col + width - 1, row) at scale 1, as glyph rows. */
+static int cells_show_glyph(int col, int row, const uint8_t *glyph, int width) {
+    for (int y = 0; y < FONT_HEIGHT; y++)
+        for (int x = 0; x < 8 * width; x++) {
+            int lit = pixel((uint32_t)(col * 8 + x), (uint32_t)(row * 16 + y)) == fbc.palette[DEFAULT_FG];
+            int want = (glyph[y * width + x / 8] >> (7 - x % 8)) & 1;
+            if (lit != want) return 0;
+        }
+    return 1;
+}
+
+static void test_utf8_cells(void) {
+    screen_open(800, 600, 0);
+    write_str("\x1b[?25l\xe4\xb8\xad\xd0\x96x\n"); /* 中Жx */
+    check(cell_is(0, 0, 0x4E2D, CELL_WIDE_LEFT) && cell_is(1, 0, 0x4E2D, CELL_WIDE_RIGHT) &&
+              cell_is(2, 0, 0x0416, CELL_NARROW) && cell_is(3, 0, 'x', CELL_NARROW),
+          "UTF-8 text gives code points; a CJK character takes two cells", "cells wrong");
+    uint8_t cjk[32], cyrillic[32];
+    if (unifont_hex_glyph(0x4E2D, cjk) == 32 && unifont_hex_glyph(0x0416, cyrillic) == 16)
+        check(cells_show_glyph(0, 0, cjk, 2) && cells_show_glyph(2, 0, cyrillic, 1),
+              "the screen shows both halves of the wide glyph and the Cyrillic one", "pixels differ");
+    else
+        check_skipped("the screen shows the Unifont glyphs", UNIFONT_HEX " not installed");
+
+    char move[32];
+    snprintf(move, sizeof move, "\x1b[%dGab\xe3\x81\x82", fbc.cols - 2); /* あ at the last column */
+    write_str(move);
+    check(cell_is(fbc.cols - 3, 1, 'a', CELL_NARROW) && cell_is(fbc.cols - 2, 1, 'b', CELL_NARROW) &&
+              cell_is(fbc.cols - 1, 1, ' ', CELL_NARROW) && cell_is(0, 2, 0x3042, CELL_WIDE_LEFT) &&
+              cell_is(1, 2, 0x3042, CELL_WIDE_RIGHT) && fbc.cx == 2 && fbc.cy == 2,
+          "a wide character that does not fit at the line's end wraps", "cells or cursor wrong");
+
+    write_str("\n\xff|\xc0\xaf|\xe4\xb8|\xed\xa0\x80|\x80|\xf4\x90\x80\x80|\xc3\xa9");
+    static const uint32_t expect[] = {0xFFFD, '|', 0xFFFD, 0xFFFD, '|',    0xFFFD, '|',
+                                      0xFFFD, '|', 0xFFFD, '|',    0xFFFD, '|',    0xE9};
+    int same = 1;
+    for (int i = 0; i < (int)(sizeof expect / sizeof expect[0]); i++)
+        same &= cell_is(i, 3, expect[i], CELL_NARROW);
+    check(same, "invalid UTF-8 shows U+FFFD (stray, overlong, truncated, surrogate, too large)",
+          "cells wrong");
+
+    write_str("\r\xe4\xb8\xad\xe6\x96\x87\r\xe2\x80\xa6"); /* 中文, then … over the first half */
+    check(cell_is(0, 3, 0x2026, CELL_NARROW) && cell_is(1, 3, ' ', CELL_NARROW) &&
+              cell_is(2, 3, 0x6587, CELL_WIDE_LEFT),
+          "overwriting half a wide character blanks its other half", "cells wrong");
+
+    write_str("\r\xe2\x91\xa0"); /* ①: one cell, a 16-wide Unifont glyph squeezed into it */
+    uint8_t circled[32], squeezed[16];
+    if (unifont_hex_glyph(0x2460, circled) == 32) {
+        for (int y = 0; y < 16; y++) {
+            squeezed[y] = 0;
+            for (int x = 0; x < 16; x++)
+                if ((circled[2 * y + x / 8] >> (7 - x % 8)) & 1) squeezed[y] |= (uint8_t)(0x80 >> (x / 2));
+        }
+        check(cell_is(0, 3, 0x2460, CELL_NARROW) && cells_show_glyph(0, 3, squeezed, 1),
+              "a narrow character with a 16-wide glyph is squeezed into its cell", "pixels differ");
+    } else {
+        check_skipped("a 16-wide glyph squeezed into one cell", UNIFONT_HEX " not installed");
+    }
+
+    fbcon_set_status_line(" \xe6\xa8\xa1\xe5\x9e\x8b: \xd0\xbc\xd0\xb8\xd1\x80"); /* 模型: мир */
+    check(fbc.status[1].ch == 0x6A21 && fbc.status[1].half == CELL_WIDE_LEFT &&
+              fbc.status[2].half == CELL_WIDE_RIGHT && fbc.status[3].ch == 0x578B &&
+              fbc.status[5].ch == ':' && fbc.status[7].ch == 0x043C && fbc.status[9].ch == 0x0440,
+          "the status line holds wide and Cyrillic characters", "status cells wrong");
+}
+
 int main(void) {
     test_scales();
     test_text_and_status(800, 600, 0);
     test_text_and_status(1920, 1080, 64);
     test_text_and_status(1366, 768, 4); /* pitch not a multiple of 8 bytes */
     test_text_and_status(3840, 2160, 0);
+    test_glyph_table_matches_unifont();
+    test_utf8_cells();
     screen_open(32, 32, 0);
     check(!fbc.active, "tiny framebuffer refused", "console came up on 32x32");
     free(screen.pixels);

@@ -1,19 +1,34 @@
 /* test_line_editor.c - the kernel's line editor on the host: keys in, line
  * and history out, and the redraw output replayed on a tiny terminal model
  * to check the screen shows exactly the prompt and the line. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 /* The editor is kernel code that has no kernel dependencies: build it here. */
 #include "kernel/console/line_editor.c"
+#include "lib/utf8.h"
 #include "tests/host/check.h"
 
 /* ---- a one-line terminal: enough of VT100 to follow the editor. ---- */
 #define TERM_COLS 8192
+#define WIDE_RIGHT_HALF "\x01" /* the second cell of a double-width character */
+
+/* Double-width (East Asian Wide) characters among those the tests type: CJK
+ * ideographs, kana, Hangul syllables and emoticons. */
+static int term_char_width(const char *c) {
+    uint32_t cp;
+    utf8_decode(c, strlen(c), &cp);
+    int wide = (cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0x4e00 && cp <= 0x9fff) ||
+               (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0x1f600 && cp <= 0x1f64f);
+    return wide ? 2 : 1;
+}
+
 static struct {
     char cell[TERM_COLS][5]; /* one UTF-8 character per cell */
     int col;
     int lines;       /* newlines seen */
+    int char_cell;   /* the cell of the character being written */
     char raw[65536]; /* everything written since the last reset */
     size_t raw_len;
     int esc, csi_param;
@@ -25,6 +40,13 @@ static void term_reset(void) {
 
 static void term_clear_line_from(int col) {
     for (int i = col; i < TERM_COLS; i++) term.cell[i][0] = '\0';
+}
+
+static void term_put_cell(int col, const char *text) {
+    if (col >= TERM_COLS) return;
+    strcpy(term.cell[col], text);
+    if (col + 1 < TERM_COLS && strcmp(term.cell[col + 1], WIDE_RIGHT_HALF) == 0)
+        strcpy(term.cell[col + 1], " ");
 }
 
 static void term_byte(unsigned char b) {
@@ -66,12 +88,17 @@ static void term_byte(unsigned char b) {
         term_clear_line_from(0);
     } else if (b == '\a') {
     } else if ((b & 0xc0) == 0x80 && term.col > 0) {
-        size_t l = strlen(term.cell[term.col - 1]); /* continuation joins the previous cell */
-        if (l < 4) term.cell[term.col - 1][l] = (char)b, term.cell[term.col - 1][l + 1] = '\0';
+        char *c = term.cell[term.char_cell]; /* continuation joins the character's cell */
+        size_t l = strlen(c);
+        if (l < 4) c[l] = (char)b, c[l + 1] = '\0';
+        if ((int)strlen(c) == utf8_sequence_length((uint8_t)c[0]) && term_char_width(c) == 2) {
+            term_put_cell(term.char_cell + 1, WIDE_RIGHT_HALF);
+            term.col = term.char_cell + 2;
+        }
     } else if (term.col < TERM_COLS) {
-        term.cell[term.col][0] = (char)b;
-        term.cell[term.col][1] = '\0';
-        term.col++;
+        char c[2] = {(char)b, '\0'};
+        term_put_cell(term.col, c);
+        term.char_cell = term.col++;
     }
 }
 
@@ -85,6 +112,7 @@ static void term_text(char *out, size_t size) {
     int last = TERM_COLS - 1;
     while (last >= 0 && (term.cell[last][0] == '\0' || strcmp(term.cell[last], " ") == 0)) last--;
     for (int i = 0; i <= last; i++) {
+        if (strcmp(term.cell[i], WIDE_RIGHT_HALF) == 0) continue;
         const char *c = term.cell[i][0] ? term.cell[i] : " ";
         size_t l = strlen(c);
         if (n + l + 1 > size) break;
@@ -96,7 +124,13 @@ static void term_text(char *out, size_t size) {
 
 static size_t count_columns(const char *s, size_t bytes) {
     size_t cols = 0;
-    for (size_t i = 0; i < bytes; i++) cols += ((unsigned char)s[i] & 0xc0) != 0x80;
+    for (size_t i = 0; i < bytes;) {
+        char c[5] = {0};
+        size_t n = (size_t)utf8_sequence_length((uint8_t)s[i]);
+        memcpy(c, s + i, n && n <= 4 && i + n <= bytes ? n : 1);
+        cols += (size_t)term_char_width(c);
+        i += n ? n : 1;
+    }
     return cols;
 }
 
@@ -305,6 +339,32 @@ static void test_utf8(void) {
     check_line("a special key interrupts a partial character", "axqb");
 }
 
+static void test_wide_characters(void) {
+    start();
+    feed_text("\xe4\xb8\xad\xe6\x96\x87"); /* 中文: two double-width characters */
+    check_line("CJK characters inserted", "\xe4\xb8\xad\xe6\x96\x87");
+    check(term.col == 2 + 4, "two wide characters take four columns", "wrong cursor column");
+    check_screen("CJK characters");
+    KEYS(KEY_LEFT);
+    check(term.col == 2 + 2, "left over a wide character moves two columns", "wrong cursor column");
+    check_screen("left over a wide character");
+    feed_text("\xd0\x96"); /* Ж, one column, inserted between them */
+    check_line("Cyrillic between CJK", "\xe4\xb8\xad\xd0\x96\xe6\x96\x87");
+    check_screen("narrow character inserted before a wide one");
+    KEYS(KEY_LEFT, KEY_LEFT, KEY_RIGHT);
+    check(term.col == 2 + 2, "right over a wide character moves two columns", "wrong cursor column");
+    KEYS(KEY_END, '\b');
+    check_line("backspace removes a whole wide character", "\xe4\xb8\xad\xd0\x96");
+    check_screen("backspace removes a whole wide character");
+    KEYS(KEY_HOME, KEY_DELETE);
+    check_line("delete removes a whole wide character", "\xd0\x96");
+    check_screen("delete removes a whole wide character");
+    feed_text("\xea\xb0\x80\xe3\x81\x82"); /* 가あ: Hangul and hiragana */
+    KEYS(KEY_HOME, '\b', KEY_RIGHT, '\b');
+    check_line("backspace after right over Hangul", "\xe3\x81\x82\xd0\x96");
+    check_screen("Hangul and hiragana");
+}
+
 /* Every lead byte in the buffer is followed by all its continuation bytes. */
 static int utf8_check_complete(void) {
     for (size_t i = 0; i < ed.len;) {
@@ -333,6 +393,7 @@ int main(void) {
     test_too_long();
     test_ignored_input();
     test_utf8();
+    test_wide_characters();
     test_long_utf8_limit();
     printf("%s\n", failures ? "line_editor: FAILED" : "line_editor: all passed");
     return failures ? 1 : 0;

@@ -1,12 +1,15 @@
 """cases_screen.py - QEMU cases for what the framebuffer shows: the status
-line (model, decode speed, memory) and answers that scroll past a screenful.
-The screen is read from a screendump with screen.py (the kernel's own font)."""
+line (model, decode speed, memory), answers that scroll past a screenful and
+Chinese, Japanese, Korean and Cyrillic text. The screen is read from a
+screendump with screen.py (the kernel's own fonts)."""
 import os
 import re
+import subprocess
 import time
 
 import screen
 from cases_boot import boot_to_prompt
+from cases_gguf import ROOT, numpy_python
 from cases_llm import answer, set_all
 
 STATUS = re.compile(r"model: (\S+) \| ([0-9.]+) tok/s \| memory (\d+) of (\d+) MiB used")
@@ -80,4 +83,46 @@ def test_screen_many_lines_fast(ctx):
         assert took < 60, f"300 scrolled lines took {took:.1f}s"
 
 
-CASES = [test_screen_status_line_after_answer, test_screen_long_answer_scrolls, test_screen_many_lines_fast]
+def test_screen_unicode_typed_and_echoed(ctx):
+    """Lines typed as UTF-8 on the serial port: the line editor echoes them
+    (Backspace over a wide character on the way), /echo prints them; both
+    show on screen as Unifont glyphs, wide characters in two cells."""
+    if not os.path.exists(screen.UNIFONT_TABLE):
+        raise AssertionError(f"{screen.UNIFONT_TABLE} missing: the kernel build makes it")
+    chinese, cyrillic, kana_hangul = "你好，世界！中文测试", "Пример: жизнь и мир", "こんにちは 한국어"
+    with boot_to_prompt(ctx) as vm:
+        vm.send(f"/echo {chinese}界".encode() + b"\x7f\r")  # Backspace takes the whole 界
+        printed = vm.wait_prompt().replace("\r", "").split("\n")
+        assert chinese in printed and f"{chinese}界" not in printed, f"echo of the Chinese line: {printed!r}"
+        vm.command(f"/echo {cyrillic}")
+        vm.command(f"/echo {kana_hangul}")
+        lines = screen_text(vm)
+        joined = "\n".join(lines)
+        for text in (chinese, cyrillic, kana_hangul):
+            assert f"> /echo {text}" in lines, f"typed line {text!r} not on screen:\n{joined}"
+            assert text in lines, f"printed line {text!r} not on screen:\n{joined}"
+
+
+def test_screen_unicode_answer_streamed(ctx):
+    """A script model (tools/gguf_write.py --unicode-script) answers a chat
+    turn with a Chinese line and a Cyrillic line, token by token: the answer
+    on serial is that UTF-8, and the screen shows the glyphs."""
+    work = os.path.join(ctx.image_dir, "unicode-model")
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "unicode-script.gguf")
+    subprocess.run([numpy_python(), os.path.join(ROOT, "tools", "gguf_write.py"), path, "--unicode-script"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+    img = ctx.image("gguf-unicode", [path], "model=unicode-script.gguf\n")
+    chinese, cyrillic = "你好，世界！", "Пример: жизнь"
+    with boot_to_prompt(ctx, image=img) as vm:
+        set_all(vm, temp=0, steps=20)
+        assert "chat: on" in vm.command("/chat")
+        text, _ = answer(vm, "hi")
+        assert text.rstrip("\n") == f"{chinese}\n\n{cyrillic}", f"streamed answer: {text!r}"
+        lines = screen_text(vm)
+        joined = "\n".join(lines)
+        assert chinese in lines and cyrillic in lines, f"the answer's lines are not on screen:\n{joined}"
+
+
+CASES = [test_screen_status_line_after_answer, test_screen_long_answer_scrolls, test_screen_many_lines_fast,
+         test_screen_unicode_typed_and_echoed, test_screen_unicode_answer_streamed]
