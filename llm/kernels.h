@@ -6,6 +6,7 @@
 #ifndef LLM_KERNELS_H
 #define LLM_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* out[i] = sum_j w[i*n + j] * x[j], for i < d. */
@@ -47,6 +48,12 @@ typedef void add_fn(float *x, const float *y, int n);
  * value_p. att (n_pos floats) is scratch and is left holding the weights. */
 typedef void attend_fn(float *out, float *att, const float *q, const float *keys, const float *values,
                           int stride, int n_pos, int hs, float scale);
+/* The same over a KV cache of f16 values (attend_f16) or q8_0 blocks of 32
+ * (attend_q8_0: hs % 32 == 0, keys and values at the start of a block):
+ * position p's key at keys + p * row_bytes bytes, its value at values + p *
+ * row_bytes. Read in place, nothing converted beyond one vector at a time. */
+typedef void attend_kv_fn(float *out, float *att, const float *q, const void *keys, const void *values,
+                          size_t row_bytes, int n_pos, int hs, float scale);
 
 typedef struct {
     const char *name;
@@ -61,6 +68,7 @@ typedef struct {
     swiglu_fn *swiglu;
     add_fn *add;
     attend_fn *attend;
+    attend_kv_fn *attend_f16, *attend_q8_0;
 } KernelSet;
 
 extern const KernelSet kernels_scalar;

@@ -25,5 +25,15 @@ swiglu_fn kernels_swiglu_scalar, kernels_swiglu_sse2, kernels_swiglu_avx2;
 add_fn kernels_add_scalar, kernels_add_sse2, kernels_add_avx2;
 
 attend_fn kernels_attend_scalar, kernels_attend_sse2, kernels_attend_avx2, kernels_attend_avx512;
+attend_kv_fn kernels_attend_f16_scalar, kernels_attend_f16_sse2, kernels_attend_f16_avx2,
+    kernels_attend_f16_avx512;
+attend_kv_fn kernels_attend_q8_0_scalar, kernels_attend_q8_0_sse2, kernels_attend_q8_0_avx2,
+    kernels_attend_q8_0_avx512;
+
+/* Row p of a typed KV cache whose rows are row_bytes apart (attend_f16,
+ * attend_q8_0). */
+static inline const void *kv_cache_row(const void *base, size_t row_bytes, int p) {
+    return (const unsigned char *)base + (size_t)p * row_bytes;
+}
 
 #endif
