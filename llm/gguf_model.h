@@ -43,7 +43,13 @@ typedef struct GgufModel {
     /* run state: GGUF_PREFILL_BATCH rows of each per-position array (the
      * single-position forward uses row 0), strides in the *_stride fields */
     float *x, *xb, *xb2, *hb, *hb2, *q, *k, *v, *att, *logits;
-    float *key_cache, *value_cache; /* (layers, seq_len, kv_dim) */
+    /* (layers, seq_len, kv_dim) values of kv_type (kv_cache.h), rows of
+     * kv_row_bytes; an allocation of its own, re-created by a type change */
+    uint8_t *key_cache, *value_cache;
+    uint32_t kv_type;
+    size_t kv_row_bytes;
+    void *kv_block;
+    size_t kv_bytes;
     float *rope_cs;                 /* cos/sin pairs of each position */
     float *rope_freq;               /* each rotated pair's angle per position (n_rot / 2) */
     float *row;                     /* one dequantised weight row */

@@ -4,12 +4,14 @@
  * state_alloc (llm/transformer.c) and alloc_state (llm/transformer_gguf.c);
  * tests/host/test_model_estimate.c checks them against real loads. */
 #include "llm/model_estimate.h"
+
 #include "llm/transformer_gguf.h"
 
 #include "lib/string.h"
 #include "llm/checkpoint.h"
 #include "llm/ggml_types.h"
 #include "llm/gguf.h"
+#include "llm/kv_cache.h"
 #include "llm/quant.h"
 
 #define GGUF_STATE_MAX_SEQ_LEN 8192 /* GGUF_MAX_SEQ_LEN in transformer_gguf.c */
@@ -117,7 +119,7 @@ static int int_value(Cursor *c, uint64_t type, int64_t *out) {
 
 enum { H_DIM, H_HIDDEN, H_LAYERS, H_HEADS, H_CTX, H_KV_HEADS, H_KEY, H_VALUE, H_ROT, H_COUNT };
 
-static int64_t gguf_estimate(const void *file, size_t size) {
+static int64_t gguf_estimate(const void *file, size_t size, uint32_t kv_type) {
     static const char *const names[H_COUNT] = {
         "embedding_length",     "feed_forward_length",    "block_count",
         "attention.head_count", "context_length",         "attention.head_count_kv",
@@ -190,12 +192,16 @@ static int64_t gguf_estimate(const void *file, size_t size) {
         key_len != (uint64_t)h[H_VALUE])
         return -1;
     uint64_t q_dim = heads * key_len, kv_dim = kv_heads * key_len;
-    uint64_t bytes = gguf_state_bytes(dim, hidden, q_dim, kv_dim, heads, layers, seq, (uint64_t)vocab, rot);
+    uint64_t bytes = gguf_state_bytes(dim, hidden, q_dim, kv_dim, heads, layers, seq, (uint64_t)vocab, rot, kv_type);
     return bytes ? (int64_t)bytes : -1;
 }
 
-int64_t transformer_state_bytes_estimate(const void *file, size_t size) {
+int64_t transformer_state_bytes_estimate_kv(const void *file, size_t size, uint32_t kv_type) {
     if (!file) return -1;
-    if (gguf_is_gguf(file, size)) return gguf_estimate(file, size);
+    if (gguf_is_gguf(file, size)) return gguf_estimate(file, size, kv_type);
     return checkpoint_estimate(file, size);
+}
+
+int64_t transformer_state_bytes_estimate(const void *file, size_t size) {
+    return transformer_state_bytes_estimate_kv(file, size, KV_TYPE_DEFAULT);
 }

@@ -9,11 +9,15 @@
 /* Bytes of run state (activations, attention scores, logits, KV cache, RoPE
  * tables / quantised-activation buffers) that transformer_load would
  * allocate for this llama2.c checkpoint or GGUF file held in memory: exactly
- * what transformer_state_bytes() reports after a successful load (int8
+ * what transformer_state_bytes() reports after a successful load (GGUF: with
+ * the default f16 KV cache) (int8
  * copies made by transformer_quantize, the GGUF index and the tokenizer are
  * not included). Reads only the headers, allocates nothing. Returns -1 when
  * the file is neither, or its header is malformed or names an unsupported
  * architecture. */
 int64_t transformer_state_bytes_estimate(const void *file, size_t size);
+/* The same with a GGUF model's KV cache of kv_type (llm/kv_cache.h; the
+ * function above assumes the default, f16); llama2.c checkpoints keep fp32. */
+int64_t transformer_state_bytes_estimate_kv(const void *file, size_t size, uint32_t kv_type);
 
 #endif
