@@ -245,7 +245,7 @@ static int alloc_kv(GgufModel *m, uint32_t type, char *err, size_t n) {
     m->kv_block = block;
     m->kv_bytes = (size_t)bytes + KV_ALIGN_SLACK;
     m->kv_type = type;
-    m->kv_row_bytes = (size_t)kv_row_bytes(type, (uint64_t)c->kv_dim);
+    m->kv_head_bytes = (size_t)kv_row_bytes(type, (uint64_t)c->head_size);
     m->key_cache = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
     m->value_cache = (uint8_t *)(((uintptr_t)m->key_cache + (size_t)bytes / 2 + 63) & ~(uintptr_t)63);
     return 0;

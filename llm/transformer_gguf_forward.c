@@ -70,20 +70,25 @@ static void attention_heads(void *ctx, int h0, int h1) {
     GgufModel *m = j->m;
     const TransformerConfig *c = &m->config;
     int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
-    size_t layer_offset = (size_t)j->layer * c->seq_len * m->kv_row_bytes;
     float inv_sqrt = 1.0f / sqrtf((float)hs);
     attend_kv_fn *typed = m->kv_type == GGML_TYPE_F16 ? kernels->attend_f16 : kernels->attend_q8_0;
-    for (int h = h0; h < h1; h++) {
-        size_t head_offset = layer_offset + (size_t)kv_row_bytes(m->kv_type, (uint64_t)(h / kv_mul) * hs);
+    /* The query heads of this share that use one key/value head go together
+     * (a typed kernel may read the cache once for all of them). */
+    for (int h = h0, n_q; h < h1; h += n_q) {
+        int kv = h / kv_mul;
+        n_q = (kv + 1) * kv_mul < h1 ? (kv + 1) * kv_mul - h : h1 - h;
+        size_t head_offset = kv_offset(m, j->layer, kv, 0);
         const uint8_t *keys = m->key_cache + head_offset, *values = m->value_cache + head_offset;
         for (int b = 0; b < j->batch; b++) {
             float *out = m->xb + (size_t)b * m->wide + (size_t)h * hs, *att = m->att + (size_t)h * c->seq_len;
             const float *q = m->q + (size_t)b * m->q_dim + (size_t)h * hs;
-            if (m->kv_type == GGML_TYPE_F32)
-                kernels->attend(out, att, q, (const float *)keys, (const float *)values, c->kv_dim,
-                                j->start + b + 1, hs, inv_sqrt);
+            int n_pos = j->start + b + 1;
+            if (m->kv_type != GGML_TYPE_F32)
+                typed(out, att, c->seq_len, q, n_q, keys, values, m->kv_head_bytes, n_pos, hs, inv_sqrt);
             else
-                typed(out, att, q, keys, values, m->kv_row_bytes, j->start + b + 1, hs, inv_sqrt);
+                for (int i = 0; i < n_q; i++)
+                    kernels->attend(out + (size_t)i * hs, att + (size_t)i * c->seq_len, q + (size_t)i * hs,
+                                    (const float *)keys, (const float *)values, hs, n_pos, hs, inv_sqrt);
         }
     }
 }
@@ -120,9 +125,11 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
             if (L->k_norm.data) head_norm(m, k, c->n_kv_heads, &L->k_norm);
             rope_heads(m, q, c->n_heads, cs);
             rope_heads(m, k, c->n_kv_heads, cs);
-            size_t cache_row = ((size_t)l * c->seq_len + (size_t)(start + b)) * m->kv_row_bytes;
-            kv_store_row(m->kv_type, m->key_cache + cache_row, k, kv_dim);
-            kv_store_row(m->kv_type, m->value_cache + cache_row, v, kv_dim);
+            for (int kv = 0; kv < c->n_kv_heads; kv++) {
+                size_t at = kv_offset(m, l, kv, start + b);
+                kv_store_row(m->kv_type, m->key_cache + at, k + (size_t)kv * c->head_size, c->head_size);
+                kv_store_row(m->kv_type, m->value_cache + at, v + (size_t)kv * c->head_size, c->head_size);
+            }
         }
         AttentionJob job = {m, l, start, batch};
         parallel_for(c->n_heads, 1, (uint64_t)(start + batch) * (uint64_t)batch * (uint64_t)q_dim,

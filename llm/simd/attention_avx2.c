@@ -53,9 +53,8 @@ TARGET_AVX2 static inline __m128 scores_f16(const float *q, const void *keys, si
     return _mm_add_ps(avx2_hsum4(acc[0], acc[1], acc[2], acc[3]), _mm_loadu_ps(tail));
 }
 
-TARGET_AVX2 void kernels_attend_f16_avx2(float *out, float *att, const float *q, const void *keys,
-                                         const void *values, size_t row_bytes, int n_pos, int hs,
-                                         float scale) {
+TARGET_AVX2 static void attend_f16_one(float *out, float *att, const float *q, const void *keys,
+                                       const void *values, size_t row_bytes, int n_pos, int hs, float scale) {
     /* Four keys at a time (count 4 is a constant there: the accumulators stay
      * in registers), then the last one to three. */
     int p = 0;
@@ -90,9 +89,9 @@ TARGET_AVX2 void kernels_attend_f16_avx2(float *out, float *att, const float *q,
     }
 }
 
-TARGET_AVX2 void kernels_attend_q8_0_avx2(float *out, float *att, const float *q, const void *keys,
-                                          const void *values, size_t row_bytes, int n_pos, int hs,
-                                          float scale) {
+TARGET_AVX2 static void attend_q8_0_one(float *out, float *att, const float *q, const void *keys,
+                                        const void *values, size_t row_bytes, int n_pos, int hs,
+                                        float scale) {
     int blocks = hs / QK32;
     for (int p = 0; p < n_pos; p++) {
         const BlockQ8_0 *k = kv_cache_row(keys, row_bytes, p);
@@ -118,3 +117,7 @@ TARGET_AVX2 void kernels_attend_q8_0_avx2(float *out, float *att, const float *q
         for (int w = 0; w < 4; w++) _mm256_storeu_ps(out + b * QK32 + 8 * w, acc[w]);
     }
 }
+
+KV_ATTEND_EACH_HEAD(TARGET_AVX2, kernels_attend_f16_avx2, attend_f16_one)
+
+KV_ATTEND_EACH_HEAD(TARGET_AVX2, kernels_attend_q8_0_avx2, attend_q8_0_one)

@@ -10,8 +10,8 @@ void kernels_attend_scalar(float *out, float *att, const float *q, const float *
     for (int p = 0; p < n_pos; p++) kernels_axpy_scalar(out, att[p], values + (long)p * stride, hs);
 }
 
-void kernels_attend_f16_scalar(float *out, float *att, const float *q, const void *keys, const void *values,
-                               size_t row_bytes, int n_pos, int hs, float scale) {
+static void attend_f16_one(float *out, float *att, const float *q, const void *keys, const void *values,
+                           size_t row_bytes, int n_pos, int hs, float scale) {
     for (int p = 0; p < n_pos; p++) {
         const uint16_t *k = kv_cache_row(keys, row_bytes, p);
         float sum = 0.0f;
@@ -27,8 +27,8 @@ void kernels_attend_f16_scalar(float *out, float *att, const float *q, const voi
 }
 
 /* A q8_0 key: each block's integer-valued dot with q, times its scale. */
-void kernels_attend_q8_0_scalar(float *out, float *att, const float *q, const void *keys, const void *values,
-                                size_t row_bytes, int n_pos, int hs, float scale) {
+static void attend_q8_0_one(float *out, float *att, const float *q, const void *keys, const void *values,
+                            size_t row_bytes, int n_pos, int hs, float scale) {
     for (int p = 0; p < n_pos; p++) {
         const BlockQ8_0 *k = kv_cache_row(keys, row_bytes, p);
         float sum = 0.0f;
@@ -49,3 +49,7 @@ void kernels_attend_q8_0_scalar(float *out, float *att, const float *q, const vo
         }
     }
 }
+
+KV_ATTEND_EACH_HEAD(, kernels_attend_f16_scalar, attend_f16_one)
+
+KV_ATTEND_EACH_HEAD(, kernels_attend_q8_0_scalar, attend_q8_0_one)

@@ -79,8 +79,8 @@ static inline __m128 sse2_scores_f16(const float *q, const void *keys, size_t ro
     return _mm_add_ps(sse2_hsum4(acc[0], acc[1], acc[2], acc[3]), _mm_loadu_ps(tail));
 }
 
-void kernels_attend_f16_sse2(float *out, float *att, const float *q, const void *keys, const void *values,
-                             size_t row_bytes, int n_pos, int hs, float scale) {
+static void attend_f16_one(float *out, float *att, const float *q, const void *keys, const void *values,
+                           size_t row_bytes, int n_pos, int hs, float scale) {
     __m128 sv = _mm_set1_ps(scale);
     /* Four keys at a time (count 4 is a constant there: the accumulators stay
      * in registers), then the last one to three. */
@@ -117,8 +117,8 @@ void kernels_attend_f16_sse2(float *out, float *att, const float *q, const void 
     }
 }
 
-void kernels_attend_q8_0_sse2(float *out, float *att, const float *q, const void *keys, const void *values,
-                              size_t row_bytes, int n_pos, int hs, float scale) {
+static void attend_q8_0_one(float *out, float *att, const float *q, const void *keys, const void *values,
+                            size_t row_bytes, int n_pos, int hs, float scale) {
     int blocks = hs / QK32;
     for (int p = 0; p < n_pos; p++) {
         const BlockQ8_0 *k = (const BlockQ8_0 *)kv_cache_row(keys, row_bytes, p);
@@ -146,3 +146,7 @@ void kernels_attend_q8_0_sse2(float *out, float *att, const float *q, const void
         for (int w = 0; w < 8; w++) _mm_storeu_ps(out + b * QK32 + 4 * w, acc[w]);
     }
 }
+
+KV_ATTEND_EACH_HEAD(, kernels_attend_f16_sse2, attend_f16_one)
+
+KV_ATTEND_EACH_HEAD(, kernels_attend_q8_0_sse2, attend_q8_0_one)

@@ -36,4 +36,14 @@ static inline const void *kv_cache_row(const void *base, size_t row_bytes, int p
     return (const unsigned char *)base + (size_t)p * row_bytes;
 }
 
+/* An attend_kv_fn that runs a group's query heads one after another
+ * through ONE_HEAD (the attend_kv_fn arguments less att_stride and n_q). */
+#define KV_ATTEND_EACH_HEAD(ATTR, NAME, ONE_HEAD)                                                            \
+    ATTR void NAME(float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,        \
+                   const void *values, size_t row_bytes, int n_pos, int hs, float scale) {                   \
+        for (int i = 0; i < n_q; i++)                                                                        \
+            ONE_HEAD(out + (size_t)i * hs, att + (size_t)i * att_stride, q + (size_t)i * hs, keys, values,   \
+                     row_bytes, n_pos, hs, scale);                                                           \
+    }
+
 #endif

@@ -237,6 +237,7 @@ static void test_attend_kv(const KernelSet *ks, uint32_t type) {
     int q8 = type == GGML_TYPE_Q8_0;
     int n_sizes = q8 ? 4 : (int)(sizeof f16_sizes / sizeof *f16_sizes);
     double worst_out = 0, worst_att = 0, worst_ref = 0;
+    int grouped_same = 1;
     for (int a = 0; a < n_sizes; a++)
         for (size_t b = 0; b < sizeof(positions) / sizeof(positions[0]); b++) {
             int hs = q8 ? q8_sizes[a] : f16_sizes[a], n_pos = positions[b], row = 3 * hs;
@@ -262,12 +263,26 @@ static void test_attend_kv(const KernelSet *ks, uint32_t type) {
             float scale = 1.0f / sqrtf((float)hs);
             attend_kv_fn *fn = q8 ? ks->attend_q8_0 : ks->attend_f16;
             attend_kv_fn *ref = q8 ? kernels_scalar.attend_q8_0 : kernels_scalar.attend_f16;
-            fn(got, att1, q, keys + head, values + head, rb, n_pos, hs, scale);
-            ref(want, att2, q, keys + head, values + head, rb, n_pos, hs, scale);
+            fn(got, att1, n_pos, q, 1, keys + head, values + head, rb, n_pos, hs, scale);
+            ref(want, att2, n_pos, q, 1, keys + head, values + head, rb, n_pos, hs, scale);
             kernels_scalar.attend(f32, att3, q, deq_k + hs, deq_v + hs, row, n_pos, hs, scale);
             worst_out = fmax(worst_out, max_error(got, want, hs));
             worst_ref = fmax(worst_ref, max_error(want, f32, hs));
             worst_att = fmax(worst_att, max_error(att1, att2, n_pos));
+            /* 1..5 query heads on this key/value head (5: a group of four and
+             * one): each head's bits as when it runs alone. */
+            for (int n_q = 1; n_q <= 5; n_q++) {
+                float *qs = malloc(sizeof(float) * hs * n_q), *outs = malloc(sizeof(float) * hs * n_q),
+                      *atts = malloc(sizeof(float) * n_pos * n_q);
+                fill(qs, hs * n_q, 2.0f);
+                fn(outs, atts, n_pos, qs, n_q, keys + head, values + head, rb, n_pos, hs, scale);
+                for (int i = 0; i < n_q; i++) {
+                    fn(got, att1, n_pos, qs + i * hs, 1, keys + head, values + head, rb, n_pos, hs, scale);
+                    grouped_same &= memcmp(got, outs + i * hs, sizeof(float) * hs) == 0 &&
+                                    memcmp(att1, atts + i * n_pos, sizeof(float) * n_pos) == 0;
+                }
+                free(qs), free(outs), free(atts);
+            }
             free(x), free(deq_k), free(deq_v), free(keys), free(values);
             free(q), free(att1), free(att2), free(att3), free(got), free(want), free(f32);
         }
@@ -277,6 +292,9 @@ static void test_attend_kv(const KernelSet *ks, uint32_t type) {
     check(worst_out <= 2e-6, name, "max relative error %.3g", worst_out);
     snprintf(name, sizeof name, "%s attend_%s weights equal the scalar reference", ks->name, tn);
     check(worst_att <= 1e-6, name, "max relative error %.3g", worst_att);
+    snprintf(name, sizeof name, "%s attend_%s: 1-5 query heads at once give each head's bits alone", ks->name,
+             tn);
+    check_plain(grouped_same, name, "a head differs");
     if (ks == &kernels_scalar) {
         snprintf(name, sizeof name, "scalar attend_%s equals fp32 attend over the dequantised cache", tn);
         check(worst_ref <= 2e-6, name, "max relative error %.3g", worst_ref);
