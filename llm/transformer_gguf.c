@@ -251,13 +251,17 @@ static int alloc_kv(GgufModel *m, uint32_t type, char *err, size_t n) {
     return 0;
 }
 
-int gguf_model_set_kv_type(Transformer *t, uint32_t kv_type, char *err, size_t err_size) {
-    GgufModel *m = t->gguf;
-    if (!m) {
+int gguf_model_kv_type_check(const Transformer *t, uint32_t kv_type, char *err, size_t err_size) {
+    if (!t->gguf) {
         snprintf(err, err_size, "llama2.c checkpoints keep an fp32 KV cache");
         return -1;
     }
-    if (kv_type_usable(m, kv_type, err, err_size)) return -1;
+    return kv_type_usable(t->gguf, kv_type, err, err_size);
+}
+
+int gguf_model_set_kv_type(Transformer *t, uint32_t kv_type, char *err, size_t err_size) {
+    GgufModel *m = t->gguf;
+    if (gguf_model_kv_type_check(t, kv_type, err, err_size)) return -1;
     if (kv_type == m->kv_type && m->key_cache) return 0;
     uint32_t old = m->kv_type;
     free_kv(m);

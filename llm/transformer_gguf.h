@@ -39,6 +39,9 @@ uint64_t gguf_kv_cache_bytes(uint64_t layers, uint64_t seq_len, uint64_t kv_dim,
  * type unchanged: not a GGUF model (llama2.c checkpoints keep fp32), q8_0
  * with a head size that is not a multiple of 32, out of memory. */
 int gguf_model_set_kv_type(Transformer *t, uint32_t kv_type, char *err, size_t err_size);
+/* 0 when gguf_model_set_kv_type would take this type (it can then fail
+ * only for memory), else -1 with its reason; changes nothing. */
+int gguf_model_kv_type_check(const Transformer *t, uint32_t kv_type, char *err, size_t err_size);
 uint32_t gguf_model_kv_type(const Transformer *t); /* GGML_TYPE_F32 for a llama2.c checkpoint */
 /* 1: every matmul dequantises its weight rows to fp32 and multiplies by fp32
  * activations (the reference path, matches a dequantised-F32 model). 0

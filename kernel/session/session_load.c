@@ -150,6 +150,10 @@ int session_set_kv_type(struct session *s, uint32_t kv_type) {
     Transformer *t = &s->model.transformer;
     if (s->model.loaded && t->gguf && gguf_model_kv_type(t) != kv_type) {
         char err[200];
+        if (gguf_model_kv_type_check(t, kv_type, err, sizeof err) != 0) {
+            kprintf("kv: %s\n", err); /* nothing changed: a conversation goes on */
+            return -1;
+        }
         if (s->chat.active) {
             session_chat_destroy(s);
             kprintf("chat: ended (the KV cache is re-created)\n");
