@@ -73,6 +73,27 @@ TARGET_AVX512 static inline float score_f16(const float *q, const uint16_t *k, i
     return _mm512_reduce_add_ps(a);
 }
 
+/* An attend_kv_fn over GROUP (an always-inline kernel taking a constant
+ * group size last): the query heads in groups of four, then the rest. */
+#define KV_ATTEND_IN_GROUPS(NAME, GROUP)                                                                     \
+    TARGET_AVX512 void NAME(float *out, float *att, int att_stride, const float *q, int n_q,                 \
+                            const void *keys, const void *values, size_t row_bytes, int n_pos, int hs,       \
+                            float scale) {                                                                   \
+        for (int i = 0; i < n_q; i += 4) {                                                                   \
+            float *o = out + (size_t)i * hs, *a = att + (size_t)i * att_stride;                              \
+            const float *qi = q + (size_t)i * hs;                                                            \
+            int left = n_q - i;                                                                              \
+            if (left == 1)                                                                                   \
+                GROUP(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 1);                   \
+            else if (left == 2)                                                                              \
+                GROUP(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 2);                   \
+            else if (left == 3)                                                                              \
+                GROUP(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 3);                   \
+            else                                                                                             \
+                GROUP(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 4);                   \
+        }                                                                                                    \
+    }
+
 /* G (1..4) query heads over one f16 key/value head, each cached row read
  * and converted once for all of them: grouped-query attention shares a
  * key/value head between 2-8 query heads, and at long contexts reading
@@ -151,58 +172,64 @@ attend_f16_group(float *out, float *att, int att_stride, const float *q, const u
     }
 }
 
-TARGET_AVX512 void kernels_attend_f16_avx512(float *out, float *att, int att_stride, const float *q, int n_q,
-                                             const void *keys, const void *values, size_t row_bytes,
-                                             int n_pos, int hs, float scale) {
-    for (int i = 0; i < n_q; i += 4) {
-        float *o = out + (size_t)i * hs, *a = att + (size_t)i * att_stride;
-        const float *qi = q + (size_t)i * hs;
-        switch (n_q - i) {
-        case 1:
-            attend_f16_group(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 1);
-            break;
-        case 2:
-            attend_f16_group(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 2);
-            break;
-        case 3:
-            attend_f16_group(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 3);
-            break;
-        default:
-            attend_f16_group(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 4);
-        }
-    }
-}
+KV_ATTEND_IN_GROUPS(kernels_attend_f16_avx512, attend_f16_group)
 
-TARGET_AVX512 static void attend_q8_0_one(float *out, float *att, const float *q, const void *keys,
-                                          const void *values, size_t row_bytes, int n_pos, int hs,
-                                          float scale) {
+/* attend_f16_group's way over a q8_0 cache: G (1..4) query heads, each
+ * block converted once for all of them, every head's arithmetic its own. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+attend_q8_0_group(float *out, float *att, int att_stride, const float *q, const uint8_t *keys,
+                  const uint8_t *values, size_t row_bytes, int n_pos, int hs, float scale, const int G) {
     int blocks = hs / QK32;
     for (int p = 0; p < n_pos; p++) {
-        const BlockQ8_0 *k = kv_cache_row(keys, row_bytes, p);
-        __m512 acc = _mm512_setzero_ps();
+        const BlockQ8_0 *k = (const BlockQ8_0 *)(keys + (size_t)p * row_bytes);
+        __m512 acc[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < G; i++) acc[i] = _mm512_setzero_ps();
         for (int b = 0; b < blocks; b++) {
-            const float *qb = q + b * QK32;
-            __m512 block = _mm512_mul_ps(_mm512_loadu_ps(qb), i8x16(k[b].qs));
-            block = _mm512_fmadd_ps(_mm512_loadu_ps(qb + 16), i8x16(k[b].qs + 16), block);
-            acc = _mm512_fmadd_ps(_mm512_set1_ps(ggml_fp16_to_fp32(k[b].d)), block, acc);
-        }
-        att[p] = _mm512_reduce_add_ps(acc) * scale;
-    }
-    kernels_softmax_avx2(att, n_pos);
-    /* Two blocks' 64 columns at a time, in registers over every position. */
-    for (int b = 0; b < blocks; b += 2) {
-        int pair = b + 1 < blocks ? 2 : 1;
-        __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-        for (int p = 0; p < n_pos; p++) {
-            const BlockQ8_0 *v = (const BlockQ8_0 *)kv_cache_row(values, row_bytes, p) + b;
-            for (int i = 0; i < pair; i++) {
-                __m512 a = _mm512_set1_ps(att[p] * ggml_fp16_to_fp32(v[i].d));
-                acc[2 * i] = _mm512_fmadd_ps(a, i8x16(v[i].qs), acc[2 * i]);
-                acc[2 * i + 1] = _mm512_fmadd_ps(a, i8x16(v[i].qs + 16), acc[2 * i + 1]);
+            __m512 k0 = i8x16(k[b].qs), k1 = i8x16(k[b].qs + 16), d = _mm512_set1_ps(_cvtsh_ss(k[b].d));
+#pragma GCC unroll 4
+            for (int i = 0; i < G; i++) {
+                const float *qb = q + (size_t)i * hs + b * QK32;
+                __m512 block = _mm512_mul_ps(_mm512_loadu_ps(qb), k0);
+                block = _mm512_fmadd_ps(_mm512_loadu_ps(qb + 16), k1, block);
+                acc[i] = _mm512_fmadd_ps(d, block, acc[i]);
             }
         }
-        for (int w = 0; w < 2 * pair; w++) _mm512_storeu_ps(out + b * QK32 + 16 * w, acc[w]);
+#pragma GCC unroll 4
+        for (int i = 0; i < G; i++) att[(size_t)i * att_stride + p] = _mm512_reduce_add_ps(acc[i]) * scale;
+    }
+    for (int i = 0; i < G; i++) kernels_softmax_avx2(att + (size_t)i * att_stride, n_pos);
+    /* Two blocks' 64 columns at a time, in registers over every position. */
+    for (int b = 0; b < blocks; b += 2) {
+        int pair = b + 1 < blocks;
+        __m512 acc[4][4];
+#pragma GCC unroll 4
+        for (int i = 0; i < G; i++)
+#pragma GCC unroll 4
+            for (int w = 0; w < 4; w++) acc[i][w] = _mm512_setzero_ps();
+        for (int p = 0; p < n_pos; p++) {
+            const BlockQ8_0 *v = (const BlockQ8_0 *)(values + (size_t)p * row_bytes) + b;
+            __m512 v0 = i8x16(v[0].qs), v1 = i8x16(v[0].qs + 16), v2 = v0, v3 = v1;
+            float d0 = _cvtsh_ss(v[0].d), d1 = 0.0f;
+            if (pair) v2 = i8x16(v[1].qs), v3 = i8x16(v[1].qs + 16), d1 = _cvtsh_ss(v[1].d);
+#pragma GCC unroll 4
+            for (int i = 0; i < G; i++) {
+                float w = att[(size_t)i * att_stride + p];
+                __m512 a = _mm512_set1_ps(w * d0);
+                acc[i][0] = _mm512_fmadd_ps(a, v0, acc[i][0]);
+                acc[i][1] = _mm512_fmadd_ps(a, v1, acc[i][1]);
+                if (pair) {
+                    a = _mm512_set1_ps(w * d1);
+                    acc[i][2] = _mm512_fmadd_ps(a, v2, acc[i][2]);
+                    acc[i][3] = _mm512_fmadd_ps(a, v3, acc[i][3]);
+                }
+            }
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < G; i++)
+            for (int w = 0; w < 2 + 2 * pair; w++)
+                _mm512_storeu_ps(out + (size_t)i * hs + b * QK32 + 16 * w, acc[i][w]);
     }
 }
 
-KV_ATTEND_EACH_HEAD(TARGET_AVX512, kernels_attend_q8_0_avx512, attend_q8_0_one)
+KV_ATTEND_IN_GROUPS(kernels_attend_q8_0_avx512, attend_q8_0_group)
