@@ -192,6 +192,8 @@ static int64_t gguf_estimate(const void *file, size_t size, uint32_t kv_type) {
         key_len != (uint64_t)h[H_VALUE])
         return -1;
     uint64_t q_dim = heads * key_len, kv_dim = kv_heads * key_len;
+    /* A model that cannot take a q8_0 cache keeps the default one. */
+    if (kv_type == GGML_TYPE_Q8_0 && key_len % QK32) kv_type = KV_TYPE_DEFAULT;
     uint64_t bytes = gguf_state_bytes(dim, hidden, q_dim, kv_dim, heads, layers, seq, (uint64_t)vocab, rot, kv_type);
     return bytes ? (int64_t)bytes : -1;
 }

@@ -17,7 +17,8 @@
  * architecture. */
 int64_t transformer_state_bytes_estimate(const void *file, size_t size);
 /* The same with a GGUF model's KV cache of kv_type (llm/kv_cache.h; the
- * function above assumes the default, f16); llama2.c checkpoints keep fp32. */
+ * function above assumes the default, f16; a model that refuses q8_0, its
+ * head size not a multiple of 32, keeps f16); llama2.c checkpoints keep fp32. */
 int64_t transformer_state_bytes_estimate_kv(const void *file, size_t size, uint32_t kv_type);
 
 #endif

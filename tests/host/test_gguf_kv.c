@@ -120,6 +120,11 @@ static void test_refusals(void) {
     check(rc == -1 && strstr(err, "multiple of 32") && gguf_model_kv_type(&t) == GGML_TYPE_F16 &&
               transformer_forward(&t, 1, 0) != NULL,
           "q8_0 KV on a head size of 8 is refused, the f16 cache stays", "rc %d, '%s'", rc, err);
+    check(transformer_state_bytes_estimate_kv(data, size, GGML_TYPE_Q8_0) ==
+              (int64_t)transformer_state_bytes(&t),
+          "the q8_0 estimate of a model that refuses q8_0 is its f16 state", "%lld, state %zu",
+          (long long)transformer_state_bytes_estimate_kv(data, size, GGML_TYPE_Q8_0),
+          transformer_state_bytes(&t));
     rc = gguf_model_set_kv_type(&t, GGML_TYPE_Q4_0, err, sizeof err);
     check(rc == -1 && gguf_model_kv_type(&t) == GGML_TYPE_F16, "KV type Q4_0 is refused", "rc %d", rc);
     transformer_free(&t);
