@@ -132,8 +132,9 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
             }
         }
         AttentionJob job = {m, l, start, batch};
-        parallel_for(c->n_heads, 1, (uint64_t)(start + batch) * (uint64_t)batch * (uint64_t)q_dim,
-                     attention_heads, &job);
+        /* Chunks of whole key/value-head groups, so their query heads stay together. */
+        parallel_for(c->n_heads, c->n_heads / c->n_kv_heads,
+                     (uint64_t)(start + batch) * (uint64_t)batch * (uint64_t)q_dim, attention_heads, &job);
 
         in = gguf_matmul_input(m->xb, q_dim, batch, W);
         gguf_matmuls(m, &in, 1, (float *const[]){m->xb2}, (const int[]){W}, (const GTensor *const[]){&L->wo});
