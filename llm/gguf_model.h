@@ -43,7 +43,15 @@ typedef struct GgufModel {
     /* run state: GGUF_PREFILL_BATCH rows of each per-position array (the
      * single-position forward uses row 0), strides in the *_stride fields */
     float *x, *xb, *xb2, *hb, *hb2, *q, *k, *v, *att, *logits;
-    float *key_cache, *value_cache; /* (layers, seq_len, kv_dim) */
+    /* (layers, kv heads, seq_len, head_size) values of kv_type (kv_cache.h):
+     * each key/value head's positions one contiguous run of rows of
+     * kv_head_bytes (kv_offset), so attention streams them; an allocation
+     * of its own, re-created by a type change */
+    uint8_t *key_cache, *value_cache;
+    uint32_t kv_type;
+    size_t kv_head_bytes;
+    void *kv_block;
+    size_t kv_bytes;
     float *rope_cs;                 /* cos/sin pairs of each position */
     float *rope_freq;               /* each rotated pair's angle per position (n_rot / 2) */
     float *row;                     /* one dequantised weight row */
@@ -54,5 +62,11 @@ typedef struct GgufModel {
     void *state_block;
     size_t state_bytes;
 } GgufModel;
+
+/* Byte offset of a key/value head's row at a position in either cache. */
+static inline size_t kv_offset(const GgufModel *m, int layer, int kv_head, int pos) {
+    const TransformerConfig *c = &m->config;
+    return (((size_t)layer * c->n_kv_heads + (size_t)kv_head) * c->seq_len + (size_t)pos) * m->kv_head_bytes;
+}
 
 #endif

@@ -16,6 +16,8 @@ const KernelSet kernels_scalar = {
     .swiglu = kernels_swiglu_scalar,
     .add = kernels_add_scalar,
     .attend = kernels_attend_scalar,
+    .attend_f16 = kernels_attend_f16_scalar,
+    .attend_q8_0 = kernels_attend_q8_0_scalar,
 };
 
 const KernelSet kernels_sse2 = {
@@ -31,6 +33,8 @@ const KernelSet kernels_sse2 = {
     .swiglu = kernels_swiglu_sse2,
     .add = kernels_add_sse2,
     .attend = kernels_attend_sse2,
+    .attend_f16 = kernels_attend_f16_sse2,
+    .attend_q8_0 = kernels_attend_q8_0_sse2,
 };
 
 const KernelSet kernels_avx2 = {
@@ -46,6 +50,8 @@ const KernelSet kernels_avx2 = {
     .swiglu = kernels_swiglu_avx2,
     .add = kernels_add_avx2,
     .attend = kernels_attend_avx2,
+    .attend_f16 = kernels_attend_f16_avx2,
+    .attend_q8_0 = kernels_attend_q8_0_avx2,
 };
 
 const KernelSet kernels_avx512 = {
@@ -61,6 +67,8 @@ const KernelSet kernels_avx512 = {
     .swiglu = kernels_swiglu_avx2,
     .add = kernels_add_avx2,
     .attend = kernels_attend_avx512,
+    .attend_f16 = kernels_attend_f16_avx512,
+    .attend_q8_0 = kernels_attend_q8_0_avx512,
 };
 
 const KernelSet *kernels = &kernels_sse2;

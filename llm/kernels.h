@@ -6,6 +6,7 @@
 #ifndef LLM_KERNELS_H
 #define LLM_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* out[i] = sum_j w[i*n + j] * x[j], for i < d. */
@@ -13,7 +14,7 @@ typedef void matmul_fn(float *out, const float *x, const float *w, int n, int d)
 /* Same with int8 weights: w[k] = q[k] * s[k / group_size], k over the
  * flattened (d, n) tensor, so groups may straddle rows. */
 typedef void matmul_q8_fn(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
-                             int group_size);
+                          int group_size);
 /* Batched matmul: out[b*d + i] = sum_j w[i*n + j] * x[b*n + j] for b < batch.
  * Each token's arithmetic is exactly matmul's (bit-identical results); each
  * block of weight rows is read from memory once for all tokens. */
@@ -25,7 +26,7 @@ typedef void matmul_batch_fn(float *out, const float *x, int batch, const float 
  * (sum over the group of wq*xq in int32). The SIMD variants need gs % 16 == 0
  * and gs <= QUANT_MAX_GROUP (see quant.h); the scalar one takes any gs. */
 typedef void matmul_q8q_fn(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
-                              const float *ws, int n, int d, int group_size);
+                           const float *ws, int n, int d, int group_size);
 typedef float dot_fn(const float *a, const float *b, int n);
 /* y[i] += a * x[i] */
 typedef void axpy_fn(float *y, float a, const float *x, int n);
@@ -46,7 +47,18 @@ typedef void add_fn(float *x, const float *y, int n);
  * att[p] = dot(q, key_p) * scale, att = softmax(att), out = sum_p att[p] *
  * value_p. att (n_pos floats) is scratch and is left holding the weights. */
 typedef void attend_fn(float *out, float *att, const float *q, const float *keys, const float *values,
-                          int stride, int n_pos, int hs, float scale);
+                       int stride, int n_pos, int hs, float scale);
+/* The same over a KV cache of f16 values (attend_f16) or q8_0 blocks of 32
+ * (attend_q8_0: hs % 32 == 0, keys and values at the start of a block):
+ * position p's key at keys + p * row_bytes bytes, its value at values + p *
+ * row_bytes; read in place, nothing converted beyond one vector at a time.
+ * For n_q query heads that share this key/value head (grouped-query
+ * attention): head i's query at q + i * hs, its output at out + i * hs, its
+ * weights at att + i * att_stride. Each head's result is the same bits
+ * whatever n_q (the AVX-512 f16 kernel reads each cached row once for all
+ * of them). */
+typedef void attend_kv_fn(float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
+                          const void *values, size_t row_bytes, int n_pos, int hs, float scale);
 
 typedef struct {
     const char *name;
@@ -61,6 +73,7 @@ typedef struct {
     swiglu_fn *swiglu;
     add_fn *add;
     attend_fn *attend;
+    attend_kv_fn *attend_f16, *attend_q8_0;
 } KernelSet;
 
 extern const KernelSet kernels_scalar;

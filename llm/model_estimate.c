@@ -4,17 +4,15 @@
  * state_alloc (llm/transformer.c) and alloc_state (llm/transformer_gguf.c);
  * tests/host/test_model_estimate.c checks them against real loads. */
 #include "llm/model_estimate.h"
+
 #include "llm/transformer_gguf.h"
 
 #include "lib/string.h"
 #include "llm/checkpoint.h"
 #include "llm/ggml_types.h"
 #include "llm/gguf.h"
+#include "llm/kv_cache.h"
 #include "llm/quant.h"
-
-uint64_t kv_element_bytes(void) {
-    return sizeof(float);
-}
 
 static uint64_t aligned64(uint64_t floats) {
     return (floats * 4 + 63) & ~(uint64_t)63;
@@ -50,7 +48,7 @@ static uint64_t checkpoint_state_bytes(const ModelShape *s, uint64_t seq) {
     };
     uint64_t bytes = 64;
     for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) bytes += aligned64(floats[i]);
-    return bytes + 2 * ((cache * kv_element_bytes() + 63) & ~(uint64_t)63);
+    return bytes + 2 * ((cache * sizeof(float) + 63) & ~(uint64_t)63); /* llama2.c checkpoints: fp32 cache */
 }
 
 /* ------------------------------------------------------------ GGUF walk */
@@ -201,7 +199,8 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
                           .head_size = key_len,
                           .q_dim = heads * key_len,
                           .vocab = (uint64_t)vocab,
-                          .n_rot = (uint64_t)h[H_ROT]};
+                          .n_rot = (uint64_t)h[H_ROT],
+                          .kv_type = KV_TYPE_DEFAULT};
     return 0;
 }
 
@@ -211,15 +210,22 @@ int model_shape_read(ModelShape *shape, const void *file, size_t size) {
     return checkpoint_shape(shape, file, size);
 }
 
+/* The cache type a load gives: a model that cannot take q8_0 keeps the default. */
+static uint32_t shape_kv_type(const ModelShape *s) {
+    return s->kv_type == GGML_TYPE_Q8_0 && s->head_size % QK32 ? KV_TYPE_DEFAULT : s->kv_type;
+}
+
 uint64_t model_state_bytes(const ModelShape *s, int ctx) {
     if (ctx < 1) return 0;
     if (!s->gguf) return checkpoint_state_bytes(s, (uint64_t)ctx);
     return gguf_state_bytes(s->dim, s->hidden, s->q_dim, s->kv_dim, s->heads, s->layers, (uint64_t)ctx,
-                            s->vocab, s->n_rot);
+                            s->vocab, s->n_rot, shape_kv_type(s));
 }
 
 uint64_t model_kv_bytes(const ModelShape *s, int ctx) {
-    return 2 * s->layers * (uint64_t)(ctx > 0 ? ctx : 0) * s->kv_dim * kv_element_bytes();
+    uint64_t positions = (uint64_t)(ctx > 0 ? ctx : 0);
+    if (!s->gguf) return 2 * s->layers * positions * s->kv_dim * sizeof(float);
+    return gguf_kv_cache_bytes(s->layers, positions, s->kv_dim, shape_kv_type(s));
 }
 
 int model_ctx_that_fits(const ModelShape *s, int wanted, uint64_t budget) {
@@ -236,9 +242,14 @@ int model_ctx_that_fits(const ModelShape *s, int wanted, uint64_t budget) {
     return lo;
 }
 
-int64_t transformer_state_bytes_estimate(const void *file, size_t size) {
+int64_t transformer_state_bytes_estimate_kv(const void *file, size_t size, uint32_t kv_type) {
     ModelShape shape;
     if (model_shape_read(&shape, file, size) != 0) return -1;
+    if (shape.gguf) shape.kv_type = kv_type;
     uint64_t bytes = model_state_bytes(&shape, shape.trained_ctx);
     return bytes ? (int64_t)bytes : -1;
+}
+
+int64_t transformer_state_bytes_estimate(const void *file, size_t size) {
+    return transformer_state_bytes_estimate_kv(file, size, KV_TYPE_DEFAULT);
 }

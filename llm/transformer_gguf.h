@@ -28,10 +28,24 @@ float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits
  * after are bit-identical to n calls of gguf_model_forward. */
 #define GGUF_PREFILL_BATCH 16
 void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos);
-/* Heap bytes of the run state for these sizes (what the load allocates;
- * model_estimate.c uses it before loading). 0 when it would not fit. */
+/* Heap bytes of the run state for these sizes with a KV cache of kv_type
+ * (what the load allocates; model_estimate.c uses it before loading). 0
+ * when it would not fit. */
 uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim, uint64_t heads,
-                          uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot);
+                          uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot, uint32_t kv_type);
+/* Bytes of the KV cache alone (keys and values) with elements of kv_type;
+ * 0 when kv_dim does not fill whole blocks of it. */
+uint64_t gguf_kv_cache_bytes(uint64_t layers, uint64_t seq_len, uint64_t kv_dim, uint32_t kv_type);
+/* The KV cache's element type (llm/kv_cache.h: f16 after loading). Setting
+ * it re-creates the cache, so the positions run so far are forgotten (a
+ * conversation must start over). 0, or -1 with a one-line reason and the
+ * type unchanged: not a GGUF model (llama2.c checkpoints keep fp32), q8_0
+ * with a head size that is not a multiple of 32, out of memory. */
+int gguf_model_set_kv_type(Transformer *t, uint32_t kv_type, char *err, size_t err_size);
+/* 0 when gguf_model_set_kv_type would take this type (it can then fail
+ * only for memory), else -1 with its reason; changes nothing. */
+int gguf_model_kv_type_check(const Transformer *t, uint32_t kv_type, char *err, size_t err_size);
+uint32_t gguf_model_kv_type(const Transformer *t); /* GGML_TYPE_F32 for a llama2.c checkpoint */
 /* 1: every matmul dequantises its weight rows to fp32 and multiplies by fp32
  * activations (the reference path, matches a dequantised-F32 model). 0
  * (default): activations quantised to int8 blocks, integer dot products. */

@@ -2,7 +2,7 @@
  * models, for one position or a batch of them (prefill): RMSNorm with the
  * file's epsilon, q/k/v (+ qwen2 biases, qwen3 per-head q/k norms), RoPE
  * (llama: adjacent pairs, because the converter permuted wq/wk; qwen: NeoX
- * halves), grouped-query attention over an fp32 KV cache, SwiGLU,
+ * halves), grouped-query attention over a KV cache of f16 (default), q8_0 or f32, SwiGLU,
  * classifier (tied to the embedding when output.weight is absent). The
  * matmuls (llm/gguf_matmul.c) dispatch on each tensor's own type. */
 #include "lib/math.h"
@@ -10,6 +10,7 @@
 #include "llm/gguf_matmul.h"
 #include "llm/gguf_model.h"
 #include "llm/kernels.h"
+#include "llm/kv_cache.h"
 #include "llm/parallel.h"
 #include "llm/transformer_gguf.h"
 
@@ -69,14 +70,26 @@ static void attention_heads(void *ctx, int h0, int h1) {
     GgufModel *m = j->m;
     const TransformerConfig *c = &m->config;
     int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
-    size_t layer_offset = (size_t)j->layer * c->seq_len * c->kv_dim;
     float inv_sqrt = 1.0f / sqrtf((float)hs);
-    for (int h = h0; h < h1; h++) {
-        size_t head_offset = layer_offset + (size_t)(h / kv_mul) * hs;
-        for (int b = 0; b < j->batch; b++)
-            kernels->attend(m->xb + (size_t)b * m->wide + (size_t)h * hs, m->att + (size_t)h * c->seq_len,
-                            m->q + (size_t)b * m->q_dim + (size_t)h * hs, m->key_cache + head_offset,
-                            m->value_cache + head_offset, c->kv_dim, j->start + b + 1, hs, inv_sqrt);
+    attend_kv_fn *typed = m->kv_type == GGML_TYPE_F16 ? kernels->attend_f16 : kernels->attend_q8_0;
+    /* The query heads of this share that use one key/value head go together
+     * (a typed kernel may read the cache once for all of them). */
+    for (int h = h0, n_q; h < h1; h += n_q) {
+        int kv = h / kv_mul;
+        n_q = (kv + 1) * kv_mul < h1 ? (kv + 1) * kv_mul - h : h1 - h;
+        size_t head_offset = kv_offset(m, j->layer, kv, 0);
+        const uint8_t *keys = m->key_cache + head_offset, *values = m->value_cache + head_offset;
+        for (int b = 0; b < j->batch; b++) {
+            float *out = m->xb + (size_t)b * m->wide + (size_t)h * hs, *att = m->att + (size_t)h * c->seq_len;
+            const float *q = m->q + (size_t)b * m->q_dim + (size_t)h * hs;
+            int n_pos = j->start + b + 1;
+            if (m->kv_type != GGML_TYPE_F32)
+                typed(out, att, c->seq_len, q, n_q, keys, values, m->kv_head_bytes, n_pos, hs, inv_sqrt);
+            else
+                for (int i = 0; i < n_q; i++)
+                    kernels->attend(out + (size_t)i * hs, att + (size_t)i * c->seq_len, q + (size_t)i * hs,
+                                    (const float *)keys, (const float *)values, hs, n_pos, hs, inv_sqrt);
+        }
     }
 }
 
@@ -112,13 +125,16 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
             if (L->k_norm.data) head_norm(m, k, c->n_kv_heads, &L->k_norm);
             rope_heads(m, q, c->n_heads, cs);
             rope_heads(m, k, c->n_kv_heads, cs);
-            size_t cache_row = ((size_t)l * c->seq_len + (size_t)(start + b)) * kv_dim;
-            memcpy(m->key_cache + cache_row, k, (size_t)kv_dim * sizeof(float));
-            memcpy(m->value_cache + cache_row, v, (size_t)kv_dim * sizeof(float));
+            for (int kv = 0; kv < c->n_kv_heads; kv++) {
+                size_t at = kv_offset(m, l, kv, start + b);
+                kv_store_row(m->kv_type, m->key_cache + at, k + (size_t)kv * c->head_size, c->head_size);
+                kv_store_row(m->kv_type, m->value_cache + at, v + (size_t)kv * c->head_size, c->head_size);
+            }
         }
         AttentionJob job = {m, l, start, batch};
-        parallel_for(c->n_heads, 1, (uint64_t)(start + batch) * (uint64_t)batch * (uint64_t)q_dim,
-                     attention_heads, &job);
+        /* Chunks of whole key/value-head groups, so their query heads stay together. */
+        parallel_for(c->n_heads, c->n_heads / c->n_kv_heads,
+                     (uint64_t)(start + batch) * (uint64_t)batch * (uint64_t)q_dim, attention_heads, &job);
 
         in = gguf_matmul_input(m->xb, q_dim, batch, W);
         gguf_matmuls(m, &in, 1, (float *const[]){m->xb2}, (const int[]){W}, (const GTensor *const[]){&L->wo});
@@ -146,12 +162,13 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
 float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits) {
     GgufModel *m = t->gguf;
     const TransformerConfig *c = &m->config;
-    if (token < 0 || token >= c->vocab_size || pos < 0 || pos >= c->seq_len) return NULL;
+    if (token < 0 || token >= c->vocab_size || pos < 0 || pos >= c->seq_len || !m->key_cache) return NULL;
     forward_batch(m, &token, 1, pos, compute_logits);
     return m->logits;
 }
 
 void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos) {
+    if (!t->gguf->key_cache) return; /* a failed KV type change left none */
     for (int done = 0; done < n; done += GGUF_PREFILL_BATCH) {
         int batch = n - done < GGUF_PREFILL_BATCH ? n - done : GGUF_PREFILL_BATCH;
         forward_batch(t->gguf, tokens + done, batch, start_pos + done, done + batch == n);

@@ -17,6 +17,7 @@
 #include "llm/chat.h"
 #include "llm/generate.h"
 #include "llm/kernels.h"
+#include "llm/kv_cache.h"
 #include "llm/sampler.h"
 #include "llm/gguf.h"
 #include "llm/gguf_split.h"
@@ -50,6 +51,7 @@ static void usage(void) {
                     "  --avx2                    same as --simd avx2\n"
                     "  --tokenize                print the ids of stdin's text (no BOS) and exit\n"
                     "  --f32-matmul         GGUF: dequantise weights to fp32 for every matmul (reference path)\n"
+                    "  --kv f16|q8_0|f32         GGUF: KV cache type, default f16 (as llama.cpp)\n"
                     "  --logits-out <file> --tokens \"<id> <id> ...\"  write the logits of every position\n");
     exit(EXIT_FAILURE);
 }
@@ -247,6 +249,7 @@ int main(int argc, char **argv) {
     const char *simd = "auto";
     int steps = 256, ctx = 0, tokenize = 0, use_avx2 = 0, f32_matmul = 0, tokenizer_given = 0;
     int threads = thread_pool_cpus();
+    int kv_type = -1; /* --kv, else the model's default */
     SamplerConfig config = sampler_default_config();
 
     int i = 1;
@@ -326,6 +329,10 @@ int main(int argc, char **argv) {
             simd = value;
         else if (strcmp(flag, "--logits-out") == 0)
             logits_out = value;
+        else if (strcmp(flag, "--kv") == 0) {
+            kv_type = kv_type_parse(value);
+            if (kv_type < 0) die("--kv is f16, q8_0 or f32, not", value);
+        }
         else if (strcmp(flag, "--tokens") == 0)
             token_list = value;
         else {
@@ -389,6 +396,10 @@ int main(int argc, char **argv) {
             die(checkpoint, err);
         vocab_size = transformer.config.vocab_size;
         if (f32_matmul) gguf_model_set_reference(&transformer, 1);
+        if (kv_type >= 0 && !transformer.gguf)
+            fprintf(stderr, "llmrun: --kv ignored: llama2.c checkpoints keep an fp32 KV cache\n");
+        else if (kv_type >= 0 && gguf_model_set_kv_type(&transformer, (uint32_t)kv_type, err, sizeof err) != 0)
+            die("--kv", err);
     }
     if (logits_out) {
         int rc = run_logits(&transformer, logits_out, token_list);

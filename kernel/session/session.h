@@ -41,6 +41,7 @@ struct session_settings {
     int simd;       /* enum session_simd */
     int hide_think; /* /set think hide: Qwen3's <think> block is not printed */
     int ctx;        /* context positions asked for (/set ctx, boot.cfg ctx=); 0: the model's own, fitted to RAM */
+    uint32_t kv_type; /* GGUF KV cache (llm/kv_cache.h: f16, q8_0, f32); llama2.c keeps fp32 */
 };
 
 /* The conversation of /chat: the KV cache holds its history between turns. */
@@ -81,6 +82,10 @@ void session_init(struct session *s);
  * the previous model still loaded. quantize_q8: int8 copies of an fp32
  * checkpoint's matrices. */
 int session_load(struct session *s, const char *model_name, const char *tokenizer_name, int quantize_q8);
+/* The KV cache type for GGUF models from now on (/set kv, boot.cfg kv=):
+ * re-creates the loaded model's cache, ending a /chat conversation (said
+ * so). 0, or -1 (reported) with the setting and cache unchanged. */
+int session_set_kv_type(struct session *s, uint32_t kv_type);
 
 /* session_context.c: the context `file` is loaded with (0: the load will
  * report that the file is no model): settings.ctx, else the trained

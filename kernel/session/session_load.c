@@ -12,6 +12,7 @@
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/gguf_split.h"
+#include "llm/kv_cache.h"
 #include "llm/transformer_gguf.h"
 
 static int tokenizer_fits(const struct ramdisk_file *f, int vocab_size, Tokenizer *out, char *err,
@@ -108,6 +109,9 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
         else
             kprintf("load: %s quantised to int8 (groups of %d)\n", model_name, gs);
     }
+    if (t.gguf && s->settings.kv_type != gguf_model_kv_type(&t) &&
+        gguf_model_set_kv_type(&t, s->settings.kv_type, err, sizeof err) != 0)
+        kprintf("load: %s: %s; its KV cache stays %s\n", model_name, err, kv_type_name(gguf_model_kv_type(&t)));
     Tokenizer tok;
     const struct ramdisk_file *tf;
     if (t.gguf && !(tokenizer_name && *tokenizer_name)) {
@@ -160,6 +164,29 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
     return 0;
 }
 
+int session_set_kv_type(struct session *s, uint32_t kv_type) {
+    Transformer *t = &s->model.transformer;
+    if (s->model.loaded && t->gguf && gguf_model_kv_type(t) != kv_type) {
+        char err[200];
+        if (gguf_model_kv_type_check(t, kv_type, err, sizeof err) != 0) {
+            kprintf("kv: %s\n", err); /* nothing changed: a conversation goes on */
+            return -1;
+        }
+        if (s->chat.active) {
+            session_chat_destroy(s);
+            kprintf("chat: ended (the KV cache is re-created)\n");
+        }
+        if (gguf_model_set_kv_type(t, kv_type, err, sizeof err) != 0) {
+            kprintf("kv: %s\n", err);
+            return -1;
+        }
+    } else if (s->model.loaded && !t->gguf) {
+        kprintf("kv: %s applies to GGUF models; llama2.c checkpoints keep an fp32 KV cache\n", kv_type_name(kv_type));
+    }
+    s->settings.kv_type = kv_type;
+    return 0;
+}
+
 static int looks_like_checkpoint(const struct ramdisk_file *f) {
     /* Of a split model only the first piece loads it. */
     uint32_t piece, pieces;
@@ -171,6 +198,7 @@ static int looks_like_checkpoint(const struct ramdisk_file *f) {
 static const struct session_settings default_settings = {
     .temperature = 1.0f, .topp = 0.9f, .min_p = 0.0f, .repeat_penalty = 1.0f,
     .top_k = 0, .steps = 256, .seed = 0, .simd = SESSION_SIMD_SSE2, .hide_think = 0,
+    .kv_type = KV_TYPE_DEFAULT,
 };
 
 void session_init(struct session *s) {
@@ -197,6 +225,12 @@ void session_init(struct session *s) {
     config_get(cfg, cfg_len, "tokenizer", tokenizer, sizeof tokenizer);
     char quantize[8] = "";
     config_get(cfg, cfg_len, "quantize", quantize, sizeof quantize);
+    if (config_get(cfg, cfg_len, "kv", value, sizeof value) == 1) {
+        if (kv_type_parse(value) >= 0)
+            s->settings.kv_type = (uint32_t)kv_type_parse(value);
+        else
+            kprintf("boot.cfg: kv=%s is not f16, q8_0 or f32; using %s\n", value, kv_type_name(KV_TYPE_DEFAULT));
+    }
     if (!model[0]) {
         for (int i = 0; i < ramdisk_count(); i++) {
             if (looks_like_checkpoint(ramdisk_file_at(i))) {

@@ -27,7 +27,7 @@ static const struct shell_command shell_commands[] = {
     {"/bench", "[TOKENS]", "prefill and decode speed of the loaded model on one core and on all", shell_cmd_bench},
     {"/model", "", "the loaded model: config, parameters, memory", shell_cmd_model},
     {"/load", "MODEL [TOKENIZER] [q8]", "switch model (q8: int8 weights, faster)", shell_cmd_load},
-    {"/set", "[NAME VALUE]", "sampling: temp topp topk minp penalty seed steps simd think", shell_cmd_set},
+    {"/set", "[NAME VALUE]", "sampling: temp topp topk minp penalty seed steps simd think kv", shell_cmd_set},
     {"/stats", "", "figures of the last answer and of all answers", shell_cmd_stats},
     {"/chat", "[off|reset|slide|template T]", "conversation mode: plain lines are turns, the KV cache is kept",
      shell_cmd_chat},

@@ -9,6 +9,7 @@
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/kernels.h"
+#include "llm/kv_cache.h"
 #include "llm/transformer_gguf.h"
 
 static double mib(uint64_t bytes) {
@@ -45,8 +46,13 @@ void shell_cmd_model(struct session *session, const char *args) {
     kprintf("parameters: %llu (%.2f M)\n", (unsigned long long)params, (double)params / 1e6);
     if (c->version == 3)
         kprintf("rope:       theta %.0f, rms eps %g\n", (double)c->rope_theta, (double)c->norm_eps);
+    const Transformer *t = &session->model.transformer;
     kprintf("memory:     weights %.1f MiB in place in the ramdisk, run state and KV cache %.1f MiB\n",
-            mib(session->model.file_bytes), mib(transformer_state_bytes(&session->model.transformer)));
+            mib(session->model.file_bytes), mib(transformer_state_bytes(t)));
+    uint32_t kv = gguf_model_kv_type(t);
+    kprintf("kv cache:   %s, %.1f MiB%s\n", kv_type_name(kv),
+            mib(gguf_kv_cache_bytes((uint64_t)c->n_layers, (uint64_t)c->seq_len, (uint64_t)c->kv_dim, kv)),
+            t->gguf ? " (/set kv f16|q8_0|f32)" : " (llama2.c checkpoints keep fp32)");
     kprintf("kernels:    %s; loaded in %llu ms\n", kernels->name, (unsigned long long)session->model.load_ms);
 }
 
@@ -95,7 +101,8 @@ static void show_settings(const struct session *session) {
         kprintf("%llu", (unsigned long long)set->seed);
     else
         kprintf("random");
-    kprintf(", simd %s, think %s, ctx ", session_simd_names[set->simd], set->hide_think ? "hide" : "show");
+    kprintf(", simd %s, think %s, kv %s, ctx ", session_simd_names[set->simd], set->hide_think ? "hide" : "show",
+            kv_type_name(set->kv_type));
     if (set->ctx)
         kprintf("%d", set->ctx);
     else
@@ -138,8 +145,15 @@ void shell_cmd_set(struct session *session, const char *args) {
     long iv = 0;
     int ok = 1;
     if (!*value) {
-        kprintf("usage: /set temp|topp|topk|minp|penalty|seed|steps|simd|think|ctx VALUE\n");
+        kprintf("usage: /set temp|topp|topk|minp|penalty|seed|steps|simd|think|kv|ctx VALUE\n");
         return;
+    } else if (strcmp(name, "kv") == 0) {
+        int type = kv_type_parse(value);
+        if (type < 0) {
+            kprintf("set: kv is f16, q8_0 or f32, not '%s'\n", value);
+            return;
+        }
+        if (session_set_kv_type(session, (uint32_t)type) != 0) return;
     } else if (strcmp(name, "think") == 0) {
         int hide = strcmp(value, "hide") == 0 ? 1 : strcmp(value, "show") == 0 ? 0 : -1;
         ok = hide >= 0;
@@ -185,7 +199,7 @@ void shell_cmd_set(struct session *session, const char *args) {
         ok = simd >= 0;
         if (ok) session_simd_apply(session, simd);
     } else {
-        kprintf("set: unknown setting '%s' (temp topp topk minp penalty seed steps simd think ctx)\n", name);
+        kprintf("set: unknown setting '%s' (temp topp topk minp penalty seed steps simd think kv ctx)\n", name);
         return;
     }
     if (!ok) {

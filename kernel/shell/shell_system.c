@@ -12,14 +12,18 @@
 #include "kernel/mm/memory.h"
 #include "kernel/drivers/ramdisk.h"
 #include "kernel/drivers/timer.h"
+#include "kernel/session/session.h"
+#include "lib/format.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/checkpoint.h"
 #include "llm/gguf.h"
 #include "llm/gguf_split.h"
+#include "llm/kv_cache.h"
 #include "llm/model_estimate.h"
 #include "llm/quant.h"
 #include "llm/transformer.h"
+#include "llm/transformer_gguf.h"
 
 #define MIB (1024ull * 1024ull)
 #define MEM_TEST_MAX_MIB (1024ull * 1024ull)   /* 1 TiB: anything more is a typo */
@@ -69,6 +73,13 @@ void shell_cmd_mem(struct session *session, const char *args) {
     print_mib("heap in use", st.heap_bytes);
     print_mib("heap pages", heap_pages_held() * PAGE_SIZE);
     print_mib("ramdisk", st.ramdisk_bytes);
+    if (session->model.loaded) {
+        /* The model's share of the heap: run state with its KV cache, of this type. */
+        const Transformer *t = &session->model.transformer;
+        char label[24];
+        snprintf(label, sizeof label, "model+kv %s", kv_type_name(gguf_model_kv_type(t)));
+        print_mib(label, transformer_state_bytes(t));
+    }
     kprintf("  %-14s 0x%llx\n", "highest phys", (unsigned long long)st.highest_phys);
 }
 
@@ -102,15 +113,15 @@ void shell_cmd_ls(struct session *session, const char *args) {
             kprintf("  (GGUF piece %u of %u: loads with the first)\n", piece + 1, pieces);
             continue;
         }
-        int64_t estimate = transformer_state_bytes_estimate(f->data, f->size);
+        int64_t estimate = transformer_state_bytes_estimate_kv(f->data, f->size, session->settings.kv_type);
         uint64_t state = estimate > 0 ? (uint64_t)estimate : 0;
         size_t len = strlen(f->name);
         int named_bin = len > 4 && strcmp(f->name + len - 4, ".bin") == 0 && !strstr(f->name, "tok");
         int gguf = gguf_is_gguf(f->data, f->size);
         ModelShape shape;
-        int fit = state > budget && model_shape_read(&shape, f->data, f->size) == 0
-                      ? model_ctx_that_fits(&shape, shape.trained_ctx, budget)
-                      : 0;
+        int read = state > budget && model_shape_read(&shape, f->data, f->size) == 0;
+        if (read && shape.gguf) shape.kv_type = session->settings.kv_type;
+        int fit = read ? model_ctx_that_fits(&shape, shape.trained_ctx, budget) : 0;
         int lowered =
             fit > 0 && fit >= (shape.trained_ctx < SESSION_MIN_CTX ? shape.trained_ctx : SESSION_MIN_CTX);
         if (state) {

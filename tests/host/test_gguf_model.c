@@ -12,6 +12,7 @@
 #include "llm/ggml_types.h"
 #include "llm/gguf.h"
 #include "llm/kernels.h"
+#include "llm/kv_cache.h"
 #include "llm/transformer.h"
 #include "llm/transformer_gguf.h"
 #include "tests/host/llm_test_util.h"
@@ -76,7 +77,9 @@ static void check_model(const char *dir, const char *stem, const char *type) {
     void *data = read_file_in(models_dir, rel, &size);
     Transformer t;
     snprintf(name, sizeof name, "%s-%s loads", stem, type);
+    /* llama.cpp's reference runs kept an f32 KV cache (README.md). */
     int rc = data ? transformer_load(&t, data, size, err, sizeof err) : -1;
+    if (rc == 0) rc = gguf_model_set_kv_type(&t, GGML_TYPE_F32, err, sizeof err);
     check(rc == 0, name, "%s", data ? err : "file missing");
     if (rc != 0) {
         free(data);
@@ -345,7 +348,8 @@ static void test_act_quantizers(void) {
  * against one position at a time: the last logits and the next position's
  * (so the KV cache too) bit for bit, for a prompt of two full batches and a
  * partial one, on every matmul path (typed row kernels of each kernel set,
- * per-row dots for F16, F32 weights, mixed types, biases, q/k norms). */
+ * per-row dots for F16, F32 weights, mixed types, biases, q/k norms) and
+ * every KV cache type (synthA's head size, 16, takes no q8_0 cache). */
 static void test_prefill_matches_forward(void) {
     static const char *const files[] = {"gguf-tests/synthA-Q4_K_M.gguf", "gguf-tests/synthA-Q8_0.gguf",
                                         "gguf-tests/synthA-Q4_0.gguf",   "gguf-tests/synthA-F16.gguf",
@@ -356,17 +360,23 @@ static void test_prefill_matches_forward(void) {
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
         size_t size;
         void *data = read_file_in(models_dir, files[f], &size);
-        for (int level = KERNELS_SSE2; level <= top && data; level++) {
+        for (int run = 0; run < 3 * (top + 1) && data; run++) {
+            int level = KERNELS_SSE2 + run / 3;
+            uint32_t kv = (const uint32_t[]){GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q8_0}[run % 3];
+            if (kv == GGML_TYPE_Q8_0 && strncmp(files[f], "gguf-arch", 9) != 0) continue;
             kernels_select_level(level);
             Transformer a, b;
             char err[256], name[160];
-            snprintf(name, sizeof name, "%s, %s kernels: prefill of %d equals %d single positions", files[f],
-                     kernels->name, PROMPT, PROMPT);
+            snprintf(name, sizeof name, "%s, %s kernels, %s KV: prefill of %d equals %d single positions",
+                     files[f], kernels->name, kv_type_name(kv), PROMPT, PROMPT);
             if (transformer_load(&a, data, size, err, sizeof err) != 0 ||
                 transformer_load(&b, data, size, err, sizeof err) != 0) {
                 check(0, name, "%s", err);
                 break;
             }
+            if (gguf_model_set_kv_type(&a, kv, err, sizeof err) ||
+                gguf_model_set_kv_type(&b, kv, err, sizeof err))
+                check(0, name, "%s", err);
             int vocab = a.config.vocab_size, ids[PROMPT];
             for (int i = 0; i < PROMPT; i++) ids[i] = tokens[i] % vocab;
             float *last = malloc(2 * (size_t)vocab * sizeof(float));
@@ -420,7 +430,8 @@ int main(int argc, char **argv) {
             Transformer t;
             snprintf(name, sizeof name, "synthA-%s fast path (%s kernels) vs llama.cpp logits", simd_types[i],
                      level == KERNELS_AVX512 ? "AVX-512" : "AVX2");
-            if (data && transformer_load(&t, data, size, err, sizeof err) == 0) {
+            if (data && transformer_load(&t, data, size, err, sizeof err) == 0 &&
+                gguf_model_set_kv_type(&t, GGML_TYPE_F32, err, sizeof err) == 0) {
                 compare(&t, name, ref, 0.7, 0.11, 55);
                 transformer_free(&t);
             } else {

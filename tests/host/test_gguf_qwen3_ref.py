@@ -61,8 +61,10 @@ def run_llmrun(model, ids, extra, tmp, vocab):
     out = os.path.join(tmp, "logits.f32")
     if os.path.exists(out):
         os.unlink(out)
-    r = subprocess.run([LLMRUN, model, "--logits-out", out, "--tokens", " ".join(map(str, ids))] + extra,
-                       capture_output=True, timeout=120)
+    # An f32 KV cache: the reference keeps keys and values unrounded (f16,
+    # llmrun's default, moves these logits by up to ~1e-2; tests/host/test_gguf_kv.c).
+    r = subprocess.run([LLMRUN, model, "--kv", "f32", "--logits-out", out, "--tokens", " ".join(map(str, ids))]
+                       + extra, capture_output=True, timeout=120)
     if r.returncode != 0:
         print(f"# llmrun exit {r.returncode}: {r.stderr.decode(errors='replace')[-300:]}")
         return None

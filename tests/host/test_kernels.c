@@ -7,9 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llm/ggml_types.h"
 #include "llm/kernels.h"
+#include "llm/kv_cache.h"
 #include "llm/quant.h"
 #include "tests/host/check.h"
+#include "tools/ggml_quantize.h"
 
 static uint64_t rng_state = 0x1234567;
 
@@ -208,7 +211,8 @@ static void test_attend(const KernelSet *ks) {
             float *keys = malloc(sizeof(float) * stride * n_pos),
                   *values = malloc(sizeof(float) * stride * n_pos);
             float *q = malloc(sizeof(float) * hs), *att1 = malloc(sizeof(float) * n_pos);
-            float *att2 = malloc(sizeof(float) * n_pos), *got = malloc(sizeof(float) * hs);
+            float *att2 = malloc(sizeof(float) * n_pos), *att3 = malloc(sizeof(float) * n_pos),
+                  *got = malloc(sizeof(float) * hs);
             float *want = malloc(sizeof(float) * hs);
             fill(keys, stride * n_pos, 2.0f);
             fill(values, stride * n_pos, 1.0f);
@@ -218,8 +222,108 @@ static void test_attend(const KernelSet *ks) {
             kernels_scalar.attend(want, att2, q, keys, values, stride, n_pos, hs, scale);
             compare(ks, "attend out", hs, n_pos, got, want, hs, 2e-6);
             compare(ks, "attend weights", hs, n_pos, att1, att2, n_pos, 1e-6);
-            free(keys), free(values), free(q), free(att1), free(att2), free(got), free(want);
+            free(keys), free(values), free(q), free(att1), free(att2), free(att3), free(got), free(want);
         }
+}
+
+/* attend_f16 / attend_q8_0 vs the scalar reference, and the scalar
+ * reference vs fp32 attend over the same values dequantised: heads at an
+ * offset inside rows of three heads, position counts around the 4-key
+ * blocks, values including f16 subnormals (SSE2 converts them itself). */
+static void test_attend_kv(const KernelSet *ks, uint32_t type) {
+    static const int f16_sizes[] = {2, 6, 8, 12, 16, 20, 24, 32, 48, 64, 72, 128};
+    static const int q8_sizes[] = {32, 64, 96, 128};
+    static const int positions[] = {1, 2, 3, 4, 5, 7, 8, 9, 33, 256};
+    int q8 = type == GGML_TYPE_Q8_0;
+    int n_sizes = q8 ? 4 : (int)(sizeof f16_sizes / sizeof *f16_sizes);
+    double worst_out = 0, worst_att = 0, worst_ref = 0;
+    int grouped_same = 1;
+    for (int a = 0; a < n_sizes; a++)
+        for (size_t b = 0; b < sizeof(positions) / sizeof(positions[0]); b++) {
+            int hs = q8 ? q8_sizes[a] : f16_sizes[a], n_pos = positions[b], row = 3 * hs;
+            size_t rb = (size_t)kv_row_bytes(type, (uint64_t)row),
+                   head = (size_t)kv_row_bytes(type, (uint64_t)hs);
+            float *x = malloc(sizeof(float) * row), *deq_k = malloc(sizeof(float) * row * n_pos),
+                  *deq_v = malloc(sizeof(float) * row * n_pos);
+            uint8_t *keys = malloc(rb * n_pos), *values = malloc(rb * n_pos);
+            for (int p = 0; p < n_pos; p++) {
+                fill(x, row, 2.0f);
+                kv_store_row(type, keys + p * rb, x, row);
+                ggml_dequantize_row(type, keys + p * rb, deq_k + (size_t)p * row, row);
+                fill(x, row, 1.0f);
+                for (int i = 0; i < row; i += 5) x[i] *= 1e-4f; /* below f16's smallest normal */
+                kv_store_row(type, values + p * rb, x, row);
+                ggml_dequantize_row(type, values + p * rb, deq_v + (size_t)p * row, row);
+            }
+            float *q = malloc(sizeof(float) * hs), *att1 = malloc(sizeof(float) * n_pos),
+                  *att2 = malloc(sizeof(float) * n_pos), *att3 = malloc(sizeof(float) * n_pos),
+                  *got = malloc(sizeof(float) * hs), *want = malloc(sizeof(float) * hs),
+                  *f32 = malloc(sizeof(float) * hs);
+            fill(q, hs, 2.0f);
+            float scale = 1.0f / sqrtf((float)hs);
+            attend_kv_fn *fn = q8 ? ks->attend_q8_0 : ks->attend_f16;
+            attend_kv_fn *ref = q8 ? kernels_scalar.attend_q8_0 : kernels_scalar.attend_f16;
+            fn(got, att1, n_pos, q, 1, keys + head, values + head, rb, n_pos, hs, scale);
+            ref(want, att2, n_pos, q, 1, keys + head, values + head, rb, n_pos, hs, scale);
+            kernels_scalar.attend(f32, att3, q, deq_k + hs, deq_v + hs, row, n_pos, hs, scale);
+            worst_out = fmax(worst_out, max_error(got, want, hs));
+            worst_ref = fmax(worst_ref, max_error(want, f32, hs));
+            worst_att = fmax(worst_att, max_error(att1, att2, n_pos));
+            /* 1..5 query heads on this key/value head (5: a group of four and
+             * one): each head's bits as when it runs alone. */
+            for (int n_q = 1; n_q <= 5; n_q++) {
+                float *qs = malloc(sizeof(float) * hs * n_q), *outs = malloc(sizeof(float) * hs * n_q),
+                      *atts = malloc(sizeof(float) * n_pos * n_q);
+                fill(qs, hs * n_q, 2.0f);
+                fn(outs, atts, n_pos, qs, n_q, keys + head, values + head, rb, n_pos, hs, scale);
+                for (int i = 0; i < n_q; i++) {
+                    fn(got, att1, n_pos, qs + i * hs, 1, keys + head, values + head, rb, n_pos, hs, scale);
+                    grouped_same &= memcmp(got, outs + i * hs, sizeof(float) * hs) == 0 &&
+                                    memcmp(att1, atts + i * n_pos, sizeof(float) * n_pos) == 0;
+                }
+                free(qs), free(outs), free(atts);
+            }
+            free(x), free(deq_k), free(deq_v), free(keys), free(values);
+            free(q), free(att1), free(att2), free(att3), free(got), free(want), free(f32);
+        }
+    char name[96];
+    const char *tn = kv_type_name(type);
+    snprintf(name, sizeof name, "%s attend_%s out equals the scalar reference", ks->name, tn);
+    check(worst_out <= 2e-6, name, "max relative error %.3g", worst_out);
+    snprintf(name, sizeof name, "%s attend_%s weights equal the scalar reference", ks->name, tn);
+    check(worst_att <= 1e-6, name, "max relative error %.3g", worst_att);
+    snprintf(name, sizeof name, "%s attend_%s: 1-5 query heads at once give each head's bits alone", ks->name,
+             tn);
+    check_plain(grouped_same, name, "a head differs");
+    if (ks == &kernels_scalar) {
+        snprintf(name, sizeof name, "scalar attend_%s equals fp32 attend over the dequantised cache", tn);
+        check(worst_ref <= 2e-6, name, "max relative error %.3g", worst_ref);
+    }
+}
+
+/* Writing rows: f16 rounds to nearest even; q8_0 gives the bytes of the
+ * tools' ggml reference quantiser (tools/ggml_quantize.h). */
+static void test_kv_store(void) {
+    float x[64];
+    uint16_t h[4];
+    float ties[4] = {1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, -2.0f, 65504.0f};
+    kv_store_row(GGML_TYPE_F16, h, ties, 4);
+    check(h[0] == 0x3c00 && h[1] == 0x3c02 && h[2] == 0xc000 && h[3] == 0x7bff, "f16 KV rows round to even",
+          "%04x %04x %04x %04x", h[0], h[1], h[2], h[3]);
+    int same = 1;
+    for (int trial = 0; trial < 50; trial++) {
+        BlockQ8_0 got[2], want[2];
+        fill(x, 64, trial % 2 ? 3.0f : 0.01f);
+        if (trial == 7) memset(x, 0, sizeof x);
+        kv_store_row(GGML_TYPE_Q8_0, got, x, 64);
+        quant_q8_0(want, x, 64);
+        same &= memcmp(got, want, sizeof got) == 0;
+    }
+    check(same, "q8_0 KV rows equal ggml's reference quantiser", "bytes differ");
+    check(kv_type_parse("F16") == GGML_TYPE_F16 && kv_type_parse("q8_0") == GGML_TYPE_Q8_0 &&
+              kv_type_parse("f32") == GGML_TYPE_F32 && kv_type_parse("bogus") == -1 &&
+              kv_type_parse("q4_0") == -1,
+          "KV type names", "wrong parse");
 }
 
 /* The vector exp behind softmax and SwiGLU: softmax([0, v]) against the
@@ -304,14 +408,21 @@ int main(void) {
         test_q8q(&kernels_avx512);
     } else
         check_skipped("avx512 variant", "this CPU has no AVX-512F+BW+VL");
+    /* After the others, so their random inputs stay what they were. */
+    test_kv_store();
+    const KernelSet *const sets[] = {&kernels_scalar, &kernels_sse2, &kernels_avx2, &kernels_avx512};
+    for (int i = 0; i <= widest + 1; i++) {
+        test_attend_kv(sets[i], GGML_TYPE_F16);
+        test_attend_kv(sets[i], GGML_TYPE_Q8_0);
+    }
 
     kernels_select(0);
     check(kernels == &kernels_sse2, "kernels_select(0) picks sse2", "wrong set");
     kernels_select(1);
     check(kernels == &kernels_avx2, "kernels_select(1) picks avx2", "wrong set");
     kernels_select_level(KERNELS_AVX512);
-    check(kernels == &kernels_avx512 && kernels_level() == KERNELS_AVX512, "kernels_select_level(2) picks avx512",
-          "wrong set");
+    check(kernels == &kernels_avx512 && kernels_level() == KERNELS_AVX512,
+          "kernels_select_level(2) picks avx512", "wrong set");
     kernels_select_level(KERNELS_AVX2);
     check(kernels == &kernels_avx2 && kernels_level() == KERNELS_AVX2, "kernels_select_level(1) picks avx2",
           "wrong set");

@@ -18,6 +18,7 @@ MODELS = os.environ.get("MODELS_DIR", "../shared/models")
 MODEL = os.path.join(MODELS, "stories260K.bin")
 TOK512 = os.path.join(MODELS, "tok512.bin")
 TOK32K = os.path.join(MODELS, "tokenizer.bin")
+GGUF = os.path.join(MODELS, "stories260K.gguf")
 
 
 def run(args, stdin=b""):
@@ -44,7 +45,7 @@ def check_stdout(name, args, expected):
 
 
 def main():
-    for path in (MODEL, TOK512, TOK32K):
+    for path in (MODEL, TOK512, TOK32K, GGUF):
         if not os.path.exists(path):
             print(f"SKIP: {path} not found (set MODELS_DIR)")
             return 77
@@ -125,11 +126,18 @@ def main():
             ("tokenizer too small for the model", [MODEL, "-z", truncated]),
             ("bad number", [MODEL, "-z", TOK512, "-t", "warm"]),
             ("unsupported mode", [MODEL, "-z", TOK512, "-m", "translate"]),
+            ("unknown KV cache type", [GGUF, "--kv", "bogus"]),
+            ("q8_0 KV cache on a head size of 8", [GGUF, "--kv", "q8_0"]),
         ]:
             r = run(args)
             lines = r.stderr.decode(errors="replace").strip().splitlines()
             check(r.returncode == 1 and len(lines) >= 1 and lines[0].startswith("llmrun: "),
                   f"{name}: exit 1 with a message", f"exit {r.returncode} {r.stderr[:200]!r}")
+
+    # The GGUF stories260K: the golden text with the default f16 KV cache and with --kv f32.
+    for kv in ([], ["--kv", "f32"]):
+        check_stdout(f"stories260K.gguf greedy golden text, {'f32' if kv else 'default f16'} KV cache",
+                     [GGUF, "-t", "0", "-n", "200"] + kv, golden("stories260K__once_upon_a_time.txt"))
 
     r = run([MODEL, "-z", TOK512, "-n", "10", "-i", "apple " * 600])
     check(r.returncode == 1 and b"the context is 512" in r.stderr and r.stdout == b"",

@@ -4,6 +4,7 @@
  * truncated and unsupported files give -1. */
 #include <string.h>
 
+#include "llm/ggml_types.h"
 #include "llm/model_estimate.h"
 #include "llm/transformer.h"
 #include "tests/host/gguf_layout.h"
@@ -65,7 +66,8 @@ static void context_choices(const char *name) {
         transformer_free(&t);
     }
     snprintf(label, sizeof label, "%s: KV cache bytes", name);
-    uint64_t kv = 2 * shape.layers * 100 * shape.kv_dim * 4;
+    /* GGUF: the default f16 cache, 2 bytes an element; llama2.c: fp32. */
+    uint64_t kv = 2 * shape.layers * 100 * shape.kv_dim * (shape.gguf ? 2 : 4);
     check(model_kv_bytes(&shape, 100) == kv, label, "%llu, expected %llu",
           (unsigned long long)model_kv_bytes(&shape, 100), (unsigned long long)kv);
     Transformer t;
@@ -170,10 +172,14 @@ int main(void) {
         file = gguf_layout_rebuild(&L, shape_1b, 5, &size);
         ModelShape shape;
         int read = file && model_shape_read(&shape, file, size) == 0;
+        check(read && model_kv_bytes(&shape, 32768) == (1ull << 30),
+              "1B shape: 32768 positions of f16 KV cache are 1 GiB", "kv %llu",
+              read ? (unsigned long long)model_kv_bytes(&shape, 32768) : 0ull);
+        shape.kv_type = GGML_TYPE_F32;
         check(read && shape.trained_ctx == 131072 && model_kv_bytes(&shape, 32768) == (2ull << 30) &&
                   model_ctx_that_fits(&shape, shape.trained_ctx, 5ull << 29) >= 32768 &&
                   model_ctx_that_fits(&shape, shape.trained_ctx, 5ull << 29) < 49152,
-              "1B shape: 32768 positions of KV cache are 2 GiB and fit in 2.5 GiB",
+              "1B shape: 32768 positions of f32 KV cache are 2 GiB and fit in 2.5 GiB",
               "read %d (kv_dim %llu, layers %llu), kv %llu, fits %d", read, (unsigned long long)shape.kv_dim,
               (unsigned long long)shape.layers,
               read ? (unsigned long long)model_kv_bytes(&shape, 32768) : 0ull,

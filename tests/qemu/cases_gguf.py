@@ -4,7 +4,8 @@ turns exactly like a from-scratch host run of the whole conversation, the
 context limit is reported (then /chat slide), a truncated GGUF is
 refused while the previous model keeps answering, Qwen3's think block is
 shown or hidden as /set think says, sampled chat goes on with one random
-sequence, and a 44 MB model costs its file plus KV cache plus a few MiB."""
+sequence, and a 44 MB model costs its file plus KV cache plus a few MiB (the
+cache f16, q8_0 or f32 as /set kv says)."""
 import os
 import re
 import subprocess
@@ -38,6 +39,24 @@ def test_gguf_stories_golden(ctx):
         want = golden(ctx, "stories260K__once_upon_a_time.txt")
         assert text == want, first_difference(text, want)
         assert stats.group(5) == "steps", f"stop reason {stats.group(5)}"
+
+
+def test_gguf_kv_type_from_boot_cfg(ctx):
+    """boot.cfg kv=f32 gives the loaded GGUF model an f32 KV cache (its greedy
+    text is the llama2.c golden one as with f16); kv=bogus is reported at boot
+    and the default f16 stays."""
+    img = ctx.image("gguf-kv-f32", [ctx.model("stories260K.gguf")], "model=stories260K.gguf\nkv=f32\n")
+    with boot_to_prompt(ctx, image=img) as vm:
+        out = vm.command("/model")
+        assert "kv cache:   f32" in out, f"/model: {out!r}"
+        set_all(vm, temp=0, steps=200)
+        text, _ = answer(vm, "Once upon a time")
+        want = golden(ctx, "stories260K__once_upon_a_time.txt")
+        assert text == want, first_difference(text, want)
+    img = ctx.image("gguf-kv-bogus", [ctx.model("stories260K.gguf")], "model=stories260K.gguf\nkv=bogus\n")
+    with boot_to_prompt(ctx, image=img) as vm:
+        assert "boot.cfg: kv=bogus is not f16, q8_0 or f32; using f16" in vm.text(), vm.tail()
+        assert "kv cache:   f16" in vm.command("/model")
 
 
 def host_chat(ctx, turns, sampling=("-t", "0", "--chat-scratch")):
@@ -159,10 +178,22 @@ def test_gguf_chat_sampling_goes_on_across_turns(ctx):
         assert text3.rstrip("\n") == want1, f"after /chat reset: {first_difference(text3.rstrip(chr(10)), want1)}"
 
 
+def model_state_bytes(vm, kv):
+    """The exact bytes of the model's run state with its KV cache, from /mem's line for that KV type."""
+    out = vm.command("/mem")
+    m = re.search(r"model\+kv " + kv + r"\s+[0-9.]+ MiB \((\d+) bytes\)", out)
+    assert m, f"/mem has no model+kv {kv} line: {out!r}"
+    return int(m.group(1)), out
+
+
 def test_gguf_memory_is_file_plus_kv(ctx):
     """A 44 MB Q8_0 llama model (41M parameters, written by tools/gguf_write.py):
     its weights are used in place in the ramdisk, so RAM in use beyond the
-    ramdisk and the run state + KV cache stays within 32 MiB; it answers."""
+    ramdisk and the run state + KV cache stays within 32 MiB; it answers.
+    The KV cache is f16 by default; /set kv f32 and q8_0 re-create it with
+    the sizes those types take (12 layers x 512 positions x 512 values, keys
+    and values: 24, 12 and 6.375 MiB), q8_0 answers, a change ends a /chat
+    conversation (saying so), a bad type is refused in one line."""
     work = os.path.join(ctx.image_dir, "gguf-memory")
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, "llama41m-Q8_0.gguf")
@@ -173,13 +204,15 @@ def test_gguf_memory_is_file_plus_kv(ctx):
     file_bytes = os.path.getsize(path)
     assert file_bytes > 40 * MIB, f"the test model is only {file_bytes} bytes"
     img = ctx.image("gguf-memory", [path], "model=llama41m-Q8_0.gguf\n")
+    values = 2 * 12 * 512 * 512
     with boot_to_prompt(ctx, image=img) as vm:
         out = vm.command("/model")
         m = re.search(r"weights ([0-9.]+) MiB in place in the ramdisk, run state and KV cache ([0-9.]+) MiB", out)
         assert m, f"/model has no memory line: {out!r}"
         assert abs(float(m.group(1)) * MIB - file_bytes) < MIB, f"weights {m.group(1)} MiB, file {file_bytes} bytes"
-        state = float(m.group(2)) * MIB
-        out = vm.command("/mem")
+        assert "kv cache:   f16, 12.0 MiB" in out, f"/model: {out!r}"
+        state, out = model_state_bytes(vm, "f16")
+        assert abs(float(m.group(2)) * MIB - state) < MIB / 10, f"/model {m.group(2)} MiB, /mem {state} bytes"
         used = int(re.search(r"used\s+[0-9.]+ MiB \((\d+) bytes\)", out).group(1))
         ramdisk = int(re.search(r"ramdisk\s+[0-9.]+ MiB \((\d+) bytes\)", out).group(1))
         beyond = used - ramdisk - state
@@ -189,10 +222,30 @@ def test_gguf_memory_is_file_plus_kv(ctx):
         set_all(vm, temp=0, steps=4)
         _, stats = answer(vm, "hi")
         assert stats.group(5) == "steps", f"stop reason {stats.group(5)}"
+        out = vm.command("/set kv f32")
+        assert "kv f32" in out, f"/set kv f32: {out!r}"
+        f32_state, _ = model_state_bytes(vm, "f32")
+        assert f32_state - state == values * 2, f"f32 KV: state {f32_state}, f16 {state}"
+        out = vm.command("/set kv q8_0")
+        assert "kv q8_0" in out, f"/set kv q8_0: {out!r}"
+        q8_state, _ = model_state_bytes(vm, "q8_0")
+        assert state - q8_state == values * 2 - values // 32 * 34, f"q8_0 KV: state {q8_state}, f16 {state}"
+        _, stats = answer(vm, "hi")
+        assert stats.group(5) == "steps", f"q8_0 KV: stop reason {stats.group(5)}"
+        assert "chat: on" in vm.command("/chat")
+        answer(vm, "hello")
+        out = vm.command("/set kv f16")
+        assert "chat: ended (the KV cache is re-created)" in out and "kv f16" in out, f"/set kv f16 in /chat: {out!r}"
+        out = vm.command("/set kv q8_0")
+        out = vm.command("/set kv bogus")
+        lines = [line for line in out.split("\n")[1:] if line.strip()]
+        assert len(lines) == 1 and "kv is f16, q8_0 or f32" in lines[0], f"/set kv bogus: {out!r}"
+        assert "kv cache:   q8_0" in vm.command("/model"), "a refused type changed the cache"
 
 
 CASES = [
     test_gguf_stories_golden,
+    test_gguf_kv_type_from_boot_cfg,
     test_gguf_qwen3_chat,
     test_gguf_think_block_shown_or_hidden,
     test_gguf_chat_sampling_goes_on_across_turns,
