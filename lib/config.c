@@ -2,10 +2,11 @@
 #include "lib/config.h"
 #include "lib/string.h"
 
-static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+static int is_blank(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
 
-static void trim(const char **s, size_t *n)
-{
+static void trim(const char **s, size_t *n) {
     while (*n > 0 && is_blank(**s)) {
         (*s)++;
         (*n)--;
@@ -15,8 +16,7 @@ static void trim(const char **s, size_t *n)
 
 int config_each(const char *text, size_t len,
                 void (*fn)(const char *key, size_t key_len, const char *value, size_t value_len, void *ctx),
-                void *ctx, int *first_bad_line)
-{
+                void *ctx, int *first_bad_line) {
     int bad = 0, line_no = 0;
     if (first_bad_line) *first_bad_line = 0;
     size_t pos = 0;
@@ -55,8 +55,7 @@ struct lookup {
     int found;
 };
 
-static void match_key(const char *key, size_t key_len, const char *value, size_t value_len, void *ctx)
-{
+static void match_key(const char *key, size_t key_len, const char *value, size_t value_len, void *ctx) {
     struct lookup *l = ctx;
     if (key_len == l->key_len && memcmp(key, l->key, key_len) == 0) {
         l->value = value;
@@ -65,8 +64,7 @@ static void match_key(const char *key, size_t key_len, const char *value, size_t
     }
 }
 
-int config_get(const char *text, size_t len, const char *key, char *value, size_t value_size)
-{
+int config_get(const char *text, size_t len, const char *key, char *value, size_t value_size) {
     struct lookup l = {key, strlen(key), NULL, 0, 0};
     if (value && value_size) value[0] = '\0';
     if (text) config_each(text, len, match_key, &l, NULL);

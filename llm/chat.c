@@ -207,8 +207,8 @@ static int is_stop(const Chat *c, int id) {
     return 0;
 }
 
-int chat_init(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplate tmpl, const char *system,
-              char *err, size_t err_size) {
+int chat_create(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplate tmpl, const char *system,
+                char *err, size_t err_size) {
     memset(c, 0, sizeof *c);
     c->template = tmpl;
     c->capacity = t->config.seq_len;
@@ -220,7 +220,7 @@ int chat_init(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplate 
         if (c->system) memcpy(c->system, system, len + 1);
     }
     if (!c->tokens || !c->turn_starts || (system && *system && !c->system)) {
-        chat_free(c);
+        chat_destroy(c);
         strlcpy(err, "out of memory for the conversation", err_size);
         return -1;
     }
@@ -237,7 +237,7 @@ int chat_init(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplate 
         int n = encode_segments(tok, &seg, 1, &ids, err, err_size);
         if (n < 0 || n > (int)(sizeof c->suffix_ids / sizeof c->suffix_ids[0])) {
             if (n >= 0) free(ids), strlcpy(err, "the template's answer suffix is too long", err_size);
-            chat_free(c);
+            chat_destroy(c);
             return -1;
         }
         memcpy(c->suffix_ids, ids, (size_t)n * sizeof(int));
@@ -247,7 +247,7 @@ int chat_init(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplate 
     return 0;
 }
 
-void chat_free(Chat *c) {
+void chat_destroy(Chat *c) {
     free(c->tokens);
     free(c->turn_starts);
     free(c->system);

@@ -40,14 +40,14 @@ const char *chat_answer_suffix(ChatTemplate t);
 
 typedef struct {
     ChatTemplate template;
-    char *system;      /* malloc'd copy, NULL for none */
-    int *tokens;       /* everything said so far, capacity = the context length */
+    char *system; /* malloc'd copy, NULL for none */
+    int *tokens;  /* everything said so far, capacity = the context length */
     int capacity;
-    int count;         /* tokens in the history */
-    int pos;           /* of those, how many the KV cache holds (pos <= count) */
-    int *turn_starts;  /* history index where each turn begins */
+    int count;        /* tokens in the history */
+    int pos;          /* of those, how many the KV cache holds (pos <= count) */
+    int *turn_starts; /* history index where each turn begins */
     int turns;
-    int prefix_count;  /* BOS + system part: kept when sliding */
+    int prefix_count; /* BOS + system part: kept when sliding */
     int stop_ids[CHAT_MAX_STOP];
     int stop_count;
     int suffix_ids[32]; /* the answer suffix, tokenized */
@@ -60,9 +60,9 @@ typedef struct {
 
 /* A conversation for this model and vocabulary (no tokens run yet).
  * Returns 0, or -1 with a one-line reason in err. */
-int chat_init(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplate tmpl, const char *system,
-              char *err, size_t err_size);
-void chat_free(Chat *c);
+int chat_create(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplate tmpl, const char *system,
+                char *err, size_t err_size);
+void chat_destroy(Chat *c);
 /* Forgets every turn (the system prompt stays). */
 void chat_reset(Chat *c);
 /* Drops the oldest turns (the system part stays) until `needed` more tokens

@@ -59,7 +59,7 @@ static int read_string(Reader *r, GgufString *s) {
 /* Natural alignment of a ggml tensor type's elements or blocks. */
 static uintptr_t type_alignment(uint32_t type) {
     switch (type) {
-    case 0: /* F32 */
+    case 0:  /* F32 */
     case 26: /* I32 */
         return 4;
     case 27: /* I64 */
@@ -205,7 +205,7 @@ static int parse_tensor_infos(GgufFile *f, Reader *r, char *err, size_t n) {
     return 0;
 }
 
-int gguf_open(GgufFile *f, const void *data, size_t size, char *err, size_t n) {
+int gguf_create(GgufFile *f, const void *data, size_t size, char *err, size_t n) {
     memset(f, 0, sizeof(*f));
     Reader r = {(const uint8_t *)data, size, 0, 0};
     if (!data || size < 4 || read_u32(&r) != GGUF_MAGIC)
@@ -279,7 +279,7 @@ int gguf_open(GgufFile *f, const void *data, size_t size, char *err, size_t n) {
     return 0;
 }
 
-void gguf_close(GgufFile *f) {
+void gguf_destroy(GgufFile *f) {
     if (!f) return;
     free(f->kv);
     free(f->tensors);

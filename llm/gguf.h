@@ -1,18 +1,18 @@
 /* gguf.h - reader for GGUF files (versions 2 and 3; version 1 is rejected)
  * held in memory. Nothing is copied: strings and tensor data are pointers
- * into the caller's buffer, which must outlive the GgufFile. gguf_open
+ * into the caller's buffer, which must outlive the GgufFile. gguf_create
  * checks every count, length and offset against the buffer (overflow-safe)
  * before anything is used, so the accessors below never read out of bounds.
  *
  * Typical use:
  *     GgufFile f;
- *     if (gguf_open(&f, data, size, err, sizeof err) != 0) { puts(err); ... }
+ *     if (gguf_create(&f, data, size, err, sizeof err) != 0) { puts(err); ... }
  *     uint32_t n_layers;
  *     gguf_get_u32(&f, "llama.block_count", &n_layers);   // 0 on success
  *     GgufArray toks;
  *     gguf_get_array(&f, "tokenizer.ggml.tokens", &toks);
  *     for (uint64_t i = 0; i < toks.count; i++) { GgufString s; gguf_array_string(&toks, i, &s); }
- *     gguf_close(&f);
+ *     gguf_destroy(&f);
  */
 #ifndef LLM_GGUF_H
 #define LLM_GGUF_H
@@ -102,8 +102,8 @@ int gguf_is_gguf(const void *data, size_t size);
  * stays readable); the model loader refuses it by name. Sizes of known types
  * are checked to lie inside the file. Returns 0, or -1 with
  * a one-line reason in err (nothing stays allocated then). */
-int gguf_open(GgufFile *f, const void *data, size_t size, char *err, size_t err_size);
-void gguf_close(GgufFile *f);
+int gguf_create(GgufFile *f, const void *data, size_t size, char *err, size_t err_size);
+void gguf_destroy(GgufFile *f);
 
 /* Metadata lookup by exact key name; NULL when absent. */
 const GgufKeyValue *gguf_find_key(const GgufFile *f, const char *key);

@@ -11,7 +11,7 @@ uint64_t gguf_load_le(const uint8_t *p, int bytes);
 /* The size of one value of a fixed-size metadata type; 0 for string, array
  * and unknown types. */
 size_t gguf_scalar_size(uint32_t type);
-/* The end of `count` values of `type` from p, which gguf_open has validated. */
+/* The end of `count` values of `type` from p, which gguf_create has validated. */
 const uint8_t *gguf_values_end(const uint8_t *p, uint32_t type, uint64_t count);
 
 #endif

@@ -52,9 +52,9 @@ typedef struct GgufModel {
     size_t kv_head_bytes;
     void *kv_block;
     size_t kv_bytes;
-    float *rope_cs;                 /* cos/sin pairs of each position */
-    float *rope_freq;               /* each rotated pair's angle per position (n_rot / 2) */
-    float *row;                     /* one dequantised weight row */
+    float *rope_cs;   /* cos/sin pairs of each position */
+    float *rope_freq; /* each rotated pair's angle per position (n_rot / 2) */
+    float *row;       /* one dequantised weight row */
     BlockQ8A *act_a;
     BlockQ8K *act_k;
     int wide;                       /* floats per row of x, xb, xb2: max(dim, hidden, q_dim) */

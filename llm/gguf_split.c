@@ -80,7 +80,7 @@ static int open_rest(GgufFile *f, const GgufPieces *pieces, size_t prefix_len, u
             snprintf(err, n, "gguf: piece %s of the split model is missing", name);
             goto out;
         }
-        if (gguf_open(&rest[opened], data, size, why, sizeof why) != 0) {
+        if (gguf_create(&rest[opened], data, size, why, sizeof why) != 0) {
             snprintf(err, n, "%s (in %s)", why, name);
             goto out;
         }
@@ -117,14 +117,14 @@ static int open_rest(GgufFile *f, const GgufPieces *pieces, size_t prefix_len, u
     f->n_pieces = (uint32_t)count;
     f->pieces_bytes = bytes;
 out:
-    for (uint64_t i = 0; i < opened; i++) gguf_close(&rest[i]);
+    for (uint64_t i = 0; i < opened; i++) gguf_destroy(&rest[i]);
     free(rest);
     return rc;
 }
 
-int gguf_open_pieces(GgufFile *f, const void *data, size_t size, const GgufPieces *pieces, char *err,
-                     size_t n) {
-    if (gguf_open(f, data, size, err, n) != 0) return -1;
+int gguf_create_pieces(GgufFile *f, const void *data, size_t size, const GgufPieces *pieces, char *err,
+                       size_t n) {
+    if (gguf_create(f, data, size, err, n) != 0) return -1;
     uint64_t count = 1, index = 0, total = 0;
     int has_count = split_key(f, "split.count", &count), has_index = split_key(f, "split.no", &index);
     if (has_count < 0 || has_index < 0 || count == 0 || count > MAX_PIECES || index >= count) {
@@ -157,18 +157,18 @@ int gguf_open_pieces(GgufFile *f, const void *data, size_t size, const GgufPiece
     }
     if (open_rest(f, pieces, len - suffix_len, count, total, err, n) == 0) return 0;
 fail:
-    gguf_close(f);
+    gguf_destroy(f);
     return -1;
 }
 
 int gguf_split_position(const void *data, size_t size, uint32_t *index, uint32_t *count) {
     GgufFile f;
     char err[8];
-    if (!gguf_is_gguf(data, size) || gguf_open(&f, data, size, err, sizeof err) != 0) return 0;
+    if (!gguf_is_gguf(data, size) || gguf_create(&f, data, size, err, sizeof err) != 0) return 0;
     uint64_t no = 0, n = 1;
     int split = split_key(&f, "split.count", &n) == 0 && split_key(&f, "split.no", &no) == 0 && n > 1 &&
                 n <= MAX_PIECES && no < n;
-    gguf_close(&f);
+    gguf_destroy(&f);
     if (split) *index = (uint32_t)no, *count = (uint32_t)n;
     return split;
 }

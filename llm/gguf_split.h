@@ -9,7 +9,7 @@
  * The caller holds the pieces (ramdisk files, files read by a host tool) and
  * says how to find one by name:
  *     GgufPieces p = {"dir/m-00001-of-00002.gguf", find_file, NULL};
- *     gguf_open_pieces(&f, data, size, &p, err, sizeof err);
+ *     gguf_create_pieces(&f, data, size, &p, err, sizeof err);
  */
 #ifndef LLM_GGUF_SPLIT_H
 #define LLM_GGUF_SPLIT_H
@@ -29,14 +29,14 @@ typedef struct GgufPieces {
     void *ctx;
 } GgufPieces;
 
-/* gguf_open on the first piece; when it says split.count N > 1, the other
+/* gguf_create on the first piece; when it says split.count N > 1, the other
  * pieces are found by name (the first's with -0000i-of- for -00001-of-) and
  * their tensors joined to f->tensors (f->n_pieces N). A missing piece, one
  * whose split.no or split.count disagrees, a tensor in two pieces, or a total
  * other than split.tensors.count gives -1 with a one-line reason in err
  * (nothing stays allocated). pieces NULL: a split file is refused. */
-int gguf_open_pieces(GgufFile *f, const void *data, size_t size, const GgufPieces *pieces, char *err,
-                     size_t err_size);
+int gguf_create_pieces(GgufFile *f, const void *data, size_t size, const GgufPieces *pieces, char *err,
+                       size_t err_size);
 
 /* Where a GGUF file sits in a split set: 1 with *index (from 0) and *count
  * set when it has split keys saying count > 1, else 0 (a whole model, or not

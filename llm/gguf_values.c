@@ -1,5 +1,5 @@
 /* gguf_values.c - typed reads of GGUF metadata values (scalars, strings and
- * arrays) that gguf_open has already bounds-checked. */
+ * arrays) that gguf_create has already bounds-checked. */
 #include "lib/string.h"
 #include "llm/gguf.h"
 #include "llm/gguf_internal.h"
@@ -104,7 +104,7 @@ int gguf_kv_string(const GgufKeyValue *kv, GgufString *out) {
     return 0;
 }
 
-/* Fills an array descriptor from the header at p (validated by gguf_open). */
+/* Fills an array descriptor from the header at p (validated by gguf_create). */
 static void array_at(const uint8_t *p, GgufArray *out) {
     out->type = (GgufValueType)gguf_load_le(p, 4);
     out->count = gguf_load_le(p + 4, 8);
@@ -128,8 +128,8 @@ int gguf_kv_array(const GgufKeyValue *kv, GgufArray *out) {
 
 GETTER(u8, uint8_t, if (kv->type != GGUF_TYPE_UINT8) return -1; *out = kv->value[0]; return 0;)
 GETTER(i8, int8_t, if (kv->type != GGUF_TYPE_INT8) return -1; *out = (int8_t)kv->value[0]; return 0;)
-GETTER(u16, uint16_t, if (kv->type != GGUF_TYPE_UINT16) return -1; *out = (uint16_t)gguf_load_le(kv->value, 2);
-       return 0;)
+GETTER(u16, uint16_t, if (kv->type != GGUF_TYPE_UINT16) return -1;
+       *out = (uint16_t)gguf_load_le(kv->value, 2); return 0;)
 GETTER(i16, int16_t, if (kv->type != GGUF_TYPE_INT16) return -1; *out = (int16_t)gguf_load_le(kv->value, 2);
        return 0;)
 GETTER(u32, uint32_t, uint64_t v; if (scalar_u64(kv->type, kv->value, &v) || v > UINT32_MAX) return -1;

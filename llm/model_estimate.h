@@ -22,7 +22,7 @@ typedef struct {
  * header is malformed or names an unsupported architecture. */
 int model_shape_read(ModelShape *shape, const void *file, size_t size);
 /* Bytes of run state (activations, attention scores, logits, KV cache, RoPE
- * tables / quantised-activation buffers) that transformer_load_ctx allocates
+ * tables / quantised-activation buffers) that transformer_create_ctx allocates
  * for ctx positions: exactly transformer_state_bytes() after that load, with the
  * KV cache of shape->kv_type (int8
  * copies made by transformer_quantize, the GGUF index and the tokenizer are

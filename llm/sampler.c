@@ -22,7 +22,7 @@ SamplerConfig sampler_default_config(void) {
     return c;
 }
 
-int sampler_init(Sampler *s, int vocab_size, const SamplerConfig *config, char *err, size_t err_size) {
+int sampler_create(Sampler *s, int vocab_size, const SamplerConfig *config, char *err, size_t err_size) {
     memset(s, 0, sizeof *s);
     const char *problem = NULL;
     if (vocab_size <= 0)
@@ -59,7 +59,7 @@ int sampler_init(Sampler *s, int vocab_size, const SamplerConfig *config, char *
     return 0;
 }
 
-void sampler_free(Sampler *s) {
+void sampler_destroy(Sampler *s) {
     free(s->block);
     memset(s, 0, sizeof *s);
 }

@@ -39,8 +39,8 @@ typedef struct {
 SamplerConfig sampler_default_config(void);
 
 /* Allocates every buffer once. Returns 0, or -1 with a one-line reason. */
-int sampler_init(Sampler *s, int vocab_size, const SamplerConfig *config, char *err, size_t err_size);
-void sampler_free(Sampler *s);
+int sampler_create(Sampler *s, int vocab_size, const SamplerConfig *config, char *err, size_t err_size);
+void sampler_destroy(Sampler *s);
 
 /* Picks a token. Like llama2.c it rewrites logits in place (scaled, then
  * turned into probabilities). Never allocates. */

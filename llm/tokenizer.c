@@ -112,7 +112,8 @@ static int scan_entries(const unsigned char *data, size_t size, int vocab_size, 
     return count;
 }
 
-int tokenizer_load(Tokenizer *t, const void *data, size_t size, int vocab_size, char *err, size_t err_size) {
+int tokenizer_create(Tokenizer *t, const void *data, size_t size, int vocab_size, char *err,
+                     size_t err_size) {
     const unsigned char *bytes = data;
     memset(t, 0, sizeof *t);
     if (!data || size < 4) {
@@ -189,8 +190,8 @@ int tokenizer_load(Tokenizer *t, const void *data, size_t size, int vocab_size, 
     return 0;
 }
 
-void tokenizer_free(Tokenizer *t) {
-    if (t->kind != TOKENIZER_LLAMA2C) gguf_tokenizer_free(t);
+void tokenizer_destroy(Tokenizer *t) {
+    if (t->kind != TOKENIZER_LLAMA2C) gguf_tokenizer_destroy(t);
     free(t->arena);
     memset(t, 0, sizeof *t);
 }

@@ -7,7 +7,7 @@
  * then merging the best-scoring adjacent pair, first occurrence on ties);
  * decoding reproduces decode() + safe_printf().
  *
- * The same Tokenizer also holds a GGUF vocabulary (tokenizer_load_gguf):
+ * The same Tokenizer also holds a GGUF vocabulary (tokenizer_create_gguf):
  * SentencePiece ("llama") or byte-level BPE ("gpt2"), encoded exactly as
  * llama.cpp does. tokenizer_encode/tokenizer_decode dispatch on `kind`. */
 #ifndef LLM_TOKENIZER_H
@@ -100,13 +100,13 @@ typedef struct {
 /* Parses a tokenizer held in memory (strings are copied, the buffer may be
  * freed afterwards). vocab_size comes from the model; <= 0 means "every entry
  * in the buffer". Returns 0, or -1 with a one-line reason in err. */
-int tokenizer_load(Tokenizer *t, const void *data, size_t size, int vocab_size, char *err, size_t err_size);
-void tokenizer_free(Tokenizer *t);
+int tokenizer_create(Tokenizer *t, const void *data, size_t size, int vocab_size, char *err, size_t err_size);
+void tokenizer_destroy(Tokenizer *t);
 
 /* Loads the tokenizer of a GGUF file held in memory (everything is copied;
  * the buffer may be freed afterwards). Returns 0, or -1 with a one-line
  * reason in err. */
-int tokenizer_load_gguf(Tokenizer *t, const void *gguf_data, size_t size, char *err, size_t err_size);
+int tokenizer_create_gguf(Tokenizer *t, const void *gguf_data, size_t size, char *err, size_t err_size);
 
 /* Encodes text_len bytes of text (NULs included) with TOKENIZE_* flags;
  * same return convention as tokenizer_encode. For tokenizer.bin, ADD_BOS and

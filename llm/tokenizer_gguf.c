@@ -51,15 +51,16 @@ static int read_id(const GgufFile *f, const char *key, int vocab, int *id, char 
         return 0;
     }
     if (v < 0 || v >= vocab)
-        return tokenizer_fail(err, err_size, "tokenizer: %s = %lld is outside the vocabulary (%d tokens)", key,
-                    (long long)v, vocab);
+        return tokenizer_fail(err, err_size, "tokenizer: %s = %lld is outside the vocabulary (%d tokens)",
+                              key, (long long)v, vocab);
     *id = (int)v;
     return 0;
 }
 
 static int read_flag(const GgufFile *f, const char *key, int *flag, char *err, size_t err_size) {
     if (!gguf_find_key(f, key)) return 0;
-    if (gguf_get_bool(f, key, flag) != 0) return tokenizer_fail(err, err_size, "tokenizer: %s is not a bool", key);
+    if (gguf_get_bool(f, key, flag) != 0)
+        return tokenizer_fail(err, err_size, "tokenizer: %s is not a bool", key);
     return 0;
 }
 
@@ -68,10 +69,11 @@ static int token_array(const GgufFile *f, const char *key, uint64_t vocab, GgufA
                        char *err, size_t err_size) {
     *present = gguf_find_key(f, key) != NULL;
     if (!*present) return 0;
-    if (gguf_get_array(f, key, a) != 0) return tokenizer_fail(err, err_size, "tokenizer: %s is not an array", key);
+    if (gguf_get_array(f, key, a) != 0)
+        return tokenizer_fail(err, err_size, "tokenizer: %s is not an array", key);
     if (a->count != vocab)
         return tokenizer_fail(err, err_size, "tokenizer: %s has %llu entries for %llu tokens", key,
-                    (unsigned long long)a->count, (unsigned long long)vocab);
+                              (unsigned long long)a->count, (unsigned long long)vocab);
     return 0;
 }
 
@@ -182,8 +184,9 @@ static int load_merges(Tokenizer *t, const GgufArray *merges, char *err, size_t 
             PendingMerge *m = &batch[n];
             const char *space = m->s.len > 1 ? memchr(m->s.ptr + 1, ' ', m->s.len - 1) : NULL;
             if (!space)
-                return tokenizer_fail(err, err_size, "tokenizer: merge %llu is not two tokens separated by a space",
-                            (unsigned long long)(first + (uint64_t)n));
+                return tokenizer_fail(err, err_size,
+                                      "tokenizer: merge %llu is not two tokens separated by a space",
+                                      (unsigned long long)(first + (uint64_t)n));
             m->a_len = (size_t)(space - m->s.ptr);
             m->a_hash = tokenizer_hash_bytes(TOKENIZER_HASH_SEED, m->s.ptr, m->a_len);
             m->b_hash = tokenizer_hash_bytes(TOKENIZER_HASH_SEED, space + 1, m->s.len - m->a_len - 1);
@@ -200,10 +203,11 @@ static int load_merges(Tokenizer *t, const GgufArray *merges, char *err, size_t 
             m->from = tokenizer_lookup_hashed(t, m->a_hash, a, m->a_len, "", 0);
             m->to = tokenizer_lookup_hashed(t, m->b_hash, b, b_len, "", 0);
             if (m->from < 0 || m->to < 0)
-                return tokenizer_fail(err, err_size,
-                            "tokenizer: merge %llu ('%.*s') names a token that is not in the vocabulary",
-                            (unsigned long long)(first + (uint64_t)k), (int)(m->s.len > 60 ? 60 : m->s.len),
-                            m->s.ptr);
+                return tokenizer_fail(
+                    err, err_size,
+                    "tokenizer: merge %llu ('%.*s') names a token that is not in the vocabulary",
+                    (unsigned long long)(first + (uint64_t)k), (int)(m->s.len > 60 ? 60 : m->s.len),
+                    m->s.ptr);
             m->result = tokenizer_lookup_hashed(t, m->pair_hash, a, m->a_len, b, b_len);
             __builtin_prefetch(&t->merge_slots[bpe_merge_hash(m->from, m->to) & t->merge_mask]);
         }
@@ -231,15 +235,17 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     else if (gguf_string_eq(model, "gpt2"))
         t->kind = TOKENIZER_BPE;
     else
-        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.model '%.*s' is not supported (llama or gpt2)",
-                    (int)(model.len > 40 ? 40 : model.len), model.ptr);
+        return tokenizer_fail(err, err_size,
+                              "tokenizer: tokenizer.ggml.model '%.*s' is not supported (llama or gpt2)",
+                              (int)(model.len > 40 ? 40 : model.len), model.ptr);
 
     GgufArray tokens, scores, types, merges = {0};
     if (gguf_get_array(f, "tokenizer.ggml.tokens", &tokens) != 0 || tokens.type != GGUF_TYPE_STRING)
-        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.tokens is missing or not a string array");
+        return tokenizer_fail(err, err_size,
+                              "tokenizer: tokenizer.ggml.tokens is missing or not a string array");
     if (tokens.count == 0 || tokens.count > MAX_VOCAB)
-        return tokenizer_fail(err, err_size, "tokenizer: %llu tokens (need 1..%d)", (unsigned long long)tokens.count,
-                    MAX_VOCAB);
+        return tokenizer_fail(err, err_size, "tokenizer: %llu tokens (need 1..%d)",
+                              (unsigned long long)tokens.count, MAX_VOCAB);
     int n = (int)tokens.count, has_scores, has_types;
     if (token_array(f, "tokenizer.ggml.scores", tokens.count, &scores, &has_scores, err, err_size) ||
         token_array(f, "tokenizer.ggml.token_type", tokens.count, &types, &has_types, err, err_size))
@@ -251,7 +257,7 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     if (t->kind == TOKENIZER_BPE &&
         (gguf_get_array(f, "tokenizer.ggml.merges", &merges) != 0 || merges.type != GGUF_TYPE_STRING))
         return tokenizer_fail(err, err_size,
-                    "tokenizer: a gpt2 vocabulary needs tokenizer.ggml.merges (a string array)");
+                              "tokenizer: a gpt2 vocabulary needs tokenizer.ggml.merges (a string array)");
     if (merges.count > MAX_VOCAB) return tokenizer_fail(err, err_size, "tokenizer: too many merges");
 
     /* Sizes: every string is checked before anything is allocated. */
@@ -262,7 +268,7 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     for (int id = 0; gguf_array_iter_next_string(&it, &s); id++) {
         if (s.len > MAX_PIECE_BYTES)
             return tokenizer_fail(err, err_size, "tokenizer: token %d is %llu bytes long (limit %d)", id,
-                        (unsigned long long)s.len, MAX_PIECE_BYTES);
+                                  (unsigned long long)s.len, MAX_PIECE_BYTES);
         string_bytes += s.len + 1;
     }
     GgufString pre = {"", 0}, chat = {NULL, 0};
@@ -272,7 +278,8 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     if (gguf_find_key(f, "tokenizer.chat_template") &&
         gguf_get_string(f, "tokenizer.chat_template", &chat) != 0)
         return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is not a string");
-    if (chat.len > (1u << 24)) return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is too long");
+    if (chat.len > (1u << 24))
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is too long");
     if (t->kind == TOKENIZER_BPE) {
         /* Never refused: an unknown name splits like the closest family. */
         PretokenizerChoice choice = pretokenizer_choose(pre.ptr, pre.len, t->warning, sizeof t->warning);
@@ -287,8 +294,9 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     size_t un = (size_t)n;
     size_t total = rounded(un * sizeof(char *)) * 2 + rounded(un * sizeof(int)) * 3 +
                    rounded(un * sizeof(float)) + rounded(slots * sizeof(TokenizerSlot)) + rounded(un) +
-                   rounded(merges.count * sizeof(TokenizerMerge)) + rounded(merge_slots * sizeof(TokenizerMergeSlot)) +
-                   rounded(2 * string_bytes) + rounded(pre.len + 1) + rounded(chat.len + 1);
+                   rounded(merges.count * sizeof(TokenizerMerge)) +
+                   rounded(merge_slots * sizeof(TokenizerMergeSlot)) + rounded(2 * string_bytes) +
+                   rounded(pre.len + 1) + rounded(chat.len + 1);
     char *arena = malloc(total);
     if (!arena) return tokenizer_fail(err, err_size, "tokenizer: out of memory (%zu bytes)", total);
     t->arena = arena;
@@ -339,7 +347,8 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     /* Inserted from the last id down: a repeated piece resolves to its highest
      * id, as llama.cpp's text-to-token map does. */
     for (int id = n - 1; id >= 0; id--) {
-        uint32_t hash = tokenizer_hash_bytes(TOKENIZER_HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]);
+        uint32_t hash =
+            tokenizer_hash_bytes(TOKENIZER_HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]);
         uint32_t slot = hash & t->hash_mask;
         while (t->hash_slots[slot].id >= 0) slot = (slot + 1) & t->hash_mask;
         t->hash_slots[slot] = (TokenizerSlot){id, hash};
@@ -393,12 +402,12 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     return 0;
 }
 
-int tokenizer_load_gguf(Tokenizer *t, const void *gguf_data, size_t size, char *err, size_t err_size) {
+int tokenizer_create_gguf(Tokenizer *t, const void *gguf_data, size_t size, char *err, size_t err_size) {
     memset(t, 0, sizeof *t);
     GgufFile f;
-    if (gguf_open(&f, gguf_data, size, err, err_size) != 0) return -1;
+    if (gguf_create(&f, gguf_data, size, err, err_size) != 0) return -1;
     int rc = load_from(t, &f, err, err_size);
-    gguf_close(&f);
+    gguf_destroy(&f);
     if (rc != 0) {
         free(t->arena);
         memset(t, 0, sizeof *t);
@@ -406,7 +415,7 @@ int tokenizer_load_gguf(Tokenizer *t, const void *gguf_data, size_t size, char *
     return rc;
 }
 
-void gguf_tokenizer_free(Tokenizer *t) {
+void gguf_tokenizer_destroy(Tokenizer *t) {
     (void)t; /* everything lives in t->arena */
 }
 

@@ -54,6 +54,6 @@ int bpe_merge_rank(const Tokenizer *t, int from, int to);
 int gguf_tokenizer_encode(const Tokenizer *t, const char *text, size_t text_len, unsigned flags, int *tokens,
                           size_t max_tokens, char *err, size_t err_size);
 const char *gguf_tokenizer_decode(const Tokenizer *t, int prev_token, int token, size_t *len);
-void gguf_tokenizer_free(Tokenizer *t);
+void gguf_tokenizer_destroy(Tokenizer *t);
 
 #endif

@@ -106,18 +106,19 @@ int transformer_context(int trained, int requested, char *err, size_t err_size) 
     return requested ? requested : trained;
 }
 
-int transformer_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size) {
-    return transformer_load_pieces(t, data, size, NULL, 0, err, err_size);
+int transformer_create(Transformer *t, const void *data, size_t size, char *err, size_t err_size) {
+    return transformer_create_pieces(t, data, size, NULL, 0, err, err_size);
 }
 
-int transformer_load_ctx(Transformer *t, const void *data, size_t size, int ctx, char *err, size_t err_size) {
-    return transformer_load_pieces(t, data, size, NULL, ctx, err, err_size);
+int transformer_create_ctx(Transformer *t, const void *data, size_t size, int ctx, char *err,
+                           size_t err_size) {
+    return transformer_create_pieces(t, data, size, NULL, ctx, err, err_size);
 }
 
-int transformer_load_pieces(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces, int ctx,
-                            char *err, size_t err_size) {
+int transformer_create_pieces(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces,
+                              int ctx, char *err, size_t err_size) {
     memset(t, 0, sizeof(*t));
-    if (gguf_is_gguf(data, size)) return gguf_model_load(t, data, size, pieces, ctx, err, err_size);
+    if (gguf_is_gguf(data, size)) return gguf_model_create(t, data, size, pieces, ctx, err, err_size);
     /* Parsed with the file's seq_len (legacy files store RoPE tables of that
      * length between the weights), then the run state sized for ctx. */
     if (checkpoint_parse(&t->config, &t->weights, data, size, err, err_size) != 0 ||
@@ -143,9 +144,9 @@ int transformer_load_pieces(Transformer *t, const void *data, size_t size, const
     return 0;
 }
 
-void transformer_free(Transformer *t) {
+void transformer_destroy(Transformer *t) {
     if (!t) return;
-    if (t->gguf) gguf_model_free(t);
+    if (t->gguf) gguf_model_destroy(t);
     free(t->state.block);
     free(t->quant_block);
     memset(t, 0, sizeof(*t));

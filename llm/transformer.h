@@ -87,23 +87,24 @@ typedef struct Transformer {
     struct GgufModel *gguf; /* GGUF model (version 3): its own weights and run state */
 } Transformer;
 
-/* Parses a llama2.c checkpoint or a GGUF file (recognised by its magic) held in memory (used in place, never copied; the
- * buffer must outlive the Transformer) and allocates the run state. Returns 0,
- * or -1 with a one-line reason in err. On failure nothing stays allocated. */
-int transformer_load(Transformer *t, const void *data, size_t size, char *err, size_t err_size);
+/* Parses a llama2.c checkpoint or a GGUF file (recognised by its magic) held in memory (used in place, never
+ * copied; the buffer must outlive the Transformer) and allocates the run state. Returns 0, or -1 with a
+ * one-line reason in err. On failure nothing stays allocated. */
+int transformer_create(Transformer *t, const void *data, size_t size, char *err, size_t err_size);
 /* The same with the run state sized for ctx positions (config.seq_len):
  * 0 takes the model's trained context (GGUF <arch>.context_length,
  * llama2.c seq_len), uncapped; above it, or negative, is refused. */
-int transformer_load_ctx(Transformer *t, const void *data, size_t size, int ctx, char *err, size_t err_size);
+int transformer_create_ctx(Transformer *t, const void *data, size_t size, int ctx, char *err,
+                           size_t err_size);
 /* The context a load with `requested` gets for a model trained for
  * `trained` positions, or -1 with the reason in err. */
 int transformer_context(int trained, int requested, char *err, size_t err_size);
 /* The same, where a GGUF file may be the first piece of a split model whose
  * other pieces are found through pieces (llm/gguf_split.h; NULL: none). */
 struct GgufPieces;
-int transformer_load_pieces(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces, int ctx,
-                            char *err, size_t err_size);
-void transformer_free(Transformer *t);
+int transformer_create_pieces(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces,
+                              int ctx, char *err, size_t err_size);
+void transformer_destroy(Transformer *t);
 /* Runs one position; returns the logits (vocab_size floats, owned by t). 0 <= pos < seq_len.
  * Out-of-range token or pos returns NULL. */
 float *transformer_forward(Transformer *t, int token, int pos);

@@ -179,7 +179,7 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
  * hb, hb2 (hidden), q, k, v, rope cos/sin, and the quantised activations;
  * then att, logits, one dequantised row and the RoPE pair frequencies. The
  * KV cache is an allocation of its own (a type change re-creates it). */
-#define STATE_ARRAYS 15 /* TAKEs below: each may waste up to 63 bytes aligning */
+#define STATE_ARRAYS 15    /* TAKEs below: each may waste up to 63 bytes aligning */
 #define KV_ALIGN_SLACK 128 /* the keys and the values each start on 64 bytes */
 
 static uint64_t state_block_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim,
@@ -200,7 +200,8 @@ uint64_t gguf_kv_cache_bytes(uint64_t layers, uint64_t seq_len, uint64_t kv_dim,
 }
 
 uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim, uint64_t heads,
-                          uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot, uint32_t kv_type) {
+                          uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot,
+                          uint32_t kv_type) {
     uint64_t block = state_block_bytes(dim, hidden, q_dim, kv_dim, heads, seq_len, vocab, n_rot);
     uint64_t cache = gguf_kv_cache_bytes(layers, seq_len, kv_dim, kv_type);
     return block && cache ? block + cache + KV_ALIGN_SLACK : 0;
@@ -230,7 +231,8 @@ static int kv_type_usable(const GgufModel *m, uint32_t type, char *err, size_t n
 static int alloc_kv(GgufModel *m, uint32_t type, char *err, size_t n) {
     const TransformerConfig *c = &m->config;
     if (kv_type_usable(m, type, err, n)) return -1;
-    uint64_t bytes = gguf_kv_cache_bytes((uint64_t)c->n_layers, (uint64_t)c->seq_len, (uint64_t)c->kv_dim, type);
+    uint64_t bytes =
+        gguf_kv_cache_bytes((uint64_t)c->n_layers, (uint64_t)c->seq_len, (uint64_t)c->kv_dim, type);
     if (bytes == 0 || bytes > (uint64_t)SIZE_MAX / 2) {
         snprintf(err, n, "gguf: the %s KV cache is too large", kv_type_name(type));
         return -1;
@@ -368,8 +370,8 @@ static int build(Transformer *t, GgufModel *m, char *err, size_t n) {
     return alloc_state(t, m, err, n);
 }
 
-int gguf_model_load(Transformer *t, const void *data, size_t size, const GgufPieces *pieces, int ctx, char *err,
-                    size_t err_size) {
+int gguf_model_create(Transformer *t, const void *data, size_t size, const GgufPieces *pieces, int ctx,
+                      char *err, size_t err_size) {
     memset(t, 0, sizeof(*t));
     GgufModel *m = calloc(1, sizeof(GgufModel));
     if (!m) {
@@ -378,9 +380,9 @@ int gguf_model_load(Transformer *t, const void *data, size_t size, const GgufPie
     }
     t->gguf = m;
     m->config.seq_len = ctx; /* read_hparams checks it against the trained context */
-    if (gguf_open_pieces(&m->file, data, size, pieces, err, err_size) != 0 ||
+    if (gguf_create_pieces(&m->file, data, size, pieces, err, err_size) != 0 ||
         build(t, m, err, err_size) != 0) {
-        gguf_model_free(t);
+        gguf_model_destroy(t);
         memset(t, 0, sizeof(*t));
         return -1;
     }
@@ -388,11 +390,11 @@ int gguf_model_load(Transformer *t, const void *data, size_t size, const GgufPie
     return 0;
 }
 
-void gguf_model_free(Transformer *t) {
+void gguf_model_destroy(Transformer *t) {
     GgufModel *m = t->gguf;
     if (!m) return;
     if (m->layers) reference_weights(m, 0);
-    gguf_close(&m->file);
+    gguf_destroy(&m->file);
     free(m->layers);
     free(m->state_block);
     free_kv(m);

@@ -1,6 +1,6 @@
 /* transformer_gguf.h - llama / qwen2 / qwen3 models from GGUF files: typed
  * tensors used in place (any type of ggml_types.h), hyper-parameters from
- * the {arch}.* metadata, and the forward pass. transformer_load calls in
+ * the {arch}.* metadata, and the forward pass. transformer_create calls in
  * here when the buffer starts with the GGUF magic; the rest of the program
  * keeps using transformer_forward / transformer_prefill. */
 #ifndef LLM_TRANSFORMER_GGUF_H
@@ -14,12 +14,12 @@
 typedef enum { GGUF_ARCH_LLAMA = 1, GGUF_ARCH_QWEN2 = 2, GGUF_ARCH_QWEN3 = 3 } GgufArch;
 
 /* Fills t (config, t->gguf, t->state.logits), the run state sized for ctx
- * positions (0: the trained context; see transformer_load_ctx). pieces: how
+ * positions (0: the trained context; see transformer_create_ctx). pieces: how
  * to find the other pieces of a split model (llm/gguf_split.h), or NULL.
  * Returns 0, or -1 with a one-line reason (nothing stays allocated then). */
-int gguf_model_load(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces, int ctx,
-                    char *err, size_t err_size);
-void gguf_model_free(Transformer *t);
+int gguf_model_create(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces, int ctx,
+                      char *err, size_t err_size);
+void gguf_model_destroy(Transformer *t);
 /* One position; NULL when out of range. compute_logits 0 skips the classifier. */
 float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits);
 /* Positions start_pos..start_pos+n-1 (checked by the caller), up to
@@ -32,7 +32,8 @@ void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos)
  * (what the load allocates; model_estimate.c uses it before loading). 0
  * when it would not fit. */
 uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim, uint64_t heads,
-                          uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot, uint32_t kv_type);
+                          uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot,
+                          uint32_t kv_type);
 /* Bytes of the KV cache alone (keys and values) with elements of kv_type;
  * 0 when kv_dim does not fill whole blocks of it. */
 uint64_t gguf_kv_cache_bytes(uint64_t layers, uint64_t seq_len, uint64_t kv_dim, uint32_t kv_type);

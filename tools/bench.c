@@ -290,7 +290,7 @@ int main(int argc, char **argv) {
         for (int quant = 0; quant <= 1; quant++) {
             char err[256];
             Transformer t;
-            if (transformer_load(&t, data, size, err, sizeof err) != 0 ||
+            if (transformer_create(&t, data, size, err, sizeof err) != 0 ||
                 (quant && transformer_quantize(&t, INT8_GROUP, err, sizeof err) != 0)) {
                 fprintf(stderr, "bench: %s: %s\n", models[m].name, err);
                 return 1;
@@ -306,7 +306,7 @@ int main(int argc, char **argv) {
                        100.0 * sp.decode / limit);
                 fflush(stdout);
             }
-            transformer_free(&t);
+            transformer_destroy(&t);
         }
         free(data);
     }
@@ -330,7 +330,7 @@ int main(int argc, char **argv) {
         if (!data) return 1;
         char err[256];
         Transformer t;
-        if (transformer_load(&t, data, size, err, sizeof err) != 0) {
+        if (transformer_create(&t, data, size, err, sizeof err) != 0) {
             fprintf(stderr, "bench: %s %s: %s\n", gm->name, gguf_types[g], err);
             return 1;
         }
@@ -349,7 +349,7 @@ int main(int argc, char **argv) {
                    100.0 * decode / (file_bw / bytes));
             fflush(stdout);
         }
-        transformer_free(&t);
+        transformer_destroy(&t);
         free(data);
     }
     return 0;

@@ -133,7 +133,7 @@ __attribute__((format(printf, 1, 2))) static int bad_argument(const char *fmt, .
 
 /* Frees the model and its file, returns rc (main's way out once loaded). */
 static int finish(Transformer *t, void *data, int rc) {
-    transformer_free(t);
+    transformer_destroy(t);
     free(data);
     return rc;
 }
@@ -196,7 +196,7 @@ int main(int argc, char **argv) {
     }
     Transformer t;
     char err[256];
-    if (transformer_load(&t, data, size, err, sizeof(err)) != 0) {
+    if (transformer_create(&t, data, size, err, sizeof(err)) != 0) {
         fprintf(stderr, "bench_forward: %s: %s\n", path, err);
         free(data);
         return 1;

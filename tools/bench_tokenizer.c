@@ -76,10 +76,10 @@ int main(int argc, char **argv) {
     double best_load = 1e9;
     for (int round = 0; round < 5; round++) {
         double start = now_seconds();
-        if (tokenizer_load_gguf(&t, gguf, gguf_size, err, sizeof err) != 0) return fail(vocab_path, err);
+        if (tokenizer_create_gguf(&t, gguf, gguf_size, err, sizeof err) != 0) return fail(vocab_path, err);
         double elapsed = now_seconds() - start;
         if (elapsed < best_load) best_load = elapsed;
-        if (round < 4) tokenizer_free(&t);
+        if (round < 4) tokenizer_destroy(&t);
     }
 
     size_t text_size = (size_t)(megabytes * 1024 * 1024);
@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
     printf("%s: %d tokens, load %.1f ms, encode %.1f MB/s (%.2f MB, %ld tokens, %.0f ktok/s)\n", vocab_path,
            t.vocab_size, best_load * 1e3, text_size / 1048576.0 / best_encode, text_size / 1048576.0, tokens,
            tokens / best_encode / 1e3);
-    tokenizer_free(&t);
+    tokenizer_destroy(&t);
     free(text), free(ids), free(gguf), free(sample);
     return 0;
 }

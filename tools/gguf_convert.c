@@ -187,7 +187,7 @@ static int requantize_gguf(const void *data, size_t size, const char *in_path, c
                            uint32_t qtype, int k_mix) {
     GgufFile f;
     char err[256];
-    if (gguf_open(&f, data, size, err, sizeof err) != 0) die(in_path, err);
+    if (gguf_create(&f, data, size, err, sizeof err) != 0) die(in_path, err);
     if (f.n_tensors == 0) die(in_path, "has no tensors (a vocabulary-only file)");
     int n_layers = 0;
     int tied = 1;
@@ -267,7 +267,7 @@ static int requantize_gguf(const void *data, size_t size, const char *in_path, c
             (unsigned long long)f.n_tensors, changed, k_mix ? "Q4_K_M" : ggml_type_name(qtype),
             (double)pos / 1e6);
     free(types), free(offsets);
-    gguf_close(&f);
+    gguf_destroy(&f);
     return 0;
 }
 

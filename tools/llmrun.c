@@ -28,31 +28,32 @@
 #include "tools/thread_pool.h"
 
 static void usage(void) {
-    fprintf(stderr, "Usage:   llmrun <checkpoint> [options]\n"
-                    "Example: llmrun stories260K.bin -z tok512.bin -n 256 -i \"Once upon a time\"\n"
-                    "Options:\n"
-                    "  -t <float>  temperature in [0,inf], default 1.0\n"
-                    "  -p <float>  p value in top-p (nucleus) sampling in [0,1], default 0.9\n"
-                    "  -s <int>    random seed, default time(NULL)\n"
-                    "  -n <int>    number of steps to run for, default 256. 0 = max_seq_len\n"
-                    "  --ctx <int>               context length, default the model's trained one (no cap)\n"
-                    "  -i <string> input prompt\n"
-                    "  -z <string> path to the tokenizer, default tokenizer.bin\n"
-                    "  -m <string> mode: generate|chat (chat: one user turn per stdin line, one answer line each)\n"
-                    "  -y <string> chat: system prompt\n"
-                    "  --chat-template <name>    chat: chatml|llama3|llama2|zephyr|none (default: the model's)\n"
-                    "  --chat-scratch            chat: run the whole conversation from position 0 every turn\n"
-                    "  -k <int>    top-k sampling, 0 = off (default)\n"
-                    "  --min-p <float>           min-p sampling, 0 = off (default)\n"
-                    "  --repeat-penalty <float>  repetition penalty, 1 = off (default)\n"
-                    "  --repeat-last-n <int>     tokens the penalty looks back over, default 64\n"
-                    "  --threads <int>           threads for the matmuls and attention, default all cores\n"
-                    "  --simd auto|scalar|sse2|avx2|avx512  kernel set (default auto: the widest the CPU has)\n"
-                    "  --avx2                    same as --simd avx2\n"
-                    "  --tokenize                print the ids of stdin's text (no BOS) and exit\n"
-                    "  --f32-matmul         GGUF: dequantise weights to fp32 for every matmul (reference path)\n"
-                    "  --kv f16|q8_0|f32         GGUF: KV cache type, default f16 (as llama.cpp)\n"
-                    "  --logits-out <file> --tokens \"<id> <id> ...\"  write the logits of every position\n");
+    fprintf(stderr,
+            "Usage:   llmrun <checkpoint> [options]\n"
+            "Example: llmrun stories260K.bin -z tok512.bin -n 256 -i \"Once upon a time\"\n"
+            "Options:\n"
+            "  -t <float>  temperature in [0,inf], default 1.0\n"
+            "  -p <float>  p value in top-p (nucleus) sampling in [0,1], default 0.9\n"
+            "  -s <int>    random seed, default time(NULL)\n"
+            "  -n <int>    number of steps to run for, default 256. 0 = max_seq_len\n"
+            "  --ctx <int>               context length, default the model's trained one (no cap)\n"
+            "  -i <string> input prompt\n"
+            "  -z <string> path to the tokenizer, default tokenizer.bin\n"
+            "  -m <string> mode: generate|chat (chat: one user turn per stdin line, one answer line each)\n"
+            "  -y <string> chat: system prompt\n"
+            "  --chat-template <name>    chat: chatml|llama3|llama2|zephyr|none (default: the model's)\n"
+            "  --chat-scratch            chat: run the whole conversation from position 0 every turn\n"
+            "  -k <int>    top-k sampling, 0 = off (default)\n"
+            "  --min-p <float>           min-p sampling, 0 = off (default)\n"
+            "  --repeat-penalty <float>  repetition penalty, 1 = off (default)\n"
+            "  --repeat-last-n <int>     tokens the penalty looks back over, default 64\n"
+            "  --threads <int>           threads for the matmuls and attention, default all cores\n"
+            "  --simd auto|scalar|sse2|avx2|avx512  kernel set (default auto: the widest the CPU has)\n"
+            "  --avx2                    same as --simd avx2\n"
+            "  --tokenize                print the ids of stdin's text (no BOS) and exit\n"
+            "  --f32-matmul         GGUF: dequantise weights to fp32 for every matmul (reference path)\n"
+            "  --kv f16|q8_0|f32         GGUF: KV cache type, default f16 (as llama.cpp)\n"
+            "  --logits-out <file> --tokens \"<id> <id> ...\"  write the logits of every position\n");
     exit(EXIT_FAILURE);
 }
 
@@ -144,14 +145,14 @@ static double per_second(double count, uint64_t ns) {
 /* -m chat: each stdin line is a user turn; each answer is printed on one
  * line (figures on stderr). The KV cache is kept across turns unless
  * scratch asks for a from-scratch run of the whole conversation each turn. */
-static int run_chat(Transformer *t, const Tokenizer *tok, Sampler *s, const char *system, const char *template_name,
-                    int steps, int scratch) {
+static int run_chat(Transformer *t, const Tokenizer *tok, Sampler *s, const char *system,
+                    const char *template_name, int steps, int scratch) {
     char err[256];
     ChatTemplate tmpl = chat_template_detect(tok);
     if (template_name && chat_template_parse(template_name, &tmpl) != 0)
         die("--chat-template: not chatml|llama3|llama2|zephyr|none:", template_name);
     Chat chat;
-    if (chat_init(&chat, t, tok, tmpl, system, err, sizeof err) != 0) die(err, NULL);
+    if (chat_create(&chat, t, tok, tmpl, system, err, sizeof err) != 0) die(err, NULL);
     GenerateIO io = {emit_stdout, stop_requested, monotonic_ns, NULL, NULL};
     char line[4096];
     while (fgets(line, sizeof line, stdin)) {
@@ -169,9 +170,10 @@ static int run_chat(Transformer *t, const Tokenizer *tok, Sampler *s, const char
         printf("\n");
         fflush(stdout);
         fprintf(stderr, "turn: prefill %d tokens, %d generated, stop: %s, %d of %d context used\n",
-                st.prompt_tokens, st.generated_tokens, stop_reason_name(st.reason), chat.count, chat.capacity);
+                st.prompt_tokens, st.generated_tokens, stop_reason_name(st.reason), chat.count,
+                chat.capacity);
     }
-    chat_free(&chat);
+    chat_destroy(&chat);
     return 0;
 }
 
@@ -297,7 +299,8 @@ int main(int argc, char **argv) {
             steps = v > 1000000000 ? 1000000000 : (int)v;
         } else if (strcmp(flag, "--ctx") == 0) {
             long long v = parse_integer(flag, value);
-            if (v < 1 || v > 1 << 30) die("--ctx must be in [1, 2^30] (and at most the trained context)", NULL);
+            if (v < 1 || v > 1 << 30)
+                die("--ctx must be in [1, 2^30] (and at most the trained context)", NULL);
             ctx = (int)v;
         } else if (strcmp(flag, "-i") == 0)
             prompt = value;
@@ -332,8 +335,7 @@ int main(int argc, char **argv) {
         else if (strcmp(flag, "--kv") == 0) {
             kv_type = kv_type_parse(value);
             if (kv_type < 0) die("--kv is f16, q8_0 or f32, not", value);
-        }
-        else if (strcmp(flag, "--tokens") == 0)
+        } else if (strcmp(flag, "--tokens") == 0)
             token_list = value;
         else {
             fprintf(stderr, "llmrun: unknown option '%s'\n", flag);
@@ -357,7 +359,8 @@ int main(int argc, char **argv) {
     int have_avx2 = widest >= KERNELS_AVX2, have_avx512 = widest >= KERNELS_AVX512;
     if (use_avx2) simd = "avx2";
     if (strcmp(simd, "avx2") == 0 && !have_avx2) die("--simd avx2: this CPU has no AVX2+FMA+F16C", NULL);
-    if (strcmp(simd, "avx512") == 0 && !have_avx512) die("--simd avx512: this CPU has no AVX-512F+BW+VL", NULL);
+    if (strcmp(simd, "avx512") == 0 && !have_avx512)
+        die("--simd avx512: this CPU has no AVX-512F+BW+VL", NULL);
     if (strcmp(simd, "scalar") == 0)
         kernels = &kernels_scalar;
     else if (strcmp(simd, "sse2") == 0)
@@ -384,26 +387,29 @@ int main(int argc, char **argv) {
          * files (no tensors) and unsupported architectures work too. */
         if (tokenize && !tokenizer_given && gguf_is_gguf(model_data, model_size)) {
             Tokenizer vocab;
-            if (tokenizer_load_gguf(&vocab, model_data, model_size, err, sizeof err) != 0) die(checkpoint, err);
+            if (tokenizer_create_gguf(&vocab, model_data, model_size, err, sizeof err) != 0)
+                die(checkpoint, err);
             if (vocab.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", vocab.warning);
             int rc = run_tokenize(&vocab);
-            tokenizer_free(&vocab);
+            tokenizer_destroy(&vocab);
             free_model_files(model_data);
             return rc;
         }
         GgufPieces pieces = {checkpoint, read_piece, NULL};
-        if (transformer_load_pieces(&transformer, model_data, model_size, &pieces, ctx, err, sizeof err) != 0)
+        if (transformer_create_pieces(&transformer, model_data, model_size, &pieces, ctx, err, sizeof err) !=
+            0)
             die(checkpoint, err);
         vocab_size = transformer.config.vocab_size;
         if (f32_matmul) gguf_model_set_reference(&transformer, 1);
         if (kv_type >= 0 && !transformer.gguf)
             fprintf(stderr, "llmrun: --kv ignored: llama2.c checkpoints keep an fp32 KV cache\n");
-        else if (kv_type >= 0 && gguf_model_set_kv_type(&transformer, (uint32_t)kv_type, err, sizeof err) != 0)
+        else if (kv_type >= 0 &&
+                 gguf_model_set_kv_type(&transformer, (uint32_t)kv_type, err, sizeof err) != 0)
             die("--kv", err);
     }
     if (logits_out) {
         int rc = run_logits(&transformer, logits_out, token_list);
-        transformer_free(&transformer);
+        transformer_destroy(&transformer);
         free_model_files(model_data);
         return rc;
     }
@@ -411,12 +417,13 @@ int main(int argc, char **argv) {
     Tokenizer tokenizer;
     if (checkpoint && !tokenizer_given && transformer.gguf) {
         /* A GGUF model carries its own vocabulary. */
-        if (tokenizer_load_gguf(&tokenizer, model_data, model_size, err, sizeof err) != 0) die(checkpoint, err);
+        if (tokenizer_create_gguf(&tokenizer, model_data, model_size, err, sizeof err) != 0)
+            die(checkpoint, err);
         if (tokenizer.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", tokenizer.warning);
     } else {
         size_t tok_size;
         char *tok_data = read_whole_file(tokenizer_path, &tok_size);
-        if (tokenizer_load(&tokenizer, tok_data, tok_size, vocab_size, err, sizeof err) != 0)
+        if (tokenizer_create(&tokenizer, tok_data, tok_size, vocab_size, err, sizeof err) != 0)
             die(tokenizer_path, err);
         if (tokenizer.bytes_read < tok_size)
             fprintf(stderr,
@@ -426,20 +433,21 @@ int main(int argc, char **argv) {
     }
     if (tokenize) {
         int rc = run_tokenize(&tokenizer);
-        tokenizer_free(&tokenizer);
-        if (checkpoint) transformer_free(&transformer);
+        tokenizer_destroy(&tokenizer);
+        if (checkpoint) transformer_destroy(&transformer);
         free_model_files(model_data);
         return rc;
     }
 
     Sampler sampler;
-    if (sampler_init(&sampler, vocab_size, &config, err, sizeof err) != 0) die(err, NULL);
+    if (sampler_create(&sampler, vocab_size, &config, err, sizeof err) != 0) die(err, NULL);
     signal(SIGINT, on_sigint);
     if (strcmp(mode, "chat") == 0) {
-        int rc = run_chat(&transformer, &tokenizer, &sampler, chat_system, chat_template, steps, chat_scratch);
-        sampler_free(&sampler);
-        tokenizer_free(&tokenizer);
-        transformer_free(&transformer);
+        int rc =
+            run_chat(&transformer, &tokenizer, &sampler, chat_system, chat_template, steps, chat_scratch);
+        sampler_destroy(&sampler);
+        tokenizer_destroy(&tokenizer);
+        transformer_destroy(&transformer);
         free_model_files(model_data);
         return rc;
     }
@@ -464,9 +472,9 @@ int main(int argc, char **argv) {
         stats.generated_tokens, stats.decode_ns / 1e6, per_second(decoded, stats.decode_ns),
         stop_reason_name(stats.reason));
 
-    sampler_free(&sampler);
-    tokenizer_free(&tokenizer);
-    transformer_free(&transformer);
+    sampler_destroy(&sampler);
+    tokenizer_destroy(&tokenizer);
+    transformer_destroy(&transformer);
     free_model_files(model_data);
     return 0;
 }

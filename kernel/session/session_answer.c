@@ -43,7 +43,7 @@ int session_sampler_create(const struct session *s, Sampler *sampler) {
     sc.repeat_penalty = set->repeat_penalty;
     sc.seed = set->seed ? set->seed : (rdtsc() | 1);
     char err[200];
-    if (sampler_init(sampler, s->model.transformer.config.vocab_size, &sc, err, sizeof err) != 0) {
+    if (sampler_create(sampler, s->model.transformer.config.vocab_size, &sc, err, sizeof err) != 0) {
         kprintf("error: %s\n", err);
         return -1;
     }
@@ -84,9 +84,9 @@ void session_answer(struct session *s, const char *prompt) {
     int column = 0;
     GenerateIO io = session_console_io(&column);
     GenerateStats st;
-    int rc = generate(&s->model.transformer, &s->model.tokenizer, &sampler, prompt, s->settings.steps, &io, &st,
-                      err, sizeof err);
-    sampler_free(&sampler);
+    int rc = generate(&s->model.transformer, &s->model.tokenizer, &sampler, prompt, s->settings.steps, &io,
+                      &st, err, sizeof err);
+    sampler_destroy(&sampler);
     if (column) console_write("\n", 1);
     if (rc != 0) {
         kprintf("error: %s\n", err);

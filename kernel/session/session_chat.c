@@ -12,7 +12,7 @@ int session_chat_create(struct session *s) {
         kprintf("chat: no model loaded (see /ls and /load)\n");
         return -1;
     }
-    if (c->active) chat_free(&c->chat);
+    if (c->active) chat_destroy(&c->chat);
     session_chat_sampler_destroy(s);
     c->active = 0;
     c->full = 0;
@@ -20,7 +20,8 @@ int session_chat_create(struct session *s) {
     ChatTemplate tmpl = c->template_override >= 0 ? (ChatTemplate)c->template_override
                                                   : chat_template_detect(&s->model.tokenizer);
     char err[200];
-    if (chat_init(&c->chat, &s->model.transformer, &s->model.tokenizer, tmpl, c->system, err, sizeof err) != 0) {
+    if (chat_create(&c->chat, &s->model.transformer, &s->model.tokenizer, tmpl, c->system, err, sizeof err) !=
+        0) {
         kprintf("chat: %s\n", err);
         return -1;
     }
@@ -29,14 +30,14 @@ int session_chat_create(struct session *s) {
 }
 
 void session_chat_destroy(struct session *s) {
-    if (s->chat.active) chat_free(&s->chat.chat);
+    if (s->chat.active) chat_destroy(&s->chat.chat);
     session_chat_sampler_destroy(s);
     s->chat.active = 0;
     s->chat.full = 0;
 }
 
 void session_chat_sampler_destroy(struct session *s) {
-    if (s->chat.have_sampler) sampler_free(&s->chat.sampler);
+    if (s->chat.have_sampler) sampler_destroy(&s->chat.sampler);
     s->chat.have_sampler = 0;
 }
 
@@ -49,7 +50,8 @@ static int same_sampling(const struct session_settings *a, const struct session_
  * setting changed; NULL when it cannot be made (reported). */
 static Sampler *chat_sampler(struct session *s) {
     struct session_chat *c = &s->chat;
-    if (c->have_sampler && !same_sampling(&c->sampler_settings, &s->settings)) session_chat_sampler_destroy(s);
+    if (c->have_sampler && !same_sampling(&c->sampler_settings, &s->settings))
+        session_chat_sampler_destroy(s);
     if (!c->have_sampler) {
         if (session_sampler_create(s, &c->sampler) != 0) return NULL;
         c->have_sampler = 1;
@@ -61,7 +63,8 @@ static Sampler *chat_sampler(struct session *s) {
 void session_chat_answer(struct session *s, const char *line) {
     struct session_chat *c = &s->chat;
     if (c->full) {
-        kprintf("chat: the context is full: /chat reset (start over) or /chat slide (drop the oldest turns)\n");
+        kprintf(
+            "chat: the context is full: /chat reset (start over) or /chat slide (drop the oldest turns)\n");
         return;
     }
     Sampler *sampler = chat_sampler(s);
@@ -71,8 +74,8 @@ void session_chat_answer(struct session *s, const char *line) {
     int column = 0;
     GenerateIO io = session_console_io(&column);
     GenerateStats st;
-    int rc = chat_turn(&c->chat, &s->model.transformer, &s->model.tokenizer, sampler, line, s->settings.steps, &io,
-                       &st, err, sizeof err);
+    int rc = chat_turn(&c->chat, &s->model.transformer, &s->model.tokenizer, sampler, line, s->settings.steps,
+                       &io, &st, err, sizeof err);
     if (column) console_write("\n", 1);
     if (rc == CHAT_NO_ROOM) {
         c->full = 1;

@@ -7,7 +7,7 @@
 #include "kernel/session/session.h"
 
 /* A sampler with the session's settings; 0, or -1 (reported). Free it with
- * llm/'s sampler_free. */
+ * llm/'s sampler_destroy. */
 int session_sampler_create(const struct session *s, Sampler *sampler);
 /* Output to the console, Ctrl-C as the stop key, the TSC clock. *column
  * tracks whether the text so far ends inside a line. */

@@ -17,10 +17,10 @@
 
 static int tokenizer_fits(const struct ramdisk_file *f, int vocab_size, Tokenizer *out, char *err,
                           size_t err_size) {
-    if (tokenizer_load(out, f->data, f->size, vocab_size, err, err_size) != 0) return 0;
+    if (tokenizer_create(out, f->data, f->size, vocab_size, err, err_size) != 0) return 0;
     if (out->bytes_read != f->size) {
         snprintf(err, err_size, "%s holds more than the model's %d tokens", f->name, vocab_size);
-        tokenizer_free(out);
+        tokenizer_destroy(out);
         return 0;
     }
     return 1;
@@ -35,7 +35,8 @@ static int ends_with(const char *s, const char *suffix) {
  * boot.cfg one, else any ramdisk file with "tok" in its name whose entry
  * count is exactly the model's vocabulary. */
 static const struct ramdisk_file *choose_tokenizer(const struct session_model *current, const char *requested,
-                                                   int vocab_size, Tokenizer *out, char *err, size_t err_size) {
+                                                   int vocab_size, Tokenizer *out, char *err,
+                                                   size_t err_size) {
     if (requested && *requested) {
         const struct ramdisk_file *f = ramdisk_find(requested);
         if (!f) {
@@ -59,7 +60,8 @@ static const struct ramdisk_file *choose_tokenizer(const struct session_model *c
             tokenizer_fits(f, vocab_size, out, reason, sizeof reason))
             return f;
     }
-    snprintf(err, err_size, "no tokenizer in the ramdisk has exactly %d tokens (name one: /load MODEL TOKENIZER)",
+    snprintf(err, err_size,
+             "no tokenizer in the ramdisk has exactly %d tokens (name one: /load MODEL TOKENIZER)",
              vocab_size);
     return NULL;
 }
@@ -94,7 +96,7 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
     uint64_t t0 = timer_ns();
     Transformer t;
     GgufPieces pieces = {mf->name, ramdisk_piece, NULL};
-    if (transformer_load_pieces(&t, mf->data, mf->size, &pieces, ctx, err, sizeof err) != 0) {
+    if (transformer_create_pieces(&t, mf->data, mf->size, &pieces, ctx, err, sizeof err) != 0) {
         kprintf("load: %s: %s\n", model_name, err);
         return -1;
     }
@@ -111,16 +113,17 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
     }
     if (t.gguf && s->settings.kv_type != gguf_model_kv_type(&t) &&
         gguf_model_set_kv_type(&t, s->settings.kv_type, err, sizeof err) != 0)
-        kprintf("load: %s: %s; its KV cache stays %s\n", model_name, err, kv_type_name(gguf_model_kv_type(&t)));
+        kprintf("load: %s: %s; its KV cache stays %s\n", model_name, err,
+                kv_type_name(gguf_model_kv_type(&t)));
     Tokenizer tok;
     const struct ramdisk_file *tf;
     if (t.gguf && !(tokenizer_name && *tokenizer_name)) {
         /* A GGUF file carries its own vocabulary. */
-        tf = tokenizer_load_gguf(&tok, mf->data, mf->size, err, sizeof err) == 0 ? mf : NULL;
+        tf = tokenizer_create_gguf(&tok, mf->data, mf->size, err, sizeof err) == 0 ? mf : NULL;
         if (tf && tok.vocab_size != t.config.vocab_size) {
             snprintf(err, sizeof err, "its vocabulary has %d tokens, the model %d", tok.vocab_size,
                      t.config.vocab_size);
-            tokenizer_free(&tok);
+            tokenizer_destroy(&tok);
             tf = NULL;
         }
         if (tf && tok.warning[0]) kprintf("load: %s: warning: %s\n", model_name, tok.warning);
@@ -129,7 +132,7 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
     }
     if (!tf) {
         kprintf("load: %s: %s\n", model_name, err);
-        transformer_free(&t);
+        transformer_destroy(&t);
         return -1;
     }
     if (s->chat.active) {
@@ -138,8 +141,8 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
     }
     struct session_model *current = &s->model;
     if (current->loaded) {
-        transformer_free(&current->transformer);
-        tokenizer_free(&current->tokenizer);
+        transformer_destroy(&current->transformer);
+        tokenizer_destroy(&current->tokenizer);
     }
     current->transformer = t;
     current->tokenizer = tok;
@@ -181,7 +184,8 @@ int session_set_kv_type(struct session *s, uint32_t kv_type) {
             return -1;
         }
     } else if (s->model.loaded && !t->gguf) {
-        kprintf("kv: %s applies to GGUF models; llama2.c checkpoints keep an fp32 KV cache\n", kv_type_name(kv_type));
+        kprintf("kv: %s applies to GGUF models; llama2.c checkpoints keep an fp32 KV cache\n",
+                kv_type_name(kv_type));
     }
     s->settings.kv_type = kv_type;
     return 0;
@@ -196,8 +200,15 @@ static int looks_like_checkpoint(const struct ramdisk_file *f) {
 }
 
 static const struct session_settings default_settings = {
-    .temperature = 1.0f, .topp = 0.9f, .min_p = 0.0f, .repeat_penalty = 1.0f,
-    .top_k = 0, .steps = 256, .seed = 0, .simd = SESSION_SIMD_SSE2, .hide_think = 0,
+    .temperature = 1.0f,
+    .topp = 0.9f,
+    .min_p = 0.0f,
+    .repeat_penalty = 1.0f,
+    .top_k = 0,
+    .steps = 256,
+    .seed = 0,
+    .simd = SESSION_SIMD_SSE2,
+    .hide_think = 0,
     .kv_type = KV_TYPE_DEFAULT,
 };
 
@@ -210,7 +221,8 @@ void session_init(struct session *s) {
     const char *cfg = boot_info->cmdline;
     size_t cfg_len = strnlen(cfg, BOOT_CMDLINE_MAX);
     char value[SESSION_NAME_MAX];
-    if (config_get(cfg, cfg_len, "seed", value, sizeof value) == 1) s->settings.seed = strtoull(value, NULL, 0);
+    if (config_get(cfg, cfg_len, "seed", value, sizeof value) == 1)
+        s->settings.seed = strtoull(value, NULL, 0);
     if (config_get(cfg, cfg_len, "ctx", value, sizeof value) == 1) {
         char *end;
         long ctx = strtol(value, &end, 10);
@@ -229,7 +241,8 @@ void session_init(struct session *s) {
         if (kv_type_parse(value) >= 0)
             s->settings.kv_type = (uint32_t)kv_type_parse(value);
         else
-            kprintf("boot.cfg: kv=%s is not f16, q8_0 or f32; using %s\n", value, kv_type_name(KV_TYPE_DEFAULT));
+            kprintf("boot.cfg: kv=%s is not f16, q8_0 or f32; using %s\n", value,
+                    kv_type_name(KV_TYPE_DEFAULT));
     }
     if (!model[0]) {
         for (int i = 0; i < ramdisk_count(); i++) {

@@ -24,13 +24,14 @@ static const struct shell_command shell_commands[] = {
     {"/uptime", "", "time since boot", shell_cmd_uptime},
     {"/pci", "", "list PCI functions", shell_cmd_pci},
     {"/smp", "[test]", "processors online; 'test' runs a parallel sum on every core", shell_cmd_smp},
-    {"/bench", "[TOKENS]", "prefill and decode speed of the loaded model on one core and on all", shell_cmd_bench},
+    {"/bench", "[TOKENS]", "prefill and decode speed of the loaded model on one core and on all",
+     shell_cmd_bench},
     {"/model", "", "the loaded model: config, parameters, memory", shell_cmd_model},
     {"/load", "MODEL [TOKENIZER] [q8]", "switch model (q8: int8 weights, faster)", shell_cmd_load},
     {"/set", "[NAME VALUE]", "sampling: temp topp topk minp penalty seed steps simd think kv", shell_cmd_set},
     {"/stats", "", "figures of the last answer and of all answers", shell_cmd_stats},
-    {"/chat", "[off|reset|slide|template T]", "conversation mode: plain lines are turns, the KV cache is kept",
-     shell_cmd_chat},
+    {"/chat", "[off|reset|slide|template T]",
+     "conversation mode: plain lines are turns, the KV cache is kept", shell_cmd_chat},
     {"/system", "[TEXT]", "the system prompt of the next /chat (restarts the current one)", shell_cmd_system},
     {"/echo", "TEXT", "print TEXT", shell_cmd_echo},
     {"/fault", "KIND", "debug: raise a CPU exception (pf ud de gp stack)", shell_cmd_fault},
@@ -39,7 +40,7 @@ static const struct shell_command shell_commands[] = {
 };
 #define SHELL_COMMAND_COUNT (sizeof shell_commands / sizeof shell_commands[0])
 
-static struct line_editor shell_editor;   /* large (history): keep it off the stack */
+static struct line_editor shell_editor; /* large (history): keep it off the stack */
 static char shell_line[LINE_EDITOR_MAX + 1];
 
 void shell_cmd_help(struct session *session, const char *args) {
@@ -57,7 +58,9 @@ void shell_cmd_help(struct session *session, const char *args) {
     kprintf("anything else is a prompt for the model\n");
 }
 
-void shell_cmd_echo(struct session *session, const char *args) { kprintf("%s\n", args); }
+void shell_cmd_echo(struct session *session, const char *args) {
+    kprintf("%s\n", args);
+}
 
 static const struct shell_command *find_command(const char *name, size_t len) {
     for (size_t i = 0; i < SHELL_COMMAND_COUNT; i++)
@@ -72,7 +75,7 @@ void shell_execute(struct session *session, const char *line) {
     while (len > 0 && isspace((unsigned char)line[len - 1])) len--;
     if (len == 0) return;
     if (len > LINE_EDITOR_MAX) len = LINE_EDITOR_MAX;
-    memmove(shell_line, line, len);   /* line may already be shell_line */
+    memmove(shell_line, line, len); /* line may already be shell_line */
     shell_line[len] = '\0';
 
     if (shell_line[0] != '/') {

@@ -14,9 +14,9 @@ void shell_execute(struct session *session, const char *line);
  * `session` is the shell's one model session; commands that do not use the
  * model ignore it. */
 struct shell_command {
-    const char *name;    /* with the slash: "/mem" */
-    const char *usage;   /* arguments, "" when none */
-    const char *help;    /* one line */
+    const char *name;  /* with the slash: "/mem" */
+    const char *usage; /* arguments, "" when none */
+    const char *help;  /* one line */
     void (*run)(struct session *session, const char *args);
 };
 

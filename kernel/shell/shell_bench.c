@@ -116,7 +116,7 @@ void shell_cmd_bench(struct session *session, const char *args) {
     /* Sized for the positions the bench runs, within the loaded model's context. */
     int loaded_ctx = session->model.transformer.config.seq_len;
     int ctx = tokens < loaded_ctx ? tokens + 1 : loaded_ctx;
-    if (transformer_load_ctx(&t, mf->data, mf->size, ctx, err, sizeof err) != 0) {
+    if (transformer_create_ctx(&t, mf->data, mf->size, ctx, err, sizeof err) != 0) {
         kprintf("bench: a second copy of %s does not fit: %s\n", session->model.model_name, err);
         return;
     }
@@ -126,12 +126,12 @@ void shell_cmd_bench(struct session *session, const char *args) {
         free(prompt);
         free(first_logits);
         kprintf("bench: out of memory\n");
-        transformer_free(&t);
+        transformer_destroy(&t);
         return;
     }
     int all = session_use_workers(0);
-    kprintf("bench: %s, prefill %d tokens (batched), decode %d tokens, %d worker%s\n", session->model.model_name,
-            tokens < t.config.seq_len ? tokens : t.config.seq_len,
+    kprintf("bench: %s, prefill %d tokens (batched), decode %d tokens, %d worker%s\n",
+            session->model.model_name, tokens < t.config.seq_len ? tokens : t.config.seq_len,
             tokens < t.config.seq_len - 1 ? tokens : t.config.seq_len - 1, all, all > 1 ? "s" : "");
     kprintf("%-22s %7s %11s %11s %10s %8s\n", "format", "workers", "prefill/s", "decode/s", "ms/token",
             "speedup");
@@ -151,5 +151,5 @@ void shell_cmd_bench(struct session *session, const char *args) {
     session_use_workers(0);
     free(first_logits);
     free(prompt);
-    transformer_free(&t);
+    transformer_destroy(&t);
 }

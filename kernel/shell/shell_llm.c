@@ -22,10 +22,12 @@ void shell_cmd_model(struct session *session, const char *args) {
         return;
     }
     const TransformerConfig *c = &session->model.transformer.config;
-    static const char *const formats[] = {"llama2.c legacy (v0) fp32", "llama2.c v1 fp32", "llama2.c v2 int8"};
+    static const char *const formats[] = {"llama2.c legacy (v0) fp32", "llama2.c v1 fp32",
+                                          "llama2.c v2 int8"};
     if (session->model.transformer.gguf) {
         kprintf("model:      %s (GGUF, arch %s, tensors %s (mostly)", session->model.model_name,
-                gguf_model_arch_name(&session->model.transformer), gguf_model_weight_type(&session->model.transformer));
+                gguf_model_arch_name(&session->model.transformer),
+                gguf_model_weight_type(&session->model.transformer));
         if (session->model.pieces > 1) kprintf(", split in %u pieces", session->model.pieces);
         kprintf(")\n");
     } else {
@@ -35,13 +37,15 @@ void shell_cmd_model(struct session *session, const char *args) {
     }
     static const char *const kinds[] = {"tokenizer.bin", "SentencePiece", "byte-level BPE"};
     const Tokenizer *tok = &session->model.tokenizer;
-    kprintf("tokenizer:  %s (%s, %d tokens", session->model.tokenizer_name, kinds[tok->kind], tok->vocab_size);
+    kprintf("tokenizer:  %s (%s, %d tokens", session->model.tokenizer_name, kinds[tok->kind],
+            tok->vocab_size);
     if (tok->kind != TOKENIZER_LLAMA2C) kprintf(", bos %d, eos %d", tok->bos_id, tok->eos_id);
     kprintf("), chat template %s\n", chat_template_name(chat_template_detect(tok)));
-    kprintf("config:     dim %d, hidden %d, layers %d, heads %d, kv heads %d, head size %d, vocab %d, context %d, "
+    kprintf("config:     dim %d, hidden %d, layers %d, heads %d, kv heads %d, head size %d, vocab %d, "
+            "context %d, "
             "%s classifier\n",
-            c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size, c->seq_len,
-            c->shared_classifier ? "shared" : "separate");
+            c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size,
+            c->seq_len, c->shared_classifier ? "shared" : "separate");
     uint64_t params = transformer_param_count(&session->model.transformer);
     kprintf("parameters: %llu (%.2f M)\n", (unsigned long long)params, (double)params / 1e6);
     if (c->version == 3)
@@ -95,14 +99,14 @@ void shell_cmd_load(struct session *session, const char *args) {
 
 static void show_settings(const struct session *session) {
     const struct session_settings *set = &session->settings;
-    kprintf("temp %.2f, topp %.2f, topk %d, minp %.2f, penalty %.2f, steps %d, seed ", set->temperature, set->topp,
-            set->top_k, set->min_p, set->repeat_penalty, set->steps);
+    kprintf("temp %.2f, topp %.2f, topk %d, minp %.2f, penalty %.2f, steps %d, seed ", set->temperature,
+            set->topp, set->top_k, set->min_p, set->repeat_penalty, set->steps);
     if (set->seed)
         kprintf("%llu", (unsigned long long)set->seed);
     else
         kprintf("random");
-    kprintf(", simd %s, think %s, kv %s, ctx ", session_simd_names[set->simd], set->hide_think ? "hide" : "show",
-            kv_type_name(set->kv_type));
+    kprintf(", simd %s, think %s, kv %s, ctx ", session_simd_names[set->simd],
+            set->hide_think ? "hide" : "show", kv_type_name(set->kv_type));
     if (set->ctx)
         kprintf("%d", set->ctx);
     else
@@ -186,8 +190,11 @@ void shell_cmd_set(struct session *session, const char *args) {
             if (ok) session->settings.seed = seed;
         }
     } else if (strcmp(name, "simd") == 0) {
-        int simd = strcmp(value, "scalar") == 0 ? 0 : strcmp(value, "sse2") == 0 ? 1
-                   : strcmp(value, "avx2") == 0 ? 2 : strcmp(value, "avx512") == 0 ? 3 : -1;
+        int simd = strcmp(value, "scalar") == 0   ? 0
+                   : strcmp(value, "sse2") == 0   ? 1
+                   : strcmp(value, "avx2") == 0   ? 2
+                   : strcmp(value, "avx512") == 0 ? 3
+                                                  : -1;
         if (simd == 2 && !session_avx2_usable()) {
             kprintf("set: this CPU (or its XCR0 state) has no AVX2+FMA\n");
             return;
@@ -199,7 +206,8 @@ void shell_cmd_set(struct session *session, const char *args) {
         ok = simd >= 0;
         if (ok) session_simd_apply(session, simd);
     } else {
-        kprintf("set: unknown setting '%s' (temp topp topk minp penalty seed steps simd think kv ctx)\n", name);
+        kprintf("set: unknown setting '%s' (temp topp topk minp penalty seed steps simd think kv ctx)\n",
+                name);
         return;
     }
     if (!ok) {

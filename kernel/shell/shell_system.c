@@ -26,7 +26,7 @@
 #include "llm/transformer_gguf.h"
 
 #define MIB (1024ull * 1024ull)
-#define MEM_TEST_MAX_MIB (1024ull * 1024ull)   /* 1 TiB: anything more is a typo */
+#define MEM_TEST_MAX_MIB (1024ull * 1024ull) /* 1 TiB: anything more is a typo */
 
 /* Prints bytes as MiB with one decimal, rounded, then the exact byte count
  * (leak checks compare those). */
@@ -48,8 +48,10 @@ static void mem_test(const char *args) {
     report[0] = '\0';
     int rc = memory_selftest_high((size_t)mib, report, sizeof report);
     size_t len = strnlen(report, sizeof report);
-    if (len == 0) kprintf("mem test: %s\n", rc == 0 ? "passed" : "failed");
-    else kprintf("%.*s%s", (int)len, report, report[len - 1] == '\n' ? "" : "\n");
+    if (len == 0)
+        kprintf("mem test: %s\n", rc == 0 ? "passed" : "failed");
+    else
+        kprintf("%.*s%s", (int)len, report, report[len - 1] == '\n' ? "" : "\n");
 }
 
 void shell_cmd_mem(struct session *session, const char *args) {
@@ -162,10 +164,19 @@ void shell_cmd_cpu(struct session *session, const char *args) {
         const char *name;
         const int *flag;
     } features[] = {
-        {"sse2", &cpu.sse2}, {"sse3", &cpu.sse3}, {"ssse3", &cpu.ssse3}, {"sse4.1", &cpu.sse41},
-        {"sse4.2", &cpu.sse42}, {"avx", &cpu.avx}, {"avx2", &cpu.avx2}, {"fma", &cpu.fma},
-        {"f16c", &cpu.f16c}, {"avx512f", &cpu.avx512f}, {"avx512bw", &cpu.avx512bw},
-        {"avx512vl", &cpu.avx512vl}, {"avx512vnni", &cpu.avx512vnni},
+        {"sse2", &cpu.sse2},
+        {"sse3", &cpu.sse3},
+        {"ssse3", &cpu.ssse3},
+        {"sse4.1", &cpu.sse41},
+        {"sse4.2", &cpu.sse42},
+        {"avx", &cpu.avx},
+        {"avx2", &cpu.avx2},
+        {"fma", &cpu.fma},
+        {"f16c", &cpu.f16c},
+        {"avx512f", &cpu.avx512f},
+        {"avx512bw", &cpu.avx512bw},
+        {"avx512vl", &cpu.avx512vl},
+        {"avx512vnni", &cpu.avx512vnni},
     };
     kprintf("simd:    ");
     int any = 0;
@@ -176,10 +187,12 @@ void shell_cmd_cpu(struct session *session, const char *args) {
         }
     }
     kprintf("%s\n", any ? "" : " (none)");
-    kprintf("avx:      %s\n", cpu.avx_enabled ? "enabled" : (cpu.avx ? "offered but not enabled" : "not available"));
+    kprintf("avx:      %s\n",
+            cpu.avx_enabled ? "enabled" : (cpu.avx ? "offered but not enabled" : "not available"));
     kprintf("cores:    %d online of %d\n", smp_online_count(), cpu.logical_cores);
     uint64_t khz = tsc_hz() / 1000;
-    kprintf("tsc:      %llu.%03llu MHz\n", (unsigned long long)(khz / 1000), (unsigned long long)(khz % 1000));
+    kprintf("tsc:      %llu.%03llu MHz\n", (unsigned long long)(khz / 1000),
+            (unsigned long long)(khz % 1000));
 }
 
 void shell_cmd_uptime(struct session *session, const char *args) {
@@ -205,7 +218,7 @@ void shell_cmd_fault(struct session *session, const char *args) {
         return;
     }
     kprintf("raising fault: %s\n", args);
-    debug_fault(args);   /* returns only for an unknown kind, after saying so */
+    debug_fault(args); /* returns only for an unknown kind, after saying so */
 }
 
 void shell_cmd_pci(struct session *session, const char *args) {

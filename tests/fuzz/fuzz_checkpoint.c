@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     Transformer t;
     memset(err, 0x55, sizeof err);
-    if (transformer_load(&t, buf, size, err, sizeof err) != 0) {
+    if (transformer_create(&t, buf, size, err, sizeof err) != 0) {
         fuzz_check_reason(err, sizeof err);
         free(buf);
         return 0;
@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int i = 0; i < n; i++) tokens[i] = (i * 31 + 1) % c->vocab_size;
     FUZZ_ASSERT(transformer_prefill(&t, tokens, n, 0) == 0, "prefill refused valid tokens");
     FUZZ_ASSERT(transformer_prefill(&t, tokens, n, c->seq_len - n + 1) != 0, "prefill ran past seq_len");
-    transformer_free(&t);
+    transformer_destroy(&t);
     free(buf);
     return 0;
 }

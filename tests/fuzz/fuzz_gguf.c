@@ -69,13 +69,14 @@ static void open_as_split(const GgufFile *f) {
     snprintf(name, sizeof name, "m-00001-of-%05llu.gguf", (unsigned long long)(count % 100000));
     GgufPieces pieces = {name, same_input, NULL};
     GgufFile joined;
-    if (gguf_open_pieces(&joined, buf_start, (size_t)(buf_end - buf_start), &pieces, err, sizeof err) != 0) {
+    if (gguf_create_pieces(&joined, buf_start, (size_t)(buf_end - buf_start), &pieces, err, sizeof err) !=
+        0) {
         fuzz_check_reason(err, sizeof err);
         return;
     }
     for (uint64_t i = 0; i < joined.n_tensors; i++)
         check_span(joined.tensors[i].data, joined.tensors[i].n_bytes, "joined tensor outside the file");
-    gguf_close(&joined);
+    gguf_destroy(&joined);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -87,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char err[256];
     memset(err, 0x55, sizeof err);
     gguf_is_gguf(buf, size);
-    if (gguf_open(&f, buf, size, err, sizeof err) != 0) {
+    if (gguf_create(&f, buf, size, err, sizeof err) != 0) {
         fuzz_check_reason(err, sizeof err);
         free(buf);
         return 0;
@@ -136,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gguf_find_tensor(&f, "token_embd.weight");
     gguf_find_key(&f, "general.architecture");
     open_as_split(&f);
-    gguf_close(&f);
+    gguf_destroy(&f);
     free(buf);
     return 0;
 }

@@ -195,7 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Tokenizer t;
     char err[256];
     memset(err, 0x55, sizeof err);
-    if (tokenizer_load_gguf(&t, file, file_size, err, sizeof err) != 0) {
+    if (tokenizer_create_gguf(&t, file, file_size, err, sizeof err) != 0) {
         fuzz_check_reason(err, sizeof err);
     } else {
         FUZZ_ASSERT(t.vocab_size > 0, "empty vocabulary loaded");
@@ -206,7 +206,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(user, own_text, n);
         user[n] = '\0';
         exercise_chat(&t, user);
-        tokenizer_free(&t);
+        tokenizer_destroy(&t);
     }
     free(own_text);
     free(file);

@@ -1,4 +1,4 @@
-/* fuzz_tokenizer.c - tokenizer_load, then encode/decode of a text.
+/* fuzz_tokenizer.c - tokenizer_create, then encode/decode of a text.
  * Input: flags byte, uint16 LE tokenizer length, tokenizer bytes, text. */
 #include <stdint.h>
 
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Tokenizer t;
     char err[256];
     memset(err, 0x55, sizeof err);
-    int rc = tokenizer_load(&t, tok_bytes, tok_len, vocab_size, err, sizeof err);
+    int rc = tokenizer_create(&t, tok_bytes, tok_len, vocab_size, err, sizeof err);
     /* Strings are copied: the buffer may go now. */
     memset(tok_bytes, 0xAA, tok_len);
     free(tok_bytes);
@@ -71,6 +71,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tokenizer_lookup(&t, text, strlen(text));
     free(tokens);
     free(text);
-    tokenizer_free(&t);
+    tokenizer_destroy(&t);
     return 0;
 }

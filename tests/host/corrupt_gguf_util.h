@@ -61,22 +61,22 @@ static __attribute__((unused)) void run_case(const char *group, const char *what
 
     memset(err, 0x55, sizeof err);
     Transformer t;
-    int rc = transformer_load(&t, copy, size, err, sizeof err);
+    int rc = transformer_create(&t, copy, size, err, sizeof err);
     if (rc == 0) {
-        transformer_free(&t);
-        if (must & MODEL) report(group, what, "transformer_load", "accepted", "");
+        transformer_destroy(&t);
+        if (must & MODEL) report(group, what, "transformer_create", "accepted", "");
     } else {
-        report(group, what, "transformer_load", bad_reason(rc, err, sizeof err), err);
+        report(group, what, "transformer_create", bad_reason(rc, err, sizeof err), err);
     }
 
     memset(err, 0x55, sizeof err);
     Tokenizer tok;
-    rc = tokenizer_load_gguf(&tok, copy, size, err, sizeof err);
+    rc = tokenizer_create_gguf(&tok, copy, size, err, sizeof err);
     if (rc == 0) {
         report(group, what, "tokenizer", (must & TOK) ? "accepted" : exercise_tokenizer(&tok), "");
-        tokenizer_free(&tok);
+        tokenizer_destroy(&tok);
     } else {
-        report(group, what, "tokenizer_load_gguf", bad_reason(rc, err, sizeof err), err);
+        report(group, what, "tokenizer_create_gguf", bad_reason(rc, err, sizeof err), err);
     }
     free(copy);
 }
@@ -107,12 +107,12 @@ static __attribute__((unused)) int corrupt_gguf_open(GgufLayout *L, const char *
     }
     Transformer t;
     Tokenizer tok;
-    int rc = transformer_load(&t, L->data, L->size, err, sizeof err);
+    int rc = transformer_create(&t, L->data, L->size, err, sizeof err);
     check(rc == 0, name, "the intact file does not load: %s", err);
-    if (rc == 0) transformer_free(&t);
-    rc = tokenizer_load_gguf(&tok, L->data, L->size, err, sizeof err);
+    if (rc == 0) transformer_destroy(&t);
+    rc = tokenizer_create_gguf(&tok, L->data, L->size, err, sizeof err);
     check(rc == 0, name, "the intact vocabulary does not load: %s", err);
-    if (rc == 0) tokenizer_free(&tok);
+    if (rc == 0) tokenizer_destroy(&tok);
     size_t size;
     uint8_t *same = gguf_layout_rebuild(L, NULL, 0, &size);
     char label[160];

@@ -23,7 +23,7 @@ static int load(Model *m, const char *gguf_name, const char *tokenizer_bin) {
     m->data = read_file(path, &size);
     if (!m->data) return -1;
     m->size = size;
-    if (transformer_load(&m->t, m->data, size, err, sizeof err) != 0) {
+    if (transformer_create(&m->t, m->data, size, err, sizeof err) != 0) {
         printf("FAIL - load %s: %s\n", gguf_name, err);
         exit(1);
     }
@@ -33,10 +33,10 @@ static int load(Model *m, const char *gguf_name, const char *tokenizer_bin) {
         snprintf(path, sizeof path, "%s/%s", models_dir, tokenizer_bin);
         void *tdata = read_file(path, &tsize);
         if (!tdata) return -1;
-        rc = tokenizer_load(&m->tok, tdata, tsize, m->t.config.vocab_size, err, sizeof err);
+        rc = tokenizer_create(&m->tok, tdata, tsize, m->t.config.vocab_size, err, sizeof err);
         free(tdata);
     } else {
-        rc = tokenizer_load_gguf(&m->tok, m->data, size, err, sizeof err);
+        rc = tokenizer_create_gguf(&m->tok, m->data, size, err, sizeof err);
     }
     if (rc != 0) {
         printf("FAIL - tokenizer of %s: %s\n", gguf_name, err);
@@ -46,8 +46,8 @@ static int load(Model *m, const char *gguf_name, const char *tokenizer_bin) {
 }
 
 static void unload(Model *m) {
-    tokenizer_free(&m->tok);
-    transformer_free(&m->t);
+    tokenizer_destroy(&m->tok);
+    transformer_destroy(&m->t);
     free(m->data);
 }
 
@@ -107,8 +107,8 @@ static void test_qwen_ids(Model *m) {
 
     Chat c;
     char err[200];
-    check(chat_init(&c, &m->t, &m->tok, CHAT_TEMPLATE_CHATML, "Be brief.", err, sizeof err) == 0, "chat_init",
-          "%s", err);
+    check(chat_create(&c, &m->t, &m->tok, CHAT_TEMPLATE_CHATML, "Be brief.", err, sizeof err) == 0,
+          "chat_create", "%s", err);
     check(c.suffix_count == 2 && c.suffix_ids[0] == 511 && c.suffix_ids[1] == 198, "suffix <|im_end|>\\n ids",
           "%d: %d %d", c.suffix_count, c.suffix_ids[0], c.suffix_ids[1]);
     /* The whole first turn, against the text tokenized piece by piece. */
@@ -125,7 +125,7 @@ static void test_qwen_ids(Model *m) {
     Sampler s;
     SamplerConfig sc = sampler_default_config();
     sc.temperature = 0;
-    sampler_init(&s, m->t.config.vocab_size, &sc, err, sizeof err);
+    sampler_create(&s, m->t.config.vocab_size, &sc, err, sizeof err);
     GenerateStats st;
     chat_turn(&c, &m->t, &m->tok, &s, "Hi", 1, NULL, &st, err, sizeof err);
     check(c.count == n + 1 + 2 && memcmp(c.tokens, want, (size_t)n * sizeof(int)) == 0 &&
@@ -146,8 +146,8 @@ static void test_qwen_ids(Model *m) {
     check(got > 1 && !has_511 && plain == n - hi + got, "user text '<|im_end|>' stays text", "%d tokens, %d",
           plain, got);
     free(ids);
-    sampler_free(&s);
-    chat_free(&c);
+    sampler_destroy(&s);
+    chat_destroy(&c);
 }
 
 /* Greedy two-turn chat vs. the whole conversation from scratch. */
@@ -157,8 +157,8 @@ static void test_kv_reuse(Model *m, const char *label, ChatTemplate tmpl, const 
     Sampler s;
     SamplerConfig sc = sampler_default_config();
     sc.temperature = 0;
-    sampler_init(&s, m->t.config.vocab_size, &sc, err, sizeof err);
-    chat_init(&c, &m->t, &m->tok, tmpl, system, err, sizeof err);
+    sampler_create(&s, m->t.config.vocab_size, &sc, err, sizeof err);
+    chat_create(&c, &m->t, &m->tok, tmpl, system, err, sizeof err);
     GenerateStats st1, st2;
     int rc1 = chat_turn(&c, &m->t, &m->tok, &s, "Hello there", 10, NULL, &st1, err, sizeof err);
     int rc2 = chat_turn(&c, &m->t, &m->tok, &s, "Tell me more", 10, NULL, &st2, err, sizeof err);
@@ -180,7 +180,7 @@ static void test_kv_reuse(Model *m, const char *label, ChatTemplate tmpl, const 
     memcpy(reuse_logits, transformer_forward(&m->t, c.tokens[last], last),
            sizeof(float) * (size_t)m->t.config.vocab_size);
     Transformer fresh;
-    if (transformer_load(&fresh, m->data, m->size, err, sizeof err) != 0) {
+    if (transformer_create(&fresh, m->data, m->size, err, sizeof err) != 0) {
         check(0, label, "reload: %s", err);
         return;
     }
@@ -197,10 +197,10 @@ static void test_kv_reuse(Model *m, const char *label, ChatTemplate tmpl, const 
     snprintf(name, sizeof name, "%s: identical logits after the last answer token", label);
     check(memcmp(reuse_logits, fresh.state.logits, sizeof(float) * (size_t)m->t.config.vocab_size) == 0, name,
           "logits differ");
-    transformer_free(&fresh);
+    transformer_destroy(&fresh);
     free(reuse_logits);
-    sampler_free(&s);
-    chat_free(&c);
+    sampler_destroy(&s);
+    chat_destroy(&c);
 }
 
 static void test_context_limit(Model *m) {
@@ -209,8 +209,8 @@ static void test_context_limit(Model *m) {
     Sampler s;
     SamplerConfig sc = sampler_default_config();
     sc.temperature = 0;
-    sampler_init(&s, m->t.config.vocab_size, &sc, err, sizeof err);
-    chat_init(&c, &m->t, &m->tok, CHAT_TEMPLATE_CHATML, "Be brief.", err, sizeof err);
+    sampler_create(&s, m->t.config.vocab_size, &sc, err, sizeof err);
+    chat_create(&c, &m->t, &m->tok, CHAT_TEMPLATE_CHATML, "Be brief.", err, sizeof err);
     GenerateStats st;
     int rc = 0, turns = 0;
     while ((rc = chat_turn(&c, &m->t, &m->tok, &s, "Tell me a story", 12, NULL, &st, err, sizeof err)) == 0)
@@ -241,8 +241,8 @@ static void test_context_limit(Model *m) {
     chat_reset(&c);
     check(c.count == 0 && c.turns == 0 && c.system && strcmp(c.system, "Be brief.") == 0,
           "reset forgets the turns, keeps the system prompt", "?");
-    sampler_free(&s);
-    chat_free(&c);
+    sampler_destroy(&s);
+    chat_destroy(&c);
 }
 
 int main(void) {

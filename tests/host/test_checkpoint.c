@@ -16,10 +16,10 @@
 static void expect_reject(const char *name, const void *data, size_t size, const char *expect) {
     Transformer t;
     char err[256] = "";
-    int rc = transformer_load(&t, data, size, err, sizeof(err));
+    int rc = transformer_create(&t, data, size, err, sizeof(err));
     if (rc == 0) {
         check(0, name, "loaded a bad checkpoint");
-        transformer_free(&t);
+        transformer_destroy(&t);
         return;
     }
     printf("# %s -> %s\n", name, err);
@@ -159,9 +159,9 @@ int main(void) {
     }
     Transformer t;
     char err[256] = "";
-    int rc = transformer_load(&t, v0, size0, err, sizeof(err));
+    int rc = transformer_create(&t, v0, size0, err, sizeof(err));
     check(rc == 0, "unmodified stories260K.bin loads", "%s", err);
-    if (rc == 0) transformer_free(&t);
+    if (rc == 0) transformer_destroy(&t);
     test_legacy(v0, size0);
     test_ak42(v1, size1, 1);
     test_ak42(v2, size2, 2);

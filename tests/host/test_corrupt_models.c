@@ -33,8 +33,8 @@ static void expect_model_refused(const char *group, const char *what, const uint
     char err[256];
     memset(err, 0x55, sizeof err);
     Transformer t;
-    int rc = transformer_load(&t, copy, size, err, sizeof err);
-    if (rc == 0) transformer_free(&t);
+    int rc = transformer_create(&t, copy, size, err, sizeof err);
+    if (rc == 0) transformer_destroy(&t);
     report_case(group, what, bad_reason(rc, err, sizeof err), rc == 0 ? "" : err);
     free(copy);
 }
@@ -46,8 +46,8 @@ static void expect_tokenizer_refused(const char *group, const char *what, const 
     char err[256];
     memset(err, 0x55, sizeof err);
     Tokenizer t;
-    int rc = tokenizer_load(&t, copy, size, vocab_size, err, sizeof err);
-    if (rc == 0) tokenizer_free(&t);
+    int rc = tokenizer_create(&t, copy, size, vocab_size, err, sizeof err);
+    if (rc == 0) tokenizer_destroy(&t);
     report_case(group, what, bad_reason(rc, err, sizeof err), rc == 0 ? "" : err);
     free(copy);
 }
@@ -229,8 +229,8 @@ static void header_fields(const char *name, uint8_t *data, size_t size) {
     char err[256];
     Transformer t;
     memset(err, 0x55, sizeof err);
-    int rc = transformer_load(&t, shifted + 1, size, err, sizeof err);
-    if (rc == 0) transformer_free(&t);
+    int rc = transformer_create(&t, shifted + 1, size, err, sizeof err);
+    if (rc == 0) transformer_destroy(&t);
     report_case(group, "misaligned buffer", bad_reason(rc, err, sizeof err), err);
     free(shifted);
     group_end(group, c0, f0);
@@ -246,9 +246,9 @@ static void checkpoint_suite(const char *name) {
     /* The intact file loads: the corruptions below are what fails. */
     Transformer t;
     char err[256];
-    int rc = transformer_load(&t, data, size, err, sizeof err);
+    int rc = transformer_create(&t, data, size, err, sizeof err);
     check(rc == 0, name, "the intact file does not load: %s", err);
-    if (rc == 0) transformer_free(&t);
+    if (rc == 0) transformer_destroy(&t);
 
     int ak42 = size >= 4 && (uint32_t)get_i32(data) == CHECKPOINT_MAGIC;
     size_t bounds_v0[] = {0, 4, 8, 12, 16, 20, 24, 28, 32};
@@ -270,9 +270,9 @@ static void tokenizer_suite(const char *name, int vocab) {
     }
     Tokenizer tok;
     char err[256];
-    int rc = tokenizer_load(&tok, data, size, vocab, err, sizeof err);
+    int rc = tokenizer_create(&tok, data, size, vocab, err, sizeof err);
     check(rc == 0, name, "the intact file does not load: %s", err);
-    if (rc == 0) tokenizer_free(&tok);
+    if (rc == 0) tokenizer_destroy(&tok);
 
     /* Entry boundaries of the first entries and the last one. */
     size_t bounds[16];

@@ -52,10 +52,10 @@ static Capture *run(const char *prompt, int steps, float temperature, float topp
     config.topp = topp;
     config.seed = seed;
     Sampler sampler;
-    sampler_init(&sampler, model.config.vocab_size, &config, NULL, 0);
+    sampler_create(&sampler, model.config.vocab_size, &config, NULL, 0);
     GenerateIO io = {capture_emit, capture_should_stop, capture_clock, capture_token, c};
     *rc = generate(&model, &tokenizer, &sampler, prompt, steps, &io, stats, err, err_size);
-    sampler_free(&sampler);
+    sampler_destroy(&sampler);
     return c;
 }
 
@@ -192,11 +192,11 @@ static void test_stops_and_errors(void) {
     small.vocab_size = 300;
     Sampler sampler;
     SamplerConfig config = sampler_default_config();
-    sampler_init(&sampler, model.config.vocab_size, &config, NULL, 0);
+    sampler_create(&sampler, model.config.vocab_size, &config, NULL, 0);
     rc = generate(&model, &small, &sampler, "", 10, NULL, &stats, err, sizeof err);
     check_plain(rc == -1 && strstr(err, "tokenizer"), "a tokenizer that does not fit the model is refused",
                 err);
-    sampler_free(&sampler);
+    sampler_destroy(&sampler);
 
     check_plain(strcmp(stop_reason_name(STOP_BOS), "bos") == 0 &&
                     strcmp(stop_reason_name(STOP_USER), "user") == 0,
@@ -214,8 +214,8 @@ int main(void) {
         return 77;
     }
     char err[160];
-    if (transformer_load(&model, model_data, model_size, err, sizeof err) != 0 ||
-        tokenizer_load(&tokenizer, tok_data, tok_size, model.config.vocab_size, err, sizeof err) != 0) {
+    if (transformer_create(&model, model_data, model_size, err, sizeof err) != 0 ||
+        tokenizer_create(&tokenizer, tok_data, tok_size, model.config.vocab_size, err, sizeof err) != 0) {
         printf("FAIL - load stories260K: %s\n", err);
         return 1;
     }
@@ -227,8 +227,8 @@ int main(void) {
     check_sampled("2c: -t 1 -p 0.95 -s 42 -n 200 -i \"There was a big\"", "There was a big", 0.95f, text_2c);
     test_stops_and_errors();
 
-    tokenizer_free(&tokenizer);
-    transformer_free(&model);
+    tokenizer_destroy(&tokenizer);
+    transformer_destroy(&model);
     free(model_data);
     free(tok_data);
     return failures ? 1 : 0;

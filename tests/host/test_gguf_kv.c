@@ -43,7 +43,7 @@ static void test_model(const char *stem) {
     size_t size;
     void *data = read_file_in(models_dir, rel, &size);
     Transformer t;
-    if (!data || transformer_load(&t, data, size, err, sizeof err) != 0) {
+    if (!data || transformer_create(&t, data, size, err, sizeof err) != 0) {
         check(0, rel, "%s", data ? err : "missing");
         free(data);
         return;
@@ -101,7 +101,7 @@ static void test_model(const char *stem) {
           "the KV cache takes 4, 2 and 34/32 bytes per value (f32, f16, q8_0)", "%zu %zu %zu", bytes[0],
           bytes[1], bytes[2]);
     free(f32), free(other);
-    transformer_free(&t);
+    transformer_destroy(&t);
     free(data);
 }
 
@@ -111,7 +111,7 @@ static void test_refusals(void) {
     size_t size;
     void *data = read_file_in(models_dir, "stories260K.gguf", &size);
     Transformer t;
-    if (!data || transformer_load(&t, data, size, err, sizeof err) != 0) {
+    if (!data || transformer_create(&t, data, size, err, sizeof err) != 0) {
         check(0, "stories260K.gguf loads", "%s", data ? err : "missing");
         free(data);
         return;
@@ -127,14 +127,14 @@ static void test_refusals(void) {
           transformer_state_bytes(&t));
     rc = gguf_model_set_kv_type(&t, GGML_TYPE_Q4_0, err, sizeof err);
     check(rc == -1 && gguf_model_kv_type(&t) == GGML_TYPE_F16, "KV type Q4_0 is refused", "rc %d", rc);
-    transformer_free(&t);
+    transformer_destroy(&t);
     free(data);
     data = read_file_in(models_dir, "stories260K.bin", &size);
-    if (data && transformer_load(&t, data, size, err, sizeof err) == 0) {
+    if (data && transformer_create(&t, data, size, err, sizeof err) == 0) {
         rc = gguf_model_set_kv_type(&t, GGML_TYPE_F16, err, sizeof err);
         check(rc == -1 && strstr(err, "fp32") && gguf_model_kv_type(&t) == GGML_TYPE_F32,
               "llama2.c checkpoints keep an fp32 KV cache", "rc %d, '%s'", rc, err);
-        transformer_free(&t);
+        transformer_destroy(&t);
     } else {
         check(0, "stories260K.bin loads", "%s", data ? err : "missing");
     }

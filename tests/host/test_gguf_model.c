@@ -78,7 +78,7 @@ static void check_model(const char *dir, const char *stem, const char *type) {
     Transformer t;
     snprintf(name, sizeof name, "%s-%s loads", stem, type);
     /* llama.cpp's reference runs kept an f32 KV cache (README.md). */
-    int rc = data ? transformer_load(&t, data, size, err, sizeof err) : -1;
+    int rc = data ? transformer_create(&t, data, size, err, sizeof err) : -1;
     if (rc == 0) rc = gguf_model_set_kv_type(&t, GGML_TYPE_F32, err, sizeof err);
     check(rc == 0, name, "%s", data ? err : "file missing");
     if (rc != 0) {
@@ -98,7 +98,7 @@ static void check_model(const char *dir, const char *stem, const char *type) {
         snprintf(name, sizeof name, "%s-%s dequantised path vs llama.cpp dequantised-F32 logits", stem, type);
         compare(&t, name, ref, 1e-4, 1e-4, 64);
     }
-    transformer_free(&t);
+    transformer_destroy(&t);
     free(data);
 }
 
@@ -112,7 +112,7 @@ static void test_stories260k_greedy(void) {
     while (f && n < 256 && fscanf(f, "%d", &ids[n]) == 1) n++;
     if (f) fclose(f);
     Transformer t;
-    int rc = data ? transformer_load(&t, data, size, err, sizeof err) : -1;
+    int rc = data ? transformer_create(&t, data, size, err, sizeof err) : -1;
     check(rc == 0 && n == 201, "stories260K.gguf loads, golden ids present", "%s", data ? err : "missing");
     if (rc == 0) {
         const TransformerConfig *c = &t.config;
@@ -133,7 +133,7 @@ static void test_stories260k_greedy(void) {
         memcpy(last, transformer_forward(&t, ids[20], 20), sizeof last);
         check(transformer_prefill(&t, ids, 21, 0) == 0 && memcmp(last, t.state.logits, sizeof last) == 0,
               "stories260K.gguf prefill equals forward", "logits differ");
-        transformer_free(&t);
+        transformer_destroy(&t);
     }
     free(data);
 }
@@ -143,7 +143,7 @@ static void test_other_files(void) {
     char err[256] = "";
     Transformer t;
     void *data = read_file_in(models_dir, "llama-2-tiny-random.gguf", &size);
-    int rc = data ? transformer_load(&t, data, size, err, sizeof err) : -1;
+    int rc = data ? transformer_create(&t, data, size, err, sizeof err) : -1;
     check(rc == 0, "llama-2-tiny-random.gguf (F16) loads", "%s", err);
     if (rc == 0) {
         int finite = 1;
@@ -153,12 +153,12 @@ static void test_other_files(void) {
                 finite &= l[i] == l[i] && l[i] < 1e30f && l[i] > -1e30f;
         }
         check(finite, "llama-2-tiny-random.gguf runs with finite logits", "non-finite logits");
-        transformer_free(&t);
+        transformer_destroy(&t);
     }
     free(data);
 
     data = read_file_in(models_dir, "tinyllamas-stories-260k-q8_0.gguf", &size);
-    rc = data ? transformer_load(&t, data, size, err, sizeof err) : 0;
+    rc = data ? transformer_create(&t, data, size, err, sizeof err) : 0;
     check(rc == -1 && strstr(err, "not a multiple of the Q8_0 block"),
           "flattened 172-wide Q8_0 rows rejected", "rc %d err '%s'", rc, err);
     free(data);
@@ -166,12 +166,12 @@ static void test_other_files(void) {
     /* blk.0.attn_q.weight retyped to 16 (IQ2_XXS, not supported). */
     data = read_file_in(models_dir, "gguf-tests/synthA-Q4_0.gguf", &size);
     GgufFile f;
-    if (data && gguf_open(&f, data, size, err, sizeof err) == 0) {
+    if (data && gguf_create(&f, data, size, err, sizeof err) == 0) {
         const GgufTensorInfo *ti = gguf_find_tensor(&f, "blk.0.attn_q.weight");
         uint8_t *type_field = (uint8_t *)ti->name.ptr + ti->name.len + 4 + 8 * ti->n_dims;
-        gguf_close(&f);
+        gguf_destroy(&f);
         type_field[0] = 16;
-        rc = transformer_load(&t, data, size, err, sizeof err);
+        rc = transformer_create(&t, data, size, err, sizeof err);
         check(rc == -1 && strstr(err, "tensor blk.0.attn_q.weight has unsupported type"),
               "unsupported tensor type named in the error", "rc %d err '%s'", rc, err);
     } else {
@@ -369,8 +369,8 @@ static void test_prefill_matches_forward(void) {
             char err[256], name[160];
             snprintf(name, sizeof name, "%s, %s kernels, %s KV: prefill of %d equals %d single positions",
                      files[f], kernels->name, kv_type_name(kv), PROMPT, PROMPT);
-            if (transformer_load(&a, data, size, err, sizeof err) != 0 ||
-                transformer_load(&b, data, size, err, sizeof err) != 0) {
+            if (transformer_create(&a, data, size, err, sizeof err) != 0 ||
+                transformer_create(&b, data, size, err, sizeof err) != 0) {
                 check(0, name, "%s", err);
                 break;
             }
@@ -390,8 +390,8 @@ static void test_prefill_matches_forward(void) {
                            (size_t)vocab * sizeof(float)) == 0;
             check(same, name, "logits differ");
             free(last);
-            transformer_free(&a);
-            transformer_free(&b);
+            transformer_destroy(&a);
+            transformer_destroy(&b);
         }
         if (!data) check(0, files[f], "missing");
         free(data);
@@ -430,10 +430,10 @@ int main(int argc, char **argv) {
             Transformer t;
             snprintf(name, sizeof name, "synthA-%s fast path (%s kernels) vs llama.cpp logits", simd_types[i],
                      level == KERNELS_AVX512 ? "AVX-512" : "AVX2");
-            if (data && transformer_load(&t, data, size, err, sizeof err) == 0 &&
+            if (data && transformer_create(&t, data, size, err, sizeof err) == 0 &&
                 gguf_model_set_kv_type(&t, GGML_TYPE_F32, err, sizeof err) == 0) {
                 compare(&t, name, ref, 0.7, 0.11, 55);
-                transformer_free(&t);
+                transformer_destroy(&t);
             } else {
                 check(0, name, "cannot load %s", rel);
             }

@@ -57,7 +57,7 @@ static void test_all_files(void) {
         GgufFile f;
         char err[256] = "", name[256];
         snprintf(name, sizeof name, "parse %s", files[i]);
-        int rc = data ? gguf_open(&f, data, size, err, sizeof err) : -1;
+        int rc = data ? gguf_create(&f, data, size, err, sizeof err) : -1;
         check(rc == 0, name, "%s", data ? err : "missing");
         if (rc == 0) {
             GgufString arch;
@@ -75,7 +75,7 @@ static void test_all_files(void) {
                 check(count == tokens.count && it.next == tokens.end, name, "%llu of %llu",
                       (unsigned long long)count, (unsigned long long)tokens.count);
             }
-            gguf_close(&f);
+            gguf_destroy(&f);
         }
         free(data);
     }
@@ -86,7 +86,7 @@ static void test_metadata_values(void) {
     void *data = load("gguf-tests/synthA-Q4_K_M.gguf", &size);
     GgufFile f;
     char err[256] = "";
-    if (!data || gguf_open(&f, data, size, err, sizeof err) != 0) {
+    if (!data || gguf_create(&f, data, size, err, sizeof err) != 0) {
         check(0, "synthA-Q4_K_M metadata", "cannot open: %s", err);
         free(data);
         return;
@@ -122,7 +122,7 @@ static void test_metadata_values(void) {
     check(gguf_get_array(&f, "tokenizer.ggml.tokens", &toks) == 0 && toks.count == 512 &&
               gguf_array_string(&toks, 511, &s) == 0 && gguf_array_string(&toks, 512, &s) == -1,
           "tokenizer.ggml.tokens: 512 strings, index checked", "unexpected");
-    gguf_close(&f);
+    gguf_destroy(&f);
     free(data);
 }
 
@@ -197,9 +197,9 @@ static void expect_fail(const char *name, Shape s) {
     make_file(&w, s);
     GgufFile f;
     char err[256] = "";
-    int rc = gguf_open(&f, w.b, w.n, err, sizeof err);
+    int rc = gguf_create(&f, w.b, w.n, err, sizeof err);
     check(rc == -1 && one_line(err), name, "rc %d err '%s'", rc, err);
-    if (rc == 0) gguf_close(&f);
+    if (rc == 0) gguf_destroy(&f);
 }
 
 static void test_hostile(void) {
@@ -207,7 +207,7 @@ static void test_hostile(void) {
     GgufFile f;
     char err[256] = "";
     make_file(&w, good());
-    int rc = gguf_open(&f, w.b, w.n, err, sizeof err);
+    int rc = gguf_create(&f, w.b, w.n, err, sizeof err);
     check(rc == 0, "synthetic file parses", "%s", err);
     if (rc == 0) {
         GgufArray nested, inner;
@@ -220,7 +220,7 @@ static void test_hostile(void) {
               "nested arrays read back", "wrong");
         check(f.n_tensors == 1 && f.tensors[0].ne[0] == 64 && f.tensors[0].n_bytes == 512, "tensor info read",
               "wrong");
-        gguf_close(&f);
+        gguf_destroy(&f);
     }
     /* Truncated at every byte of the header and metadata. */
     size_t header_end = w.n - 512;
@@ -230,12 +230,12 @@ static void test_hostile(void) {
         uint8_t *copy = malloc(cut ? cut : 1);
         memcpy(copy, w.b, cut);
         err[0] = 0;
-        rc = gguf_open(&f, copy, cut, err, sizeof err);
+        rc = gguf_create(&f, copy, cut, err, sizeof err);
         if (rc != -1 || !one_line(err)) {
             all_ok = 0;
             snprintf(first_bad, sizeof first_bad, "cut %zu rc %d '%s'", cut, rc, err);
         }
-        if (rc == 0) gguf_close(&f);
+        if (rc == 0) gguf_destroy(&f);
         free(copy);
     }
     check(all_ok, "truncated at every header byte: one-line error", "%s", first_bad);
@@ -243,7 +243,7 @@ static void test_hostile(void) {
     uint8_t bad_magic[64];
     memcpy(bad_magic, w.b, 64);
     bad_magic[0] = 'X';
-    check(gguf_open(&f, bad_magic, 64, err, sizeof err) == -1 && strstr(err, "magic"), "bad magic rejected",
+    check(gguf_create(&f, bad_magic, 64, err, sizeof err) == -1 && strstr(err, "magic"), "bad magic rejected",
           "%s", err);
     s.version = 1;
     expect_fail("version 1 rejected", s);
@@ -274,10 +274,10 @@ static void test_hostile(void) {
     /* Unknown tensor type: parses (size unknown), the model loader rejects it. */
     s = good(), s.type = 99;
     make_file(&w, s);
-    rc = gguf_open(&f, w.b, w.n, err, sizeof err);
+    rc = gguf_create(&f, w.b, w.n, err, sizeof err);
     check(rc == 0 && ggml_type_info(f.tensors[0].type) == NULL, "unknown tensor type parses, marked unknown",
           "%s", err);
-    if (rc == 0) gguf_close(&f);
+    if (rc == 0) gguf_destroy(&f);
 }
 
 /* Random byte changes in the header and metadata of a real model: the
@@ -287,13 +287,13 @@ static void test_mutations(void) {
     uint8_t *orig = load("stories260K.gguf", &size);
     GgufFile f;
     char err[256];
-    if (!orig || gguf_open(&f, orig, size, err, sizeof err) != 0) {
+    if (!orig || gguf_create(&f, orig, size, err, sizeof err) != 0) {
         check(0, "mutated stories260K.gguf", "cannot open the original");
         free(orig);
         return;
     }
     size_t header = (size_t)f.data_offset;
-    gguf_close(&f);
+    gguf_destroy(&f);
     uint8_t *copy = malloc(size);
     uint64_t state = 0x9e3779b97f4a7c15ull;
     int loaded = 0, rejected = 0, bad = 0;
@@ -306,11 +306,11 @@ static void test_mutations(void) {
         }
         Transformer t;
         err[0] = 0;
-        if (transformer_load(&t, copy, size, err, sizeof err) == 0) {
+        if (transformer_create(&t, copy, size, err, sizeof err) == 0) {
             loaded++;
             transformer_forward(&t, 1, 0);
             transformer_forward(&t, t.config.vocab_size - 1, 1);
-            transformer_free(&t);
+            transformer_destroy(&t);
         } else {
             rejected++;
             bad += !one_line(err);

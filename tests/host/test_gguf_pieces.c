@@ -1,4 +1,4 @@
-/* test_gguf_pieces.c - gguf_open_pieces (llm/gguf_split.c) on small sets
+/* test_gguf_pieces.c - gguf_create_pieces (llm/gguf_split.c) on small sets
  * built here byte by byte, under ASan/UBSan: a joined set's tensors point
  * into their own pieces, and every refusal gives its reason and leaves nothing
  * allocated (LeakSanitizer checks at exit). Whole models through llmrun:
@@ -79,7 +79,7 @@ static const void *find_in_set(void *ctx, const char *name, size_t *size) {
 static int open_set(GgufFile *f, char *err, size_t n) {
     GgufPieces pieces = {set[0].name, find_in_set, NULL};
     memset(err, 0, n);
-    return gguf_open_pieces(f, set[0].bytes.p, set[0].bytes.n, &pieces, err, n);
+    return gguf_create_pieces(f, set[0].bytes.p, set[0].bytes.n, &pieces, err, n);
 }
 
 static void expect_refused(const char *what, const char *reason) {
@@ -117,7 +117,7 @@ int main(void) {
         uint64_t bytes = set[0].bytes.n + set[1].bytes.n + set[2].bytes.n;
         check(f.pieces_bytes == bytes, "pieces_bytes is every piece's size together", "%llu vs %llu",
               (unsigned long long)f.pieces_bytes, (unsigned long long)bytes);
-        gguf_close(&f);
+        gguf_destroy(&f);
     }
 
     set_size = 2;
@@ -150,7 +150,7 @@ int main(void) {
     expect_refused("the first piece misnamed",
                    "the first of 3 pieces must be named NAME-00001-of-00003.gguf");
     good_set();
-    rc = gguf_open_pieces(&f, set[0].bytes.p, set[0].bytes.n, NULL, err, sizeof err);
+    rc = gguf_create_pieces(&f, set[0].bytes.p, set[0].bytes.n, NULL, err, sizeof err);
     check(rc == -1 && strstr(err, "must be loaded by name"), "a first piece with no way to find the rest",
           "rc %d: %s", rc, err);
 
@@ -163,7 +163,7 @@ int main(void) {
           "gguf_split_position of a whole file", "said split");
     rc = open_set(&f, err, sizeof err);
     check(rc == 0 && f.n_pieces == 3, "the set opens again after the refusals", "%s", err);
-    if (rc == 0) gguf_close(&f);
+    if (rc == 0) gguf_destroy(&f);
     for (int i = 0; i < MAX_SET; i++) free(set[i].bytes.p);
     return failures ? 1 : 0;
 }

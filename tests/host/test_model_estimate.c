@@ -1,6 +1,6 @@
 /* test_model_estimate.c - transformer_state_bytes_estimate against real
  * loads: for every shared llama2.c checkpoint and GGUF model the estimate
- * equals transformer_state_bytes() after transformer_load; malformed,
+ * equals transformer_state_bytes() after transformer_create; malformed,
  * truncated and unsupported files give -1. */
 #include <string.h>
 
@@ -20,12 +20,12 @@ static void exact(const char *name) {
     Transformer t;
     char err[256];
     int64_t estimate = transformer_state_bytes_estimate(data, size);
-    if (transformer_load(&t, data, size, err, sizeof err) != 0) {
+    if (transformer_create(&t, data, size, err, sizeof err) != 0) {
         check(0, name, "does not load: %s", err);
     } else {
         check(estimate == (int64_t)transformer_state_bytes(&t), name, "estimate %lld, actual %zu",
               (long long)estimate, transformer_state_bytes(&t));
-        transformer_free(&t);
+        transformer_destroy(&t);
     }
     /* Cut inside the header / metadata: unknown. */
     char label[160];
@@ -37,7 +37,7 @@ static void exact(const char *name) {
     free(data);
 }
 
-/* transformer_load_ctx at chosen contexts: the run state model_state_bytes
+/* transformer_create_ctx at chosen contexts: the run state model_state_bytes
  * predicts, the KV cache 2 * layers * ctx * kv_dim elements, the context
  * model_ctx_that_fits picks for a budget, and the refusals. */
 static void context_choices(const char *name) {
@@ -55,7 +55,7 @@ static void context_choices(const char *name) {
     for (size_t i = 0; i < sizeof contexts / sizeof contexts[0]; i++) {
         Transformer t;
         snprintf(label, sizeof label, "%s at context %d: run state as estimated", name, contexts[i]);
-        if (transformer_load_ctx(&t, data, size, contexts[i], err, sizeof err) != 0) {
+        if (transformer_create_ctx(&t, data, size, contexts[i], err, sizeof err) != 0) {
             check(0, label, "does not load: %s", err);
             continue;
         }
@@ -63,7 +63,7 @@ static void context_choices(const char *name) {
                   transformer_state_bytes(&t) == model_state_bytes(&shape, contexts[i]),
               label, "ctx %d, state %zu, estimate %llu", t.config.seq_len, transformer_state_bytes(&t),
               (unsigned long long)model_state_bytes(&shape, contexts[i]));
-        transformer_free(&t);
+        transformer_destroy(&t);
     }
     snprintf(label, sizeof label, "%s: KV cache bytes", name);
     /* GGUF: the default f16 cache, 2 bytes an element; llama2.c: fp32. */
@@ -75,7 +75,7 @@ static void context_choices(const char *name) {
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         snprintf(label, sizeof label, "%s: context %d refused with a reason", name, refused[i]);
         err[0] = 0;
-        check(transformer_load_ctx(&t, data, size, refused[i], err, sizeof err) == -1 &&
+        check(transformer_create_ctx(&t, data, size, refused[i], err, sizeof err) == -1 &&
                   strstr(err, "trained context") && !t.gguf && !t.state.block,
               label, "err '%s'", err);
     }
@@ -146,14 +146,14 @@ int main(void) {
         size_t size;
         uint8_t *file = gguf_layout_rebuild(&L, &big, 1, &size);
         Transformer t;
-        if (file && transformer_load(&t, file, size, err, sizeof err) == 0) {
+        if (file && transformer_create(&t, file, size, err, sizeof err) == 0) {
             check(transformer_state_bytes_estimate(file, size) == (int64_t)transformer_state_bytes(&t) &&
                       t.config.seq_len == 100000,
                   "context_length 100000 loads uncapped, estimated exactly",
                   "estimate %lld, actual %zu, ctx %d",
                   (long long)transformer_state_bytes_estimate(file, size), transformer_state_bytes(&t),
                   t.config.seq_len);
-            transformer_free(&t);
+            transformer_destroy(&t);
         } else {
             check(0, "context_length 100000 loads uncapped, estimated exactly", "does not load: %s", err);
         }

@@ -67,13 +67,13 @@ static int run_model(Transformer *t, int n_prompt, float *out) {
 static void compare_threads(const char *label, const void *data, size_t size, int quant_group) {
     char err[256], name[200];
     Transformer t;
-    if (transformer_load(&t, data, size, err, sizeof err) != 0) {
+    if (transformer_create(&t, data, size, err, sizeof err) != 0) {
         check(0, label, "load failed: %s", err);
         return;
     }
     if (quant_group > 0 && transformer_quantize(&t, quant_group, err, sizeof err) != 0) {
         check(0, label, "quantize failed: %s", err);
-        transformer_free(&t);
+        transformer_destroy(&t);
         return;
     }
     int n_prompt = t.config.seq_len - DECODE_STEPS - 1;
@@ -104,7 +104,7 @@ static void compare_threads(const char *label, const void *data, size_t size, in
     }
     free(serial);
     free(par);
-    transformer_free(&t);
+    transformer_destroy(&t);
 }
 
 static void *generate_model(const char *dir, const char *file, const char *args, size_t *size) {

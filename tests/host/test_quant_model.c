@@ -25,7 +25,7 @@ static int load_generated(const char *name, const char *args, Transformer *t, vo
     snprintf(cmd, sizeof(cmd), "%s --out '%s' %s", gen && *gen ? gen : "build/host/gen_model", path, args);
     size_t size = 0;
     *data = system(cmd) == 0 ? read_file(path, &size) : NULL;
-    int rc = *data ? transformer_load(t, *data, size, err, sizeof(err)) : -1;
+    int rc = *data ? transformer_create(t, *data, size, err, sizeof(err)) : -1;
     check(rc == 0, name, "%s", *data ? err : "gen_model failed (build it: make build/host/gen_model)");
     if (rc != 0) free(*data);
     return rc;
@@ -89,7 +89,7 @@ static void test_quantize_at_load(void) {
     kernels_select(0);
     check(transformer_quantize(&q, 32, err, sizeof(err)) != 0 && strstr(err, "already"),
           "quantize twice is refused", "%s", err);
-    transformer_free(&q);
+    transformer_destroy(&q);
     free(qd);
 
     /* Group 64 also fits; 24 is no multiple of 16; 512 does not divide dim. */
@@ -102,9 +102,9 @@ static void test_quantize_at_load(void) {
     rc = transformer_quantize(&q, 64, err, sizeof(err));
     check(rc == 0, "quantize small model GS 64", "%s", err);
     if (rc == 0) compare_greedy("small random model q8 GS 64 vs fp32", &f, &q, 50, 0.03, 0.9);
-    transformer_free(&q);
+    transformer_destroy(&q);
     free(qd);
-    transformer_free(&f);
+    transformer_destroy(&f);
     free(fd);
 }
 
@@ -119,7 +119,7 @@ static void test_15m(void) {
     check(rc == 0, "quantize 15M shape GS 32", "%s", err);
     /* Measured: about 0.01 of the logit range over 6 positions. */
     if (rc == 0) compare_greedy("15M-shape random model q8 vs fp32", &f, &q, 6, 0.03, 0.8);
-    transformer_free(&q), transformer_free(&f);
+    transformer_destroy(&q), transformer_destroy(&f);
     free(qd), free(fd);
 }
 
@@ -146,12 +146,12 @@ static void test_v2_paths(void) {
         /* Same int8 matrices (same rounding rule); only the embedding lookup
          * differs (int8 in the v2 file, fp32 here). Measured: 0.007 of the range. */
         if (rc == 0) compare_greedy("v2 file vs its v1 twin quantised at load", &v2, &v1q, 50, 0.02, 0.9);
-        transformer_free(&v1q);
+        transformer_destroy(&v1q);
         free(d1);
     }
     check(transformer_quantize(&v2, 32, err, sizeof(err)) != 0, "quantize of a v2 file is refused",
           "accepted");
-    transformer_free(&v2), transformer_free(&v2f);
+    transformer_destroy(&v2), transformer_destroy(&v2f);
     free(d2), free(d2f);
 }
 
@@ -162,7 +162,7 @@ static void test_stories260k_refused(void) {
     size_t size = 0;
     void *data = read_file(path, &size);
     Transformer t;
-    if (!data || transformer_load(&t, data, size, err, sizeof(err)) != 0) {
+    if (!data || transformer_create(&t, data, size, err, sizeof(err)) != 0) {
         check(0, "load stories260K.bin", "%s", data ? err : "missing");
         free(data);
         return;
@@ -172,15 +172,15 @@ static void test_stories260k_refused(void) {
     printf("# refusal message: %s\n", err);
     float *logits = transformer_forward(&t, 1, 0);
     check(logits && argmax(logits, 512) == 403, "stories260K still runs fp32 after the refusal", "wrong");
-    transformer_free(&t);
+    transformer_destroy(&t);
     free(data);
 
     snprintf(path, sizeof(path), "%s/stories260K_q80.bin", models_dir_from_env());
     data = read_file(path, &size);
-    if (data && transformer_load(&t, data, size, err, sizeof(err)) == 0) {
+    if (data && transformer_create(&t, data, size, err, sizeof(err)) == 0) {
         check(t.matmul_path == MATMUL_Q8_FP32_ACT,
               "stories260K_q80 (groups straddle rows) keeps fp32 activations", "path %d", t.matmul_path);
-        transformer_free(&t);
+        transformer_destroy(&t);
     } else {
         check(0, "load stories260K_q80.bin", "%s", err);
     }

@@ -33,8 +33,8 @@ static Sampler make_sampler(float temperature, float topp, uint64_t seed) {
     c.seed = seed;
     Sampler s;
     char err[128];
-    if (sampler_init(&s, 4, &c, err, sizeof err) != 0) {
-        printf("FAIL - sampler_init: %s\n", err);
+    if (sampler_create(&s, 4, &c, err, sizeof err) != 0) {
+        printf("FAIL - sampler_create: %s\n", err);
         exit(1);
     }
     return s;
@@ -103,7 +103,7 @@ static void test_seeded_sequences(void) {
         if (sampler_sample(&s, logits) != want_mult[i]) ok = 0;
     }
     check_plain(ok, "seed 42, top-p 1: multinomial sequence 2 3 3 3 3", "sequence differs");
-    sampler_free(&s);
+    sampler_destroy(&s);
 
     /* Top-p 0.5: nucleus {0.4, 0.3}, mass 0.7; r = coin * 0.7 -> 3, 2, 2, 2, 2. */
     s = make_sampler(1.0f, 0.5f, 42);
@@ -115,7 +115,7 @@ static void test_seeded_sequences(void) {
         if (sampler_sample(&s, logits) != want_topp[i]) ok = 0;
     }
     check_plain(ok, "seed 42, top-p 0.5: nucleus sequence 3 2 2 2 2", "sequence differs");
-    sampler_free(&s);
+    sampler_destroy(&s);
 
     /* Exactly one coin per sampled token, none when greedy. */
     s = make_sampler(1.0f, 0.9f, 1234);
@@ -127,7 +127,7 @@ static void test_seeded_sequences(void) {
         reference_coin();
     }
     check_plain(s.rng_state == reference_state, "one coin per sampled token", "rng state differs");
-    sampler_free(&s);
+    sampler_destroy(&s);
     s = make_sampler(0.0f, 0.9f, 1234);
     int greedy_ok = 1;
     for (int i = 0; i < 10; i++) {
@@ -137,7 +137,7 @@ static void test_seeded_sequences(void) {
     }
     check_plain(greedy_ok, "temperature 0 is argmax", "another token was chosen");
     check_plain(s.rng_state == 1234, "greedy sampling draws no coins", "rng state moved");
-    sampler_free(&s);
+    sampler_destroy(&s);
 }
 
 static void test_distribution(void) {
@@ -155,17 +155,17 @@ static void test_distribution(void) {
     char why[128];
     snprintf(why, sizeof why, "counts %d %d %d %d", counts[0], counts[1], counts[2], counts[3]);
     check_plain(ok, "multinomial frequencies match the distribution (40000 draws)", why);
-    sampler_free(&s);
+    sampler_destroy(&s);
 
     /* Temperature 0.5 doubles the logits: softmax([2, 0]) = [0.8808, 0.1192]. */
     SamplerConfig c = sampler_default_config();
     c.temperature = 0.5f;
-    sampler_init(&s, 2, &c, NULL, 0);
+    sampler_create(&s, 2, &c, NULL, 0);
     float logits[2] = {1.0f, 0.0f};
     sampler_sample(&s, logits);
     check_plain(fabs(logits[0] - 1.0 / (1.0 + exp(-2.0))) < 1e-6, "temperature divides the logits",
                 "wrong probability");
-    sampler_free(&s);
+    sampler_destroy(&s);
 }
 
 static Sampler make_extended(int top_k, float min_p, float topp) {
@@ -175,7 +175,7 @@ static Sampler make_extended(int top_k, float min_p, float topp) {
     c.topp = topp;
     c.seed = 99;
     Sampler s;
-    sampler_init(&s, 4, &c, NULL, 0);
+    sampler_create(&s, 4, &c, NULL, 0);
     return s;
 }
 
@@ -193,35 +193,35 @@ static void test_extensions(void) {
     Sampler s = make_extended(1, 0, 1.0f);
     count_draws(&s, counts, 2000);
     check_plain(counts[3] == 2000, "top-k 1 is always the most probable token", "other tokens drawn");
-    sampler_free(&s);
+    sampler_destroy(&s);
 
     s = make_extended(2, 0, 1.0f);
     count_draws(&s, counts, 20000);
     double share = (double)counts[3] / 20000;
     check_plain(counts[0] == 0 && counts[1] == 0 && fabs(share - 0.4 / 0.7) < 0.015,
                 "top-k 2 keeps the two best, renormalised", "wrong counts");
-    sampler_free(&s);
+    sampler_destroy(&s);
 
     /* min-p 0.6: threshold 0.6 * 0.4 = 0.24 keeps 0.3 and 0.4. */
     s = make_extended(0, 0.6f, 1.0f);
     count_draws(&s, counts, 20000);
     check_plain(counts[0] == 0 && counts[1] == 0 && counts[2] > 0 && counts[3] > 0,
                 "min-p drops tokens below min_p * top", "wrong counts");
-    sampler_free(&s);
+    sampler_destroy(&s);
 
     /* top-k 3 then top-p 0.5 of the kept mass 0.9: 0.4 + 0.3 > 0.45 keeps two. */
     s = make_extended(3, 0, 0.5f);
     count_draws(&s, counts, 5000);
     check_plain(counts[0] == 0 && counts[1] == 0 && counts[2] > 0, "top-k combined with top-p",
                 "wrong counts");
-    sampler_free(&s);
+    sampler_destroy(&s);
 
     /* Repetition penalty, greedy: 2.0 seen -> 2.0 / 1.5 = 1.33 < 1.9. */
     SamplerConfig c = sampler_default_config();
     c.temperature = 0;
     c.repeat_penalty = 1.5f;
     c.repeat_last_n = 2;
-    sampler_init(&s, 2, &c, NULL, 0);
+    sampler_create(&s, 2, &c, NULL, 0);
     float logits[2] = {2.0f, 1.9f};
     sampler_accept(&s, 0);
     check(sampler_sample(&s, logits) == 1, "repeat penalty divides a positive logit", "got %d want %d", -1,
@@ -233,18 +233,19 @@ static void test_extensions(void) {
     check(sampler_sample(&s, negative) == 0, "repeat penalty multiplies a negative logit, window slides",
           "got %d want %d", -1, 0);
     check_plain(negative[1] == -1.5f, "a token repeated in the window is penalised once", "penalised twice");
-    sampler_free(&s);
+    sampler_destroy(&s);
 
     char err[128] = "";
     c = sampler_default_config();
     c.temperature = -1;
-    check_plain(sampler_init(&s, 4, &c, err, sizeof err) == -1 && err[0], "rejects a negative temperature",
+    check_plain(sampler_create(&s, 4, &c, err, sizeof err) == -1 && err[0], "rejects a negative temperature",
                 err);
     c = sampler_default_config();
     c.min_p = 2;
-    check_plain(sampler_init(&s, 4, &c, err, sizeof err) == -1 && err[0], "rejects min-p > 1", err);
+    check_plain(sampler_create(&s, 4, &c, err, sizeof err) == -1 && err[0], "rejects min-p > 1", err);
     c = sampler_default_config();
-    check_plain(sampler_init(&s, 0, &c, err, sizeof err) == -1 && err[0], "rejects an empty vocabulary", err);
+    check_plain(sampler_create(&s, 0, &c, err, sizeof err) == -1 && err[0], "rejects an empty vocabulary",
+                err);
 }
 
 int main(void) {

@@ -282,7 +282,7 @@ static void test_merge_order_synthetic(void) {
     }
     Tokenizer t;
     char err[128];
-    int ok = tokenizer_load(&t, data, (size_t)(p - data), count, err, sizeof err) == 0;
+    int ok = tokenizer_create(&t, data, (size_t)(p - data), count, err, sizeof err) == 0;
     check_plain(ok, "synthetic tokenizer loads", err);
     if (!ok) {
         free(data);
@@ -309,21 +309,21 @@ static void test_merge_order_synthetic(void) {
     }
     check_plain(mismatches == 0, "merge order equals llama2.c's naive loop (400 random texts, tied scores)",
                 first_bad);
-    tokenizer_free(&t);
+    tokenizer_destroy(&t);
     free(data);
 }
 
 static void test_bad_files(const char *tok_data, size_t tok_size) {
     Tokenizer t;
     char err[128] = "";
-    check_plain(tokenizer_load(&t, tok_data, 3, 32000, err, sizeof err) == -1 && err[0],
+    check_plain(tokenizer_create(&t, tok_data, 3, 32000, err, sizeof err) == -1 && err[0],
                 "rejects a 3-byte file", err);
     err[0] = 0;
-    check_plain(tokenizer_load(&t, tok_data, tok_size / 2, 32000, err, sizeof err) == -1 &&
+    check_plain(tokenizer_create(&t, tok_data, tok_size / 2, 32000, err, sizeof err) == -1 &&
                     strstr(err, "truncated"),
                 "rejects a truncated file", err);
     err[0] = 0;
-    check_plain(tokenizer_load(&t, tok_data, tok_size, 32001, err, sizeof err) == -1 && err[0],
+    check_plain(tokenizer_create(&t, tok_data, tok_size, 32001, err, sizeof err) == -1 && err[0],
                 "rejects a vocab size larger than the file", err);
     unsigned char bad[4 + 8 + 4];
     int32_t max_len = 4, len = 1000;
@@ -333,17 +333,17 @@ static void test_bad_files(const char *tok_data, size_t tok_size) {
     memcpy(bad + 8, &len, 4);
     memcpy(bad + 12, "abcd", 4);
     err[0] = 0;
-    check_plain(tokenizer_load(&t, bad, sizeof bad, 1, err, sizeof err) == -1 && strstr(err, "length"),
+    check_plain(tokenizer_create(&t, bad, sizeof bad, 1, err, sizeof err) == -1 && strstr(err, "length"),
                 "rejects a piece length past the end", err);
     len = -5;
     memcpy(bad + 8, &len, 4);
     err[0] = 0;
-    check_plain(tokenizer_load(&t, bad, sizeof bad, 1, err, sizeof err) == -1 && err[0],
+    check_plain(tokenizer_create(&t, bad, sizeof bad, 1, err, sizeof err) == -1 && err[0],
                 "rejects a negative length", err);
     /* Inferred size: every entry of the buffer. */
-    int ok = tokenizer_load(&t, tok_data, tok_size, 0, err, sizeof err) == 0 && t.vocab_size == 32000;
+    int ok = tokenizer_create(&t, tok_data, tok_size, 0, err, sizeof err) == 0 && t.vocab_size == 32000;
     check_plain(ok, "vocab size 0 counts the entries", err);
-    if (ok) tokenizer_free(&t);
+    if (ok) tokenizer_destroy(&t);
 }
 
 static void test_long_prompt_speed(const Tokenizer *t) {
@@ -379,8 +379,8 @@ int main(void) {
     }
     Tokenizer t32k, t512;
     char err[128];
-    if (tokenizer_load(&t32k, big, big_size, 32000, err, sizeof err) != 0 ||
-        tokenizer_load(&t512, small, small_size, 512, err, sizeof err) != 0) {
+    if (tokenizer_create(&t32k, big, big_size, 32000, err, sizeof err) != 0 ||
+        tokenizer_create(&t512, small, small_size, 512, err, sizeof err) != 0) {
         printf("FAIL - load tokenizers: %s\n", err);
         return 1;
     }
@@ -420,8 +420,8 @@ int main(void) {
     test_bad_files(big, big_size);
     test_long_prompt_speed(&t32k);
 
-    tokenizer_free(&t32k);
-    tokenizer_free(&t512);
+    tokenizer_destroy(&t32k);
+    tokenizer_destroy(&t512);
     free(big);
     free(small);
     return failures ? 1 : 0;

@@ -90,7 +90,7 @@ static int check_vocab(const Vocab *v) {
     }
     Tokenizer t;
     char err[200], name[128];
-    int rc = tokenizer_load_gguf(&t, gguf, gsize, err, sizeof err);
+    int rc = tokenizer_create_gguf(&t, gguf, gsize, err, sizeof err);
     free(gguf);
     snprintf(name, sizeof name, "%s: load", v->name);
     check(rc == 0, name, "%s", err);
@@ -140,7 +140,7 @@ static int check_vocab(const Vocab *v) {
     check(cases > 0 && exact == cases, name, "%d of %d exact", exact, cases);
     snprintf(name, sizeof name, "%s: decode(encode(x)) == x", v->name);
     check(round_trips == round_trip_cases, name, "%d of %d round trips", round_trips, round_trip_cases);
-    tokenizer_free(&t);
+    tokenizer_destroy(&t);
     free(inp), free(out);
     return 1;
 }
@@ -213,10 +213,10 @@ static void expect_load_error(Builder *b, const char *name, const char *want) {
     finish(b);
     Tokenizer t;
     char err[200] = "";
-    int rc = tokenizer_load_gguf(&t, b->buf.p, b->buf.n, err, sizeof err);
+    int rc = tokenizer_create_gguf(&t, b->buf.p, b->buf.n, err, sizeof err);
     check(rc == -1 && strstr(err, want) && !strchr(err, '\n'), name, "rc %d, message \"%s\" (want \"%s\")",
           rc, err, want);
-    if (rc == 0) tokenizer_free(&t);
+    if (rc == 0) tokenizer_destroy(&t);
 }
 
 static Builder builder;
@@ -288,11 +288,11 @@ static void check_hostile(void) {
         /* Not refused: the closest family, and a warning the caller prints. */
         Tokenizer t;
         char err[200] = "";
-        int rc = tokenizer_load_gguf(&t, b->buf.p, b->buf.n, err, sizeof err);
+        int rc = tokenizer_create_gguf(&t, b->buf.p, b->buf.n, err, sizeof err);
         check(rc == 0 && strstr(t.warning, "unknown pre-tokenizer 'no-such-pre'") && !strchr(t.warning, '\n'),
               "unknown pre-tokenizer: loads, with a one-line warning", "rc %d \"%s\" warning \"%s\"", rc, err,
               rc == 0 ? t.warning : "");
-        if (rc == 0) tokenizer_free(&t);
+        if (rc == 0) tokenizer_destroy(&t);
     }
 
     begin(b);
@@ -307,11 +307,11 @@ static void check_hostile(void) {
     finish(b);
     Tokenizer t;
     char err[200] = "";
-    int rc = tokenizer_load_gguf(&t, b->buf.p, b->buf.n, err, sizeof err);
+    int rc = tokenizer_create_gguf(&t, b->buf.p, b->buf.n, err, sizeof err);
     int ids[16], n = rc == 0 ? encode(&t, "abba", 4, 0, ids, 16) : -1;
     check(n == 3 && ids[0] == 2 && ids[1] == 1 && ids[2] == 0, "crafted gpt2 vocab: \"abba\" -> ab b a",
           "rc %d n %d %s", rc, n, err);
-    if (rc == 0) tokenizer_free(&t);
+    if (rc == 0) tokenizer_destroy(&t);
 }
 
 /* Truncated real files and special-token parsing on the qwen2 vocabulary. */
@@ -321,10 +321,10 @@ static void check_qwen2_extras(void) {
     if (!data) return;
     Tokenizer t;
     char err[200] = "";
-    int rc = tokenizer_load_gguf(&t, data, 4000, err, sizeof err);
+    int rc = tokenizer_create_gguf(&t, data, 4000, err, sizeof err);
     check(rc == -1 && err[0] && !strchr(err, '\n'), "truncated GGUF: one-line error", "rc %d \"%s\"", rc,
           err);
-    rc = tokenizer_load_gguf(&t, data, size, err, sizeof err);
+    rc = tokenizer_create_gguf(&t, data, size, err, sizeof err);
     free(data);
     if (rc != 0) return;
     const char *text = "<|im_start|>user\nhi<|im_end|>";
@@ -346,7 +346,7 @@ static void check_qwen2_extras(void) {
     n = tokenizer_format_ids(&t, "hi", 2, line, sizeof line, err, sizeof err);
     check(n > 0 && line[0] == ' ' && line[strlen(line) - 1] == '\n', "tokenizer_format_ids: \" id...\\n\"",
           "\"%s\"", line);
-    tokenizer_free(&t);
+    tokenizer_destroy(&t);
 }
 
 int main(void) {
