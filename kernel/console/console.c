@@ -95,31 +95,15 @@ static uint64_t esc_timeout_ticks(void) {
 }
 
 static int csi_final_key(char final) {
-    switch (final) {
-    case 'A':
-        return KEY_UP;
-    case 'B':
-        return KEY_DOWN;
-    case 'C':
-        return KEY_RIGHT;
-    case 'D':
-        return KEY_LEFT;
-    case 'H':
-        return KEY_HOME;
-    case 'F':
-        return KEY_END;
-    case '~':
-        if (csi_overflow || csi_len == 0) return KEY_NONE;
-        csi_params[csi_len] = 0;
-        if (!strcmp(csi_params, "1") || !strcmp(csi_params, "7")) return KEY_HOME;
-        if (!strcmp(csi_params, "4") || !strcmp(csi_params, "8")) return KEY_END;
-        if (!strcmp(csi_params, "3")) return KEY_DELETE;
-        if (!strcmp(csi_params, "5")) return KEY_PAGE_UP;
-        if (!strcmp(csi_params, "6")) return KEY_PAGE_DOWN;
-        return KEY_NONE;
-    default:
-        return KEY_NONE; /* unknown sequence: swallowed */
-    }
+    if (final != '~') return console_vt_final_key(final); /* unknown sequences are swallowed */
+    if (csi_overflow || csi_len == 0) return KEY_NONE;
+    csi_params[csi_len] = 0;
+    if (!strcmp(csi_params, "1") || !strcmp(csi_params, "7")) return KEY_HOME;
+    if (!strcmp(csi_params, "4") || !strcmp(csi_params, "8")) return KEY_END;
+    if (!strcmp(csi_params, "3")) return KEY_DELETE;
+    if (!strcmp(csi_params, "5")) return KEY_PAGE_UP;
+    if (!strcmp(csi_params, "6")) return KEY_PAGE_DOWN;
+    return KEY_NONE;
 }
 
 static void start_escape(void) {

@@ -23,6 +23,28 @@ enum {
     KEY_PAGE_DOWN,
 };
 
+/* The key a VT100 sequence ending in `final` means (ESC [ A ... or ESC O A ...):
+ * the arrows, Home and End; KEY_NONE for any other final byte. Shared by the
+ * serial decoder (console.c) and the line editor. */
+static inline int console_vt_final_key(char final) {
+    switch (final) {
+    case 'A':
+        return KEY_UP;
+    case 'B':
+        return KEY_DOWN;
+    case 'C':
+        return KEY_RIGHT;
+    case 'D':
+        return KEY_LEFT;
+    case 'H':
+        return KEY_HOME;
+    case 'F':
+        return KEY_END;
+    default:
+        return KEY_NONE;
+    }
+}
+
 void console_write(const char *s, size_t len);
 void console_puts(const char *s);
 int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -257,33 +257,17 @@ static int feed_escape(struct line_editor *ed, int key) {
     enum line_editor_escape kind = ed->escape;
     ed->escape = ESCAPE_NONE;
     if (key < 0x20 || key > 0x7e) return -2; /* a real key interrupted it */
-    switch (key) {
-    case 'A':
-        return KEY_UP;
-    case 'B':
-        return KEY_DOWN;
-    case 'C':
-        return KEY_RIGHT;
-    case 'D':
-        return KEY_LEFT;
-    case 'H':
+    if (key != '~') return console_vt_final_key((char)key);
+    if (kind != ESCAPE_CSI) return KEY_NONE;
+    switch (ed->escape_param) {
+    case 1:
+    case 7:
         return KEY_HOME;
-    case 'F':
+    case 4:
+    case 8:
         return KEY_END;
-    case '~':
-        if (kind != ESCAPE_CSI) return KEY_NONE;
-        switch (ed->escape_param) {
-        case 1:
-        case 7:
-            return KEY_HOME;
-        case 4:
-        case 8:
-            return KEY_END;
-        case 3:
-            return KEY_DELETE;
-        default:
-            return KEY_NONE;
-        }
+    case 3:
+        return KEY_DELETE;
     default:
         return KEY_NONE;
     }
