@@ -43,6 +43,15 @@ def generate(ctx, name, args):
     return work, pieces
 
 
+# Bytes on disk for the GGUF file and the disk image that holds a copy of it, with room to spare.
+FILE_GIB = {"llama-3.2-1b": 0.9, "llama-3.2-3b": 2.0, "llama-3.1-8b": 4.7}
+
+
+def disk_need(gen_args):
+    shape = gen_args[gen_args.index("--shape") + 1]
+    return int((2 * FILE_GIB[shape] + 0.5) * 2**30)
+
+
 def host_answer(model, new_tokens):
     """llmrun's greedy text for PROMPT and new_tokens more tokens, and the
     step count (llama2.c's -n: prompt plus new tokens) that gives it."""
@@ -61,6 +70,10 @@ def host_answer(model, new_tokens):
 def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=False):
     if not os.environ.get(BIG_ENV):
         raise skip(ctx, f"a model of real size under TCG: run by make test-big ({BIG_ENV}=1)")
+    need = disk_need(gen_args)
+    free = shutil.disk_usage(ctx.image_dir).free
+    assert free >= need, (f"{name}: {free / 2**30:.1f} GiB free under {ctx.image_dir}, the file and its "
+                          f"disk image need about {need / 2**30:.1f} GiB: free some space first")
     work, pieces = generate(ctx, name, gen_args)
     try:
         want, steps = host_answer(pieces[0], new_tokens)
