@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define BOOT_INFO_MAGIC 0x4c4c4d4b45524e4cULL /* "LNREKMLL" */
-#define BOOT_INFO_VERSION 1
+#define BOOT_INFO_VERSION 2
 
 /* Virtual address where the loader maps all physical memory (and where the
  * kernel keeps its own direct map). Kernel image lives at KERNEL_VIRT_BASE. */
@@ -73,6 +73,9 @@ struct boot_info {
     uint64_t loader_tsc; /* rdtsc just before the jump, for boot timing */
 
     struct boot_framebuffer fb;
+
+    /* The UEFI FirmwareVendor string as ASCII ("EDK II" for OVMF), NUL-terminated. */
+    char firmware_vendor[32];
 
     /* key=value lines from boot.cfg (NUL-terminated, '\n' separated),
      * empty when there was no boot.cfg. */

@@ -136,6 +136,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *system_table) {
 
     framebuffer_query(&info->fb);
     info->acpi_rsdp = acpi_find_rsdp();
+    firmware_vendor_copy(info->firmware_vendor, sizeof info->firmware_vendor);
     if (!info->acpi_rsdp) log_printf("loader: warning: no ACPI RSDP in the firmware tables\n");
 
     uint64_t pml4 = page_tables_build(mapped_limit(info), &kernel);

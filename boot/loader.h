@@ -132,6 +132,8 @@ uint32_t memory_map_convert(struct efi_memory_map *map, struct boot_info *info);
 
 /* ---- platform.c: firmware tables and the framebuffer */
 uint64_t acpi_find_rsdp(void);
+/* ST->FirmwareVendor as ASCII (non-ASCII characters as ?), NUL-terminated. */
+void firmware_vendor_copy(char *out, unsigned size);
 void framebuffer_query(struct boot_framebuffer *fb);
 
 #endif

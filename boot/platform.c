@@ -1,5 +1,5 @@
-/* platform.c - what the firmware knows that the kernel needs: the ACPI RSDP
- * and the GOP framebuffer. */
+/* platform.c - what the firmware knows that the kernel needs: the ACPI RSDP,
+ * the firmware vendor and the GOP framebuffer. */
 #include "boot/loader.h"
 
 /* The kernel's console scales its font up to 4K (kernel/drivers/fbcon.c), so the
@@ -26,6 +26,13 @@ uint64_t acpi_find_rsdp(void) {
         if (guid_equal(&table->VendorGuid, &acpi10)) rsdp1 = (uint64_t)(uintptr_t)table->VendorTable;
     }
     return rsdp1;
+}
+
+void firmware_vendor_copy(char *out, unsigned size) {
+    const CHAR16 *v = loader_st->FirmwareVendor;
+    unsigned n = 0;
+    for (; v && v[n] && n + 1 < size; n++) out[n] = v[n] < 0x80 ? (char)v[n] : '?';
+    out[n] = 0;
 }
 
 static bool mode_usable(const EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *info) {

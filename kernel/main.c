@@ -101,7 +101,7 @@ void kernel_main(uint64_t boot_info_phys) {
 
     if (boot_info->kernel_file)
         symbols_init(phys_to_virt(boot_info->kernel_file), boot_info->kernel_file_size);
-    acpi_init(boot_info->acpi_rsdp);
+    acpi_init(boot_info->acpi_rsdp, boot_info->firmware_vendor);
     cpu.logical_cores = acpi_cpu_count();
     timer_init();
 

@@ -70,6 +70,7 @@ static void identify(void) {
     cpu.sse41 = (r[2] >> 19) & 1;
     cpu.sse42 = (r[2] >> 20) & 1;
     int xsave = (r[2] >> 26) & 1;
+    int under_hypervisor = (r[2] >> 31) & 1;
     cpu.avx = (r[2] >> 28) & 1;
     cpu.f16c = (r[2] >> 29) & 1;
     if (!xsave) cpu.avx = 0;
@@ -81,6 +82,14 @@ static void identify(void) {
         cpu.avx512bw = (r[1] >> 30) & 1;
         cpu.avx512vl = (r[1] >> 31) & 1;
         cpu.avx512vnni = (r[2] >> 11) & 1;
+    }
+
+    if (under_hypervisor) {
+        cpu_cpuid(0x40000000u, 0, r);
+        memcpy(cpu.hypervisor + 0, &r[1], 4);
+        memcpy(cpu.hypervisor + 4, &r[2], 4);
+        memcpy(cpu.hypervisor + 8, &r[3], 4);
+        cpu.hypervisor[12] = 0;
     }
 
     cpu_cpuid(0x80000000u, 0, r);

@@ -1,9 +1,11 @@
 /* acpi.c - the ACPI facts the kernel needs: RSDP -> RSDT/XSDT (checksums
  * checked), tables by signature, enabled local APICs from the MADT, the FADT
- * power registers, and SLP_TYP for S5 decoded from the DSDT's \_S5_ package.
- * Power off writes SLP_TYP|SLP_EN to PM1a/PM1b (QEMU then exits with 0). */
+ * power registers, and SLP_TYP for S5 decoded from the \_S5_ package of the
+ * DSDT or an SSDT (the parsers are acpi_parse.c). Power off writes
+ * SLP_TYP|SLP_EN to PM1a/PM1b, or to the sleep control register on
+ * hardware-reduced ACPI (QEMU then exits with 0). */
 #include "kernel/drivers/acpi.h"
-#include "kernel/drivers/acpi_tables.h"
+#include "kernel/drivers/acpi_parse.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/console/console.h"
 #include "kernel/mm/memory.h"
@@ -19,16 +21,13 @@ static int table_count;
 static int cpu_count = 1;
 static uint32_t cpu_apic_ids[ACPI_MAX_CPUS];
 static int cpu_apic_id_count;
+static uint32_t max_apic_id;
 
-static uint16_t pm1a_cnt, pm1b_cnt, pm_timer;
-static int pm_timer_bits = 24;
-static uint16_t smi_cmd_port;
-static uint8_t acpi_enable_value;
+static struct acpi_fadt_info fadt;
 static int s5_found;
-static uint16_t slp_typ_a, slp_typ_b;
-static struct acpi_generic_address reset_reg;
-static uint8_t reset_value;
-static int reset_supported;
+static uint8_t slp_typ_a, slp_typ_b;
+static int on_qemu;
+static const char *qemu_evidence = "";
 
 static uint8_t checksum(const void *p, size_t n) {
     const uint8_t *b = p;
@@ -60,6 +59,10 @@ const void *acpi_find_table(const char signature[4]) {
     return NULL;
 }
 
+uint32_t acpi_max_apic_id(void) {
+    return max_apic_id;
+}
+
 int acpi_cpu_count(void) {
     return cpu_count;
 }
@@ -70,137 +73,81 @@ int acpi_cpu_apic_ids(uint32_t *ids, int max) {
     return n;
 }
 
-static void record_apic_id(uint32_t id) {
-    if (cpu_apic_id_count < ACPI_MAX_CPUS) cpu_apic_ids[cpu_apic_id_count++] = id;
-}
-
 uint16_t acpi_pm_timer_port(int *bits) {
-    if (bits) *bits = pm_timer_bits;
-    return pm_timer;
+    if (bits) *bits = fadt.pm_timer_bits;
+    return fadt.pm_timer;
 }
 
 static void parse_madt(const struct acpi_madt *madt) {
-    const uint8_t *p = madt->entries;
-    const uint8_t *end = (const uint8_t *)madt + madt->header.length;
-    int count = 0;
-    const struct acpi_madt_entry *e;
-    while (p + sizeof *e <= end && (e = (const void *)p)->length >= sizeof *e && p + e->length <= end) {
-        if (e->type == ACPI_MADT_LOCAL_APIC && e->length >= sizeof(struct acpi_madt_local_apic)) {
-            const struct acpi_madt_local_apic *lapic = (const void *)e;
-            if (lapic->flags & ACPI_MADT_ENABLED) count++, record_apic_id(lapic->apic_id);
-        } else if (e->type == ACPI_MADT_LOCAL_X2APIC && e->length >= sizeof(struct acpi_madt_local_x2apic)) {
-            const struct acpi_madt_local_x2apic *x2apic = (const void *)e;
-            if (x2apic->flags & ACPI_MADT_ENABLED) count++, record_apic_id(x2apic->x2apic_id);
-        }
-        p += e->length;
+    struct acpi_madt_cpus cpus;
+    acpi_madt_parse(madt, madt->header.length, &cpus);
+    for (int i = 0; i < cpus.count; i++) cpu_apic_ids[i] = cpus.ids[i];
+    cpu_apic_id_count = cpus.count;
+    max_apic_id = cpus.max_id;
+    if (cpus.count > 0) cpu_count = cpus.count;
+    if (cpus.duplicates || cpus.absurd || cpus.bad_entries)
+        kprintf("acpi: MADT: %d duplicate and %d impossible APIC ids skipped%s\n", cpus.duplicates, cpus.absurd,
+                cpus.bad_entries ? ", a malformed entry ended the table" : "");
+    if (cpus.over_limit)
+        kprintf("acpi: MADT lists %d more processors than the %d the kernel starts\n", cpus.over_limit,
+                ACPI_MAX_CPUS);
+}
+
+/* \_S5_ from one DSDT or SSDT; 1 when found. */
+static int find_s5_in(const struct acpi_sdt_header *t) {
+    if (!t) return 0;
+    uint8_t a, b;
+    enum acpi_s5_result r =
+        acpi_aml_find_s5((const uint8_t *)t + sizeof *t, t->length - sizeof *t, &a, &b);
+    if (r == ACPI_S5_FOUND) {
+        slp_typ_a = a, slp_typ_b = b, s5_found = 1;
+        kprintf("acpi: \\_S5_ in the %.4s: SLP_TYP %u/%u\n", t->signature, a, b);
+        return 1;
     }
-    if (count > 0) cpu_count = count;
+    if (r != ACPI_S5_ABSENT)
+        kprintf("acpi: %s \\_S5_ in the %.4s, ignored\n", r == ACPI_S5_TRUNCATED ? "truncated" : "malformed",
+                t->signature);
+    return 0;
 }
 
-/* Reads an AML integer constant (ZeroOp, OneOp, Byte/Word/DWordPrefix). */
-static int aml_integer(const uint8_t **pp, const uint8_t *end, uint32_t *out) {
-    const uint8_t *p = *pp;
-    if (p >= end) return 0;
-    switch (*p) {
-    case 0x00:
-        *out = 0;
-        *pp = p + 1;
-        return 1;
-    case 0x01:
-        *out = 1;
-        *pp = p + 1;
-        return 1;
-    case 0x0A:
-        if (p + 2 > end) return 0;
-        *out = p[1];
-        *pp = p + 2;
-        return 1;
-    case 0x0B:
-        if (p + 3 > end) return 0;
-        *out = p[1] | (p[2] << 8);
-        *pp = p + 3;
-        return 1;
-    case 0x0C:
-        if (p + 5 > end) return 0;
-        *out = p[1] | (p[2] << 8) | ((uint32_t)p[3] << 16) | ((uint32_t)p[4] << 24);
-        *pp = p + 5;
-        return 1;
-    default:
-        return 0;
-    }
+/* The DSDT first, then every SSDT: some firmware defines \_S5_ in an SSDT. */
+static void find_s5(void) {
+    const struct acpi_sdt_header *dsdt = load_table(fadt.dsdt);
+    if (dsdt && !memcmp(dsdt->signature, "DSDT", 4) && find_s5_in(dsdt)) return;
+    for (int i = 0; i < table_count; i++)
+        if (!memcmp(tables[i]->signature, "SSDT", 4) && find_s5_in(tables[i])) return;
 }
 
-/* Finds Name(\_S5_, Package() {SLP_TYPa, SLP_TYPb, ...}) in AML. */
-static void find_s5(const struct acpi_sdt_header *dsdt) {
-    const uint8_t *aml = (const uint8_t *)dsdt + sizeof *dsdt;
-    const uint8_t *end = (const uint8_t *)dsdt + dsdt->length;
-    for (const uint8_t *p = aml; p + 4 < end; p++) {
-        if (memcmp(p, "_S5_", 4)) continue;
-        const uint8_t *q = p + 4;
-        if (*q != 0x12) continue; /* PackageOp */
-        q++;
-        if (q >= end) return;
-        q += 1 + (*q >> 6); /* PkgLength: 1-4 bytes */
-        q++;                /* NumElements */
-        uint32_t a, b;
-        if (!aml_integer(&q, end, &a) || !aml_integer(&q, end, &b)) continue;
-        slp_typ_a = (uint16_t)(a & 7);
-        slp_typ_b = (uint16_t)(b & 7);
-        s5_found = 1;
-        return;
-    }
+/* QEMU's isa-debug-exit port (0xF4) means nothing on other machines, so it
+ * is written only when one of these says QEMU: the hypervisor CPUID leaf
+ * (TCG or KVM), QEMU's own ACPI tables (OEM "BOCHS "), or OVMF's vendor
+ * "EDK II" on a CPU that says it runs under a hypervisor. */
+static void detect_qemu(const char *firmware_vendor) {
+    const struct acpi_sdt_header *fadt_table = acpi_find_table("FACP");
+    int virtual_cpu = cpu.hypervisor[0] != 0;
+    if (!strcmp(cpu.hypervisor, "TCGTCGTCGTCG") || !strcmp(cpu.hypervisor, "KVMKVMKVM"))
+        qemu_evidence = cpu.hypervisor;
+    else if (fadt_table && !memcmp(fadt_table->oem_id, "BOCHS ", 6))
+        qemu_evidence = "ACPI OEM BOCHS";
+    else if (virtual_cpu && firmware_vendor && !strcmp(firmware_vendor, "EDK II"))
+        qemu_evidence = "EDK II under a hypervisor";
+    on_qemu = qemu_evidence[0] != 0;
 }
 
-/* The FADT may be shorter than struct acpi_fadt (older revisions): a field
- * past its length reads as 0. */
-#define FADT_FIELD(f, field) (ACPI_HAS_FIELD(f, (f)->header.length, field) ? (f)->field : 0)
-
-/* A generic address from the FADT; 0 when absent or past its length. */
-static int fadt_gas(const struct acpi_generic_address *gas, int present, struct acpi_generic_address *out) {
-    memset(out, 0, sizeof *out);
-    if (!present) return 0;
-    *out = *gas;
-    return out->address != 0;
-}
-#define FADT_GAS(f, field, out) fadt_gas(&(f)->field, ACPI_HAS_FIELD(f, (f)->header.length, field), out)
-
-/* An I/O port from the 32-bit FADT field or its extended GAS twin. */
-static uint16_t fadt_port(const struct acpi_generic_address *gas_field, int gas_present, uint32_t legacy) {
-    struct acpi_generic_address gas;
-    if (fadt_gas(gas_field, gas_present, &gas) && gas.space_id == ACPI_SPACE_IO && gas.address <= 0xffff)
-        return (uint16_t)gas.address;
-    return legacy <= 0xffff ? (uint16_t)legacy : 0;
-}
-#define FADT_PORT(f, legacy_field, gas_field)                                                                \
-    fadt_port(&(f)->gas_field, ACPI_HAS_FIELD(f, (f)->header.length, gas_field), FADT_FIELD(f, legacy_field))
-
-static void parse_fadt(const struct acpi_fadt *f) {
-    pm1a_cnt = FADT_PORT(f, pm1a_cnt_blk, x_pm1a_cnt_blk);
-    pm1b_cnt = FADT_PORT(f, pm1b_cnt_blk, x_pm1b_cnt_blk);
-    pm_timer = FADT_PORT(f, pm_tmr_blk, x_pm_tmr_blk);
-    uint32_t flags = FADT_FIELD(f, flags);
-    pm_timer_bits = (flags & ACPI_FADT_TMR_VAL_EXT) ? 32 : 24;
-    smi_cmd_port = (uint16_t)FADT_FIELD(f, smi_cmd);
-    acpi_enable_value = FADT_FIELD(f, acpi_enable);
-    if ((flags & ACPI_FADT_RESET_REG_SUP) && FADT_GAS(f, reset_reg, &reset_reg) &&
-        ACPI_HAS_FIELD(f, f->header.length, reset_value)) {
-        reset_value = f->reset_value;
-        reset_supported = 1;
-    }
-    uint64_t dsdt_phys = FADT_FIELD(f, x_dsdt);
-    if (!dsdt_phys) dsdt_phys = FADT_FIELD(f, dsdt);
-    const struct acpi_sdt_header *dsdt = load_table(dsdt_phys);
-    if (dsdt && !memcmp(dsdt->signature, "DSDT", 4)) find_s5(dsdt);
+int acpi_on_qemu(void) {
+    return on_qemu;
 }
 
-void acpi_init(uint64_t rsdp_phys) {
+void acpi_init(uint64_t rsdp_phys, const char *firmware_vendor) {
     if (!rsdp_phys) {
         kprintf("acpi: no RSDP from the firmware\n");
+        detect_qemu(firmware_vendor);
         return;
     }
     const struct acpi_rsdp *r = paging_map_phys(rsdp_phys, sizeof *r);
     if (memcmp(r->signature, "RSD PTR ", 8) || checksum(r, ACPI_RSDP_V1_SIZE) != 0) {
         kprintf("acpi: RSDP at 0x%lx is invalid\n", (unsigned long)rsdp_phys);
+        detect_qemu(firmware_vendor);
         return;
     }
     int use_xsdt = r->revision >= 2 && r->length >= sizeof *r && r->length < 4096 &&
@@ -208,6 +155,7 @@ void acpi_init(uint64_t rsdp_phys) {
     const struct acpi_sdt_header *root = load_table(use_xsdt ? r->xsdt_address : r->rsdt_address);
     if (!root) {
         kprintf("acpi: no valid RSDT/XSDT\n");
+        detect_qemu(firmware_vendor);
         return;
     }
     const struct acpi_xsdt *xsdt = (const void *)root;
@@ -221,9 +169,15 @@ void acpi_init(uint64_t rsdp_phys) {
     }
     const struct acpi_madt *madt = acpi_find_table("APIC");
     if (madt) parse_madt(madt);
-    const struct acpi_fadt *fadt = acpi_find_table("FACP");
-    if (fadt) parse_fadt(fadt);
-    if (!s5_found) kprintf("acpi: no \\_S5_ in the DSDT; power off will use fallbacks\n");
+    const struct acpi_sdt_header *fadt_table = acpi_find_table("FACP");
+    if (fadt_table) acpi_fadt_parse(fadt_table, fadt_table->length, &fadt);
+    if (fadt.hardware_reduced)
+        kprintf("acpi: hardware-reduced ACPI: sleep control 0x%lx, reset %s\n",
+                (unsigned long)fadt.sleep_control.address, fadt.reset_supported ? "register" : "none");
+    find_s5();
+    if (!s5_found) kprintf("acpi: no \\_S5_ in the DSDT or SSDTs; power off will use fallbacks\n");
+    detect_qemu(firmware_vendor);
+    if (on_qemu) kprintf("acpi: running on QEMU (%s)\n", qemu_evidence);
 }
 
 static void wait_ms(uint64_t ms) {
@@ -234,30 +188,51 @@ static void wait_ms(uint64_t ms) {
         }
 }
 
+static void write_register(const struct acpi_register *r, uint8_t value) {
+    if (r->space == ACPI_SPACE_IO)
+        outb((uint16_t)r->address, value);
+    else
+        *(volatile uint8_t *)paging_map_mmio(r->address, 1) = value;
+}
+
+/* S5 through the PM1 control blocks (SLP_TYP bits 10-12, SLP_EN bit 13). */
+static void sleep_through_pm1(void) {
+    uint16_t pm1a = fadt.pm1a_cnt, pm1b = fadt.pm1b_cnt;
+    /* Firmware normally leaves ACPI mode on; switch it on if not (SCI_EN). */
+    if (!(inw(pm1a) & 1) && fadt.smi_cmd && fadt.acpi_enable) {
+        outb(fadt.smi_cmd, fadt.acpi_enable);
+        for (int i = 0; i < 300 && !(inw(pm1a) & 1); i++) wait_ms(1);
+    }
+    outw(pm1a, (uint16_t)((inw(pm1a) & ~(7u << 10)) | (slp_typ_a << 10) | (1u << 13)));
+    if (pm1b) outw(pm1b, (uint16_t)((inw(pm1b) & ~(7u << 10)) | (slp_typ_b << 10) | (1u << 13)));
+}
+
+/* Hardware-reduced ACPI: the sleep control register (SLP_TYP bits 2-4,
+ * SLP_EN bit 5), after clearing WAK_STS (bit 7) in the status register. */
+static void sleep_through_sleep_registers(void) {
+    if (fadt.sleep_status.address) write_register(&fadt.sleep_status, 0x80);
+    write_register(&fadt.sleep_control, (uint8_t)(((slp_typ_a & 7) << 2) | (1u << 5)));
+}
+
 void acpi_poweroff(void) {
-    if (s5_found && pm1a_cnt) {
-        /* Firmware normally leaves ACPI mode on; switch it on if not (SCI_EN). */
-        if (!(inw(pm1a_cnt) & 1) && smi_cmd_port && acpi_enable_value) {
-            outb(smi_cmd_port, acpi_enable_value);
-            for (int i = 0; i < 300 && !(inw(pm1a_cnt) & 1); i++) wait_ms(1);
-        }
-        outw(pm1a_cnt, (uint16_t)((inw(pm1a_cnt) & ~(7u << 10)) | (slp_typ_a << 10) | (1u << 13)));
-        if (pm1b_cnt)
-            outw(pm1b_cnt, (uint16_t)((inw(pm1b_cnt) & ~(7u << 10)) | (slp_typ_b << 10) | (1u << 13)));
+    int can_sleep = s5_found && (fadt.hardware_reduced ? fadt.sleep_control.address != 0 : fadt.pm1a_cnt != 0);
+    if (can_sleep) {
+        if (fadt.hardware_reduced)
+            sleep_through_sleep_registers();
+        else
+            sleep_through_pm1();
         wait_ms(500);
         kprintf("acpi: S5 power off did not take effect\n");
     }
-    outl(0xf4, 0); /* QEMU isa-debug-exit: exits with status 1 */
-    wait_ms(100);
+    if (on_qemu) {
+        outl(0xf4, 0); /* QEMU isa-debug-exit: exits with status 1 */
+        wait_ms(100);
+    }
 }
 
 __attribute__((noreturn)) void acpi_reboot(void) {
-    if (reset_supported) {
-        if (reset_reg.space_id == ACPI_SPACE_IO && reset_reg.address <= 0xffff) {
-            outb((uint16_t)reset_reg.address, reset_value);
-        } else if (reset_reg.space_id == ACPI_SPACE_MEMORY) {
-            *(volatile uint8_t *)paging_map_mmio(reset_reg.address, 1) = reset_value;
-        }
+    if (fadt.reset_supported) {
+        write_register(&fadt.reset, fadt.reset_value);
         wait_ms(100);
     }
     outb(0xCF9, 0x06); /* PCI reset control: full reset */

@@ -112,6 +112,7 @@ struct __attribute__((packed)) acpi_fadt {
 enum {
     ACPI_FADT_TMR_VAL_EXT = 1u << 8, /* the PM timer counts 32 bits, not 24 */
     ACPI_FADT_RESET_REG_SUP = 1u << 10,
+    ACPI_FADT_HW_REDUCED = 1u << 20, /* hardware-reduced ACPI: no PM1 blocks, sleep registers */
 };
 _Static_assert(offsetof(struct acpi_fadt, dsdt) == 40, "FADT DSDT");
 _Static_assert(offsetof(struct acpi_fadt, smi_cmd) == 48, "FADT SMI_CMD");
@@ -128,6 +129,7 @@ _Static_assert(offsetof(struct acpi_fadt, x_pm1a_cnt_blk) == 172, "FADT X_PM1a_C
 _Static_assert(offsetof(struct acpi_fadt, x_pm1b_cnt_blk) == 184, "FADT X_PM1b_CNT_BLK");
 _Static_assert(offsetof(struct acpi_fadt, x_pm_tmr_blk) == 208, "FADT X_PM_TMR_BLK");
 _Static_assert(offsetof(struct acpi_fadt, sleep_control_reg) == 244, "FADT SLEEP_CONTROL_REG");
+_Static_assert(offsetof(struct acpi_fadt, sleep_status_reg) == 256, "FADT SLEEP_STATUS_REG");
 _Static_assert(sizeof(struct acpi_fadt) == 276, "FADT size (6.x)");
 
 /* 5.2.12 Multiple APIC Description Table ("APIC"): the header, then

@@ -1,0 +1,275 @@
+/* test_firmware_tables.c - the kernel's firmware-table parsers on the host,
+ * fed crafted and broken tables: the \_S5_ package in DSDT/SSDT AML, the
+ * FADT (full and hardware-reduced), the MADT's processors. The expected
+ * values are read off the byte layouts of the ACPI 6.5 specification
+ * (chapters 5.2 and 20), written out by hand below. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/drivers/acpi_parse.c"
+#include "tests/host/check.h"
+
+/* ---------------------------------------------------------------- \_S5_ */
+
+struct s5_case {
+    const char *name;
+    uint8_t bytes[32];
+    size_t len;
+    enum acpi_s5_result want;
+    uint8_t a, b;
+};
+
+static const struct s5_case s5_cases[] = {
+    /* QEMU's DSDT: Name (_S5, Package (0x04) {Zero, Zero, Zero, Zero}) */
+    {"QEMU package of ZeroOps", {0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x04, 0, 0, 0, 0}, 12, ACPI_S5_FOUND, 0, 0},
+    {"root prefix, BytePrefix values",
+     {0x08, '\\', '_', 'S', '5', '_', 0x12, 0x08, 0x04, 0x0A, 0x07, 0x0A, 0x07, 0, 0},
+     15,
+     ACPI_S5_FOUND,
+     7,
+     7},
+    {"two-byte PkgLength, word and one",
+     {0x08, '_', 'S', '5', '_', 0x12, 0x48, 0x00, 0x03, 0x0B, 0x05, 0x00, 0x01, 0x00},
+     14,
+     ACPI_S5_FOUND,
+     5,
+     1},
+    {"one element: used for both", {0x08, '_', 'S', '5', '_', 0x12, 0x04, 0x01, 0x0A, 0x05}, 10, ACPI_S5_FOUND, 5, 5},
+    {"a reference, not a definition", {0x70, '_', 'S', '5', '_', 0x60}, 6, ACPI_S5_ABSENT, 0, 0},
+    {"name at the very end", {0x08, '_', 'S', '5', '_'}, 5, ACPI_S5_TRUNCATED, 0, 0},
+    {"package cut inside a value", {0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x04, 0x0A}, 9, ACPI_S5_TRUNCATED, 0, 0},
+    {"PkgLength past the table", {0x08, '_', 'S', '5', '_', 0x12, 0x3F, 0x04, 0, 0}, 10, ACPI_S5_TRUNCATED, 0, 0},
+    {"SLP_TYP out of range",
+     {0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x02, 0x0A, 0x09, 0x0A, 0x09},
+     12,
+     ACPI_S5_ODD,
+     0,
+     0},
+    {"a method, not a package", {0x08, '_', 'S', '5', '_', 0x14, 0x05, 0, 0, 0}, 10, ACPI_S5_ODD, 0, 0},
+    {"zero elements", {0x08, '_', 'S', '5', '_', 0x12, 0x02, 0x00}, 8, ACPI_S5_ODD, 0, 0},
+    {"reserved PkgLength bits", {0x08, '_', 'S', '5', '_', 0x12, 0x70, 0x00, 0x02, 0, 0}, 11, ACPI_S5_ODD, 0, 0},
+    {"a string where a value belongs",
+     {0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x02, 0x0D, 'x', 0x00, 0x00},
+     12,
+     ACPI_S5_ODD,
+     0,
+     0},
+    {"a bad definition, then a good one",
+     {0x08, '_', 'S', '5', '_', 0x12, 0x04, 0x02, 0x0D, 0x00, 0x08, '_', 'S', '5', '_', 0x12, 0x05, 0x02, 0x0A,
+      0x06, 0x00},
+     21,
+     ACPI_S5_FOUND,
+     6,
+     0},
+};
+
+static void test_s5(void) {
+    for (size_t i = 0; i < sizeof s5_cases / sizeof s5_cases[0]; i++) {
+        const struct s5_case *c = &s5_cases[i];
+        uint8_t *copy = malloc(c->len); /* exact size, so ASan sees any read past it */
+        memcpy(copy, c->bytes, c->len);
+        uint8_t a = 0xEE, b = 0xEE;
+        enum acpi_s5_result r = acpi_aml_find_s5(copy, c->len, &a, &b);
+        int ok = r == c->want && (r != ACPI_S5_FOUND || (a == c->a && b == c->b));
+        check(ok, c->name, "result %d (want %d), SLP_TYP %u/%u (want %u/%u)", r, c->want, a, b, c->a, c->b);
+        free(copy);
+    }
+    /* Every cut of a good definition is truncated, never found or a crash. */
+    const struct s5_case *full = &s5_cases[1];
+    int bad_cuts = 0;
+    for (size_t cut = 6; cut < full->len; cut++) {
+        uint8_t *copy = malloc(cut);
+        memcpy(copy, full->bytes, cut);
+        uint8_t a, b;
+        if (acpi_aml_find_s5(copy, cut, &a, &b) != ACPI_S5_TRUNCATED) bad_cuts++;
+        free(copy);
+    }
+    check(bad_cuts == 0, "every truncation of a good \\_S5_ is reported truncated", "%d cuts were not", bad_cuts);
+    uint8_t a, b;
+    check(acpi_aml_find_s5(NULL, 0, &a, &b) == ACPI_S5_ABSENT, "empty AML", "not absent");
+    /* Random bytes with _S5_ names sprinkled in: any answer, no hang, no stray read. */
+    uint32_t x = 12345;
+    int found = 0;
+    for (int round = 0; round < 20000; round++) {
+        size_t len = 1 + round % 40;
+        uint8_t *buf = malloc(len);
+        for (size_t i = 0; i < len; i++) {
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+            buf[i] = (uint8_t)x;
+        }
+        if (len >= 6) memcpy(buf + (x % (len - 5)), "\x08_S5_", 5);
+        found += acpi_aml_find_s5(buf, len, &a, &b) == ACPI_S5_FOUND && a < 8 && b < 8;
+        free(buf);
+    }
+    check_plain(1, "20000 random AML buffers parsed without a fault", "");
+    printf("  (%d of them held a usable \\_S5_)\n", found);
+}
+
+/* ---------------------------------------------------------------- FADT */
+
+static void set_gas(struct acpi_generic_address *g, uint8_t space, uint64_t address) {
+    memset(g, 0, sizeof *g);
+    g->space_id = space;
+    g->bit_width = 8;
+    g->address = address;
+}
+
+static void test_fadt(void) {
+    struct acpi_fadt f;
+    struct acpi_fadt_info info;
+    memset(&f, 0, sizeof f);
+    memcpy(f.header.signature, "FACP", 4);
+    f.header.length = sizeof f;
+    f.pm1a_cnt_blk = 0x604;
+    f.pm_tmr_blk = 0x608;
+    f.dsdt = 0x7ffe0000;
+    f.flags = ACPI_FADT_TMR_VAL_EXT | ACPI_FADT_RESET_REG_SUP;
+    set_gas(&f.reset_reg, ACPI_SPACE_IO, 0xCF9);
+    f.reset_value = 0x06;
+    acpi_fadt_parse(&f, sizeof f, &info);
+    check(info.pm1a_cnt == 0x604 && info.pm_timer == 0x608 && info.pm_timer_bits == 32 && !info.hardware_reduced,
+          "full FADT: PM1a, PM timer (32-bit)", "pm1a 0x%x timer 0x%x bits %d", info.pm1a_cnt, info.pm_timer,
+          info.pm_timer_bits);
+    check(info.reset_supported && info.reset.space == ACPI_SPACE_IO && info.reset.address == 0xCF9 &&
+              info.reset_value == 6 && info.dsdt == 0x7ffe0000,
+          "full FADT: reset register 0xCF9 <- 6, DSDT", "reset %d 0x%lx <- %u", info.reset_supported,
+          (unsigned long)info.reset.address, info.reset_value);
+
+    set_gas(&f.x_pm1a_cnt_blk, ACPI_SPACE_IO, 0xB004);
+    f.x_dsdt = 0x1234567000ull;
+    acpi_fadt_parse(&f, sizeof f, &info);
+    check(info.pm1a_cnt == 0xB004 && info.dsdt == 0x1234567000ull, "extended X_ fields win over the 32-bit ones",
+          "pm1a 0x%x dsdt 0x%lx", info.pm1a_cnt, (unsigned long)info.dsdt);
+
+    /* An ACPI 1.0 FADT ends before RESET_REG: nothing past its length is read. */
+    acpi_fadt_parse(&f, 116, &info);
+    check(info.pm1a_cnt == 0x604 && !info.reset_supported && info.dsdt == 0x7ffe0000,
+          "short FADT: fields past its length are absent", "pm1a 0x%x reset %d", info.pm1a_cnt, info.reset_supported);
+
+    /* Hardware-reduced: PM blocks ignored, the sleep registers used. */
+    memset(&f, 0, sizeof f);
+    f.header.length = sizeof f;
+    f.flags = ACPI_FADT_HW_REDUCED | ACPI_FADT_RESET_REG_SUP;
+    f.pm1a_cnt_blk = 0x604; /* firmware junk that must not be used */
+    set_gas(&f.sleep_control_reg, ACPI_SPACE_MEMORY, 0xFED80000ull);
+    set_gas(&f.sleep_status_reg, ACPI_SPACE_MEMORY, 0xFED80001ull);
+    set_gas(&f.reset_reg, ACPI_SPACE_MEMORY, 0xFED80002ull);
+    f.reset_value = 0x01;
+    acpi_fadt_parse(&f, sizeof f, &info);
+    check(info.hardware_reduced && info.pm1a_cnt == 0 && info.sleep_control.address == 0xFED80000ull &&
+              info.sleep_control.space == ACPI_SPACE_MEMORY && info.sleep_status.address == 0xFED80001ull,
+          "hardware-reduced FADT: sleep control/status registers, no PM1", "hw %d pm1a 0x%x ctl 0x%lx",
+          info.hardware_reduced, info.pm1a_cnt, (unsigned long)info.sleep_control.address);
+    check(info.reset_supported && info.reset.space == ACPI_SPACE_MEMORY && info.reset.address == 0xFED80002ull,
+          "hardware-reduced FADT: memory reset register", "reset %d", info.reset_supported);
+    set_gas(&f.sleep_control_reg, 7 /* PCI config space: not ours */, 0x10);
+    set_gas(&f.reset_reg, ACPI_SPACE_IO, 0x12345);
+    acpi_fadt_parse(&f, sizeof f, &info);
+    check(!info.sleep_control.address && !info.reset_supported, "unusable address spaces are refused",
+          "ctl 0x%lx reset %d", (unsigned long)info.sleep_control.address, info.reset_supported);
+    acpi_fadt_parse(&f, 10, &info);
+    check(!info.hardware_reduced && !info.dsdt, "a FADT shorter than its header", "parsed something");
+}
+
+/* ---------------------------------------------------------------- MADT */
+
+struct madt_builder {
+    uint8_t bytes[4096];
+    size_t len;
+};
+
+static void madt_begin(struct madt_builder *m) {
+    memset(m, 0, sizeof *m);
+    m->len = sizeof(struct acpi_madt);
+}
+
+static void madt_lapic(struct madt_builder *m, uint8_t id, uint32_t flags) {
+    struct acpi_madt_local_apic e = {{ACPI_MADT_LOCAL_APIC, sizeof e}, id, id, flags};
+    memcpy(m->bytes + m->len, &e, sizeof e);
+    m->len += sizeof e;
+}
+
+static void madt_x2apic(struct madt_builder *m, uint32_t id, uint32_t flags) {
+    struct acpi_madt_local_x2apic e = {{ACPI_MADT_LOCAL_X2APIC, sizeof e}, 0, id, flags, id};
+    memcpy(m->bytes + m->len, &e, sizeof e);
+    m->len += sizeof e;
+}
+
+static void madt_raw(struct madt_builder *m, uint8_t type, uint8_t length) {
+    m->bytes[m->len] = type;
+    m->bytes[m->len + 1] = length;
+    m->len += length ? length : 2;
+}
+
+static void madt_parse_exact(const struct madt_builder *m, struct acpi_madt_cpus *out) {
+    uint8_t *copy = malloc(m->len);
+    memcpy(copy, m->bytes, m->len);
+    acpi_madt_parse(copy, m->len, out);
+    free(copy);
+}
+
+static void test_madt(void) {
+    struct madt_builder m;
+    struct acpi_madt_cpus c;
+    madt_begin(&m);
+    madt_lapic(&m, 0, 1);
+    madt_lapic(&m, 1, 1);
+    madt_lapic(&m, 2, 0); /* disabled */
+    madt_raw(&m, 1, 12);  /* an I/O APIC: ignored */
+    madt_lapic(&m, 3, 1);
+    madt_parse_exact(&m, &c);
+    check(c.count == 3 && c.ids[0] == 0 && c.ids[1] == 1 && c.ids[2] == 3 && c.max_id == 3, "plain MADT: 3 enabled",
+          "count %d", c.count);
+
+    madt_begin(&m);
+    madt_lapic(&m, 0, 1);
+    madt_lapic(&m, 1, 1);
+    madt_lapic(&m, 1, 1);    /* duplicate */
+    madt_x2apic(&m, 0, 1);   /* the same processor again as x2APIC */
+    madt_lapic(&m, 0xFF, 1); /* broadcast id: not a processor */
+    madt_x2apic(&m, 0xFFFFFFFFu, 1);
+    madt_x2apic(&m, 300, 1); /* above 254: needs x2APIC */
+    madt_parse_exact(&m, &c);
+    check(c.count == 3 && c.duplicates == 2 && c.absurd == 2 && c.ids[2] == 300 && c.max_id == 300 &&
+              c.x2apic_ids == 1,
+          "duplicate and absurd APIC ids skipped, x2APIC id 300 kept", "count %d dup %d absurd %d max %u", c.count,
+          c.duplicates, c.absurd, c.max_id);
+
+    madt_begin(&m);
+    for (int i = 0; i < 100; i++) madt_x2apic(&m, (uint32_t)i, 1);
+    madt_parse_exact(&m, &c);
+    check(c.count == ACPI_MAX_CPUS && c.over_limit == 100 - ACPI_MAX_CPUS, "more processors than the kernel starts",
+          "count %d over %d", c.count, c.over_limit);
+
+    madt_begin(&m);
+    madt_lapic(&m, 0, 1);
+    madt_raw(&m, 0, 0); /* zero length: would loop forever */
+    madt_lapic(&m, 1, 1);
+    madt_parse_exact(&m, &c);
+    check(c.count == 1 && c.bad_entries == 1, "zero-length entry ends the walk", "count %d bad %d", c.count,
+          c.bad_entries);
+
+    madt_begin(&m);
+    madt_lapic(&m, 0, 1);
+    madt_raw(&m, 9, 16);
+    m.len -= 8; /* the x2APIC entry claims 16 bytes, the table ends after 8 */
+    madt_parse_exact(&m, &c);
+    check(c.count == 1 && c.bad_entries == 1, "entry running past the table", "count %d bad %d", c.count,
+          c.bad_entries);
+
+    madt_begin(&m);
+    madt_raw(&m, 0, 4); /* a local APIC entry too short to hold its fields */
+    madt_parse_exact(&m, &c);
+    check(c.count == 0 && c.bad_entries == 0, "too-short processor entry ignored", "count %d", c.count);
+    acpi_madt_parse(m.bytes, 20, &c);
+    check(c.count == 0, "MADT shorter than its header", "count %d", c.count);
+}
+
+int main(void) {
+    test_s5();
+    test_fadt();
+    test_madt();
+    return failures ? 1 : 0;
+}
