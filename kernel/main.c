@@ -58,8 +58,13 @@ static void print_cpu(void) {
             cpu.avx512f ? " avx512f" : "", cpu.avx512vnni ? " avx512vnni" : "");
 }
 
+static void fault_on_every_worker(void *kind, int worker, int nworkers) {
+    debug_fault((const char *)kind);
+}
+
 /* boot.cfg test hooks: smp_test=1 runs the worker self-test, smp_fault=KIND
- * faults on the last worker (an AP) to check the dump and the halt. */
+ * faults on the last worker (an AP) to check the dump and the halt,
+ * smp_fault_all=KIND on every CPU at once (one dump, not interleaved). */
 static void run_boot_smp_checks(void) {
     size_t len = strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX);
     char value[16];
@@ -69,6 +74,8 @@ static void run_boot_smp_checks(void) {
         kprintf("%s\n", report);
     }
     if (config_get(boot_info->cmdline, len, "smp_fault", value, sizeof value) > 0) workers_fault_test(value);
+    if (config_get(boot_info->cmdline, len, "smp_fault_all", value, sizeof value) > 0)
+        workers_run(fault_on_every_worker, value);
 }
 
 void kernel_main(uint64_t boot_info_phys) {

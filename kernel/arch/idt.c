@@ -60,13 +60,11 @@ void idt_load(void) {
 
 void interrupt_dispatch(struct interrupt_frame *frame) {
     if (frame->vector == 2) {
-        if (smp_nmi_expected()) return; /* a worker woken up (or told to halt) */
+        int flushed = smp_tlb_shootdown_nmi();
+        if (smp_nmi_expected() || flushed) return; /* a worker woken up, a TLB flush (or told to halt) */
         kprintf("interrupt: NMI at RIP 0x%016lx (ignored)\n", (unsigned long)frame->rip);
         return;
     }
-    if (frame->vector < 32) {
-        smp_stop_others(); /* no CPU keeps running (or printing) past a fatal fault */
-        exception_fatal(frame);
-    }
+    if (frame->vector < 32) exception_fatal(frame); /* its panic_enter stops the other CPUs */
     kprintf("interrupt: spurious vector %lu ignored\n", (unsigned long)frame->vector);
 }

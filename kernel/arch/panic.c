@@ -2,6 +2,7 @@
  * the frame-pointer stack trace (the kernel keeps frame pointers). */
 #include "kernel/arch/panic.h"
 #include "kernel/arch/smp.h"
+#include "kernel/arch/apic.h"
 #include "kernel/console/console.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/mm/paging.h"
@@ -13,7 +14,12 @@
 #define MAX_WALK_FRAMES 8192 /* frames followed (recursion is folded) */
 
 extern char __text_start[], __text_end[];
-static volatile int fatal_depth;
+/* Fatal events so far, on any CPU, and the APIC id (+1) of the CPU
+ * reporting the first: two CPUs faulting together must not interleave
+ * their dumps, so the first prints and the others halt silently. */
+static int fatal_depth;
+static uint32_t reporter;
+static int reporter_nested; /* faults inside the reporter's own dump */
 
 static void uart_puts_raw(const char *s) {
     uart_write(s, strlen(s));
@@ -28,12 +34,18 @@ static void uart_put_hex(unsigned long v) {
 
 void panic_enter(const char *what, unsigned long vector, unsigned long rip) {
     __asm__ volatile("cli");
-    int depth = fatal_depth++;
+    uint32_t self = apic_id() + 1;
+    int depth = __atomic_fetch_add(&fatal_depth, 1, __ATOMIC_SEQ_CST);
     if (depth == 0) {
+        __atomic_store_n(&reporter, self, __ATOMIC_SEQ_CST);
         smp_stop_others(); /* the other CPUs halt before the dump */
         return;
     }
-    if (depth == 1) {
+    /* Another CPU's fault while one is being reported: it says nothing. */
+    uint32_t owner;
+    while (!(owner = __atomic_load_n(&reporter, __ATOMIC_SEQ_CST))) cpu_relax();
+    if (owner != self) cpu_halt_forever();
+    if (++reporter_nested == 1) {
         /* Plain COM1 only: the full reporter (or a console sink) is what failed. */
         uart_puts_raw("\nnested ");
         uart_puts_raw(what);

@@ -47,7 +47,7 @@ static int started_count = 1; /* APs that reached ap_main in time, plus the BSP 
 static uint32_t bsp_apic_id;
 static int boot_closed;      /* the BSP stopped waiting for APs */
 static int workers_assigned; /* cpus[].worker is final */
-static int stop_requested;
+static uint32_t stopper_apic_id; /* APIC id + 1 of the CPU that stopped the others; 0 = none */
 
 int smp_online_count(void) {
     return __atomic_load_n(&online_count, __ATOMIC_ACQUIRE);
@@ -65,15 +65,68 @@ int smp_cpu_index(void) {
 }
 
 int smp_nmi_expected(void) {
-    if (__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE)) cpu_halt_forever();
+    /* Every CPU but the one that asked for the stop (it is printing its report). */
+    uint32_t stopper = __atomic_load_n(&stopper_apic_id, __ATOMIC_SEQ_CST);
+    if (stopper) {
+        if (stopper == apic_id() + 1) return 1;
+        cpu_halt_forever();
+    }
     return smp_cpu_index() != 0;
 }
 
 void smp_stop_others(void) {
-    if (online_count <= 1 || __atomic_exchange_n(&stop_requested, 1, __ATOMIC_ACQ_REL)) return;
-    uint32_t self = apic_id();
+    uint32_t self = apic_id(), none = 0;
+    if (online_count <= 1 ||
+        !__atomic_compare_exchange_n(&stopper_apic_id, &none, self + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        return;
     for (int i = 0; i < SMP_MAX_CPUS; i++)
         if ((i == 0 || cpus[i].worker > 0) && cpus[i].apic_id != self) apic_send_nmi(cpus[i].apic_id);
+}
+
+/* TLB shootdown: a generation bumped by the CPU that changed the tables,
+ * and the generation each CPU (by index) has flushed for. */
+static uint64_t tlb_generation;
+static uint64_t tlb_flushed[SMP_MAX_CPUS];
+#define SHOOTDOWN_TIMEOUT_MS 100
+#define SHOOTDOWN_RESEND_US 1000
+
+static int is_online_slot(int i) {
+    return i == 0 || cpus[i].worker > 0;
+}
+
+int smp_tlb_shootdown_nmi(void) {
+    int i = smp_cpu_index();
+    uint64_t wanted = __atomic_load_n(&tlb_generation, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&tlb_flushed[i], __ATOMIC_SEQ_CST) >= wanted) return 0;
+    uint64_t cr3;
+    __asm__ volatile("mov %%cr3, %0; mov %0, %%cr3" : "=r"(cr3)::"memory");
+    __atomic_store_n(&tlb_flushed[i], wanted, __ATOMIC_SEQ_CST);
+    return 1;
+}
+
+void smp_flush_tlb_others(void) {
+    if (smp_online_count() <= 1 || !__atomic_load_n(&workers_assigned, __ATOMIC_ACQUIRE)) return;
+    int self = smp_cpu_index();
+    uint64_t wanted = __atomic_add_fetch(&tlb_generation, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&tlb_flushed[self], wanted, __ATOMIC_SEQ_CST); /* the caller flushed its own */
+    uint64_t hz = tsc_hz(), start = rdtsc();
+    for (int i = 0; i < SMP_MAX_CPUS; i++) {
+        if (i == self || !is_online_slot(i)) continue;
+        uint64_t last_send = rdtsc();
+        apic_send_nmi(cpus[i].apic_id);
+        while (__atomic_load_n(&tlb_flushed[i], __ATOMIC_SEQ_CST) < wanted) {
+            cpu_relax();
+            uint64_t now = rdtsc();
+            if (now - start > hz / 1000 * SHOOTDOWN_TIMEOUT_MS) {
+                kprintf("smp: CPU %d did not flush its TLB within %d ms\n", i, SHOOTDOWN_TIMEOUT_MS);
+                break;
+            }
+            if (now - last_send > hz / 1000000 * SHOOTDOWN_RESEND_US) { /* an NMI may merge with another */
+                apic_send_nmi(cpus[i].apic_id);
+                last_send = now;
+            }
+        }
+    }
 }
 
 /* Called by ap_entry64 on the AP's own stack, kernel CR3 loaded. */
@@ -234,6 +287,8 @@ void smp_init(const struct boot_info *info) {
     while (count_started() < 1 + aps && (int64_t)(rdtsc() - deadline) < 0) cpu_relax();
     close_boot();
 
+    /* Mappings made while the APs were starting (none today) reach them too. */
+    smp_flush_tlb_others();
     int online = smp_online_count();
     if (online < n) {
         for (int i = 0; i < n; i++) {

@@ -21,7 +21,15 @@ int smp_cpu_index(void);
 /* NMI handler hook: halts this CPU if a stop was requested; returns 1 for
  * an NMI that woke an idle worker (nothing to report), 0 otherwise. */
 int smp_nmi_expected(void);
-/* Fatal error on this CPU: halt every other online CPU (NMI). */
+/* Fatal error on this CPU: halt every other online CPU (NMI). Only the
+ * first caller sends; later callers (a second CPU faulting) return. */
 void smp_stop_others(void);
+/* After a page-table change on this CPU: every other online CPU flushes its
+ * TLB (an NMI, interrupts being off everywhere) and this waits until each
+ * has (up to 100 ms, then a warning). Nothing to do before the APs start. */
+void smp_flush_tlb_others(void);
+/* NMI handler hook: flushes this CPU's TLB if a shootdown is pending;
+ * returns 1 when it did. */
+int smp_tlb_shootdown_nmi(void);
 
 #endif

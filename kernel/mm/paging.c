@@ -12,6 +12,7 @@
 #include "kernel/mm/memory.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/panic.h"
+#include "kernel/arch/smp.h"
 #include "kernel/console/console.h"
 #include "lib/string.h"
 
@@ -210,11 +211,18 @@ void paging_init(const struct boot_info *info) {
     write_cr3(pml4_phys);
 }
 
+/* A new mapping may split a large page or change a cached one to uncached:
+ * translations other CPUs hold must go too, not only this CPU's. */
+static void flush_tlb_everywhere(void) {
+    write_cr3(read_cr3());
+    smp_flush_tlb_others();
+}
+
 void *paging_map_mmio(uint64_t phys, uint64_t size) {
     uint64_t base = phys & ~(PAGE_SIZE - 1);
     uint64_t len = (phys + size - base + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
     map_range(DIRECT_MAP_BASE + base, base, len, PTE_PRESENT | PTE_WRITE | nx_bit | CACHE_UC, 0);
-    write_cr3(read_cr3()); /* flush stale translations */
+    flush_tlb_everywhere();
     return phys_to_virt(phys);
 }
 
@@ -223,7 +231,7 @@ void *paging_map_phys(uint64_t phys, uint64_t size) {
         uint64_t base = phys & ~(PAGE_SIZE - 1);
         uint64_t len = (phys + size - base + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
         map_range(DIRECT_MAP_BASE + base, base, len, PTE_PRESENT | PTE_WRITE | nx_bit, 0);
-        write_cr3(read_cr3());
+        flush_tlb_everywhere();
     }
     return phys_to_virt(phys);
 }

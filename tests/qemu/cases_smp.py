@@ -54,9 +54,26 @@ def test_smp_fault_on_ap_halts_all(ctx):
         assert halted == ["1", "1"], f"not every CPU halted after the AP fault: HLT={halted}"
 
 
+def test_smp_faults_on_all_cpus_one_dump(ctx):
+    """Every CPU faults at once: one CPU prints its dump, the others halt
+    without a word (fatal_depth is atomic), and every CPU ends halted."""
+    img = smp_image(ctx, "smp-fault-all", "smp_fault_all=ud\n")
+    with ctx.boot(img, smp=4) as vm:
+        expect_fault_dump(vm, [r"Invalid Opcode", r"debug_fault"], "the simultaneous faults", timeout=120, settle=2)
+        assert_halted(vm, "the simultaneous faults")
+        out = vm.text()
+        dumps, panics = out.count("*** EXCEPTION"), out.count("KERNEL PANIC: system halted")
+        assert dumps == 1 and panics == 1 and "nested" not in out, \
+            f"{dumps} dumps and {panics} panic lines (want one of each):\n{out[-3000:]}"
+        regs = vm.monitor_command("info registers -a")
+        halted = re.findall(r"HLT=(\d)", regs)
+        assert halted == ["1"] * 4, f"not every CPU halted: HLT={halted}"
+
+
 CASES = [
     test_smp1_workers,
     test_smp2_workers,
     test_smp4_workers,
     test_smp_fault_on_ap_halts_all,
+    test_smp_faults_on_all_cpus_one_dump,
 ]
