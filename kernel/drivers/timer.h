@@ -1,4 +1,5 @@
-/* timer.h - time from the TSC, calibrated at boot against the PIT/PM timer. */
+/* timer.h - time from the TSC: its rate from CPUID (invariant TSC) or
+ * calibrated at boot against the HPET, the ACPI PM timer or the PIT. */
 #ifndef KERNEL_TIMER_H
 #define KERNEL_TIMER_H
 
@@ -11,7 +12,8 @@ uint64_t tsc_hz(void);
 void timer_sleep_us(uint64_t us);
 /* Nanoseconds for a TSC tick count (0 before calibration). */
 uint64_t timer_ticks_to_ns(uint64_t ticks);
-/* What the TSC was calibrated against: "ACPI PM timer" or "PIT". */
+/* Where the TSC rate came from: "CPUID 0x15, invariant TSC", "HPET, 50 ms",
+ * "ACPI PM timer, 50 ms", "PIT, 50 ms" or "assumed 1 GHz". */
 const char *timer_source(void);
 
 static inline uint64_t rdtsc(void) {

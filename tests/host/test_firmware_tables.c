@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernel/drivers/acpi_parse.c"
+#include "kernel/drivers/tsc_cpuid.c"
 #include "tests/host/check.h"
 
 /* ---------------------------------------------------------------- \_S5_ */
@@ -267,9 +268,35 @@ static void test_madt(void) {
     check(c.count == 0, "MADT shorter than its header", "count %d", c.count);
 }
 
+/* ---------------------------------------------------------------- TSC rate */
+
+static void test_tsc_cpuid(void) {
+    const char *leaf = "";
+    /* Crystal 24 MHz, ratio 176/2: 24e6 * 88 = 2.112 GHz. */
+    struct tsc_cpuid_leaves c = {0x1B, 1, {2, 176, 24000000}, 2100};
+    uint64_t hz = tsc_hz_from_cpuid(&c, &leaf);
+    check(hz == 2112000000ull && !strcmp(leaf, "CPUID 0x15"), "0x15 with a crystal: crystal x ratio",
+          "%lu Hz from %s", (unsigned long)hz, leaf);
+    /* Skylake client: no crystal in ECX, so 0x16's base frequency. */
+    struct tsc_cpuid_leaves sky = {0x16, 1, {2, 284, 0}, 4000};
+    hz = tsc_hz_from_cpuid(&sky, &leaf);
+    check(hz == 4000000000ull && !strcmp(leaf, "CPUID 0x15/0x16"), "0x15 without a crystal: 0x16 base",
+          "%lu Hz from %s", (unsigned long)hz, leaf);
+    struct tsc_cpuid_leaves variant = c;
+    variant.invariant = 0;
+    check(tsc_hz_from_cpuid(&variant, &leaf) == 0, "a TSC that is not invariant is calibrated", "rate given");
+    struct tsc_cpuid_leaves old = {0x0D, 1, {2, 176, 24000000}, 0}; /* leaf 0x15 beyond the max leaf */
+    check(tsc_hz_from_cpuid(&old, &leaf) == 0, "leaf 0x15 past the highest leaf is ignored", "rate given");
+    struct tsc_cpuid_leaves zero = {0x1F, 1, {0, 0, 0}, 0}; /* QEMU TCG, many hypervisors */
+    check(tsc_hz_from_cpuid(&zero, &leaf) == 0, "zero ratio: no rate", "rate given");
+    struct tsc_cpuid_leaves no16 = {0x15, 1, {2, 284, 0}, 4000};
+    check(tsc_hz_from_cpuid(&no16, &leaf) == 0, "no crystal and no leaf 0x16: no rate", "rate given");
+}
+
 int main(void) {
     test_s5();
     test_fadt();
     test_madt();
+    test_tsc_cpuid();
     return failures ? 1 : 0;
 }
