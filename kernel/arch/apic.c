@@ -1,7 +1,9 @@
-/* apic.c - local APIC access for IPIs. In x2APIC mode registers are MSRs
+/* apic.c - local APIC access for IPIs. xAPIC, unless the firmware enabled
+ * x2APIC, the MADT has APIC ids above 254, or boot.cfg says apic=x2apic. In x2APIC mode registers are MSRs
  * (0x800 + offset/16) and the ICR is one 64-bit MSR; in xAPIC mode they are
  * 32-bit MMIO words, the ICR split in two with the high half written first. */
 #include "kernel/arch/apic.h"
+#include "kernel/arch/apic_mode.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/mm/paging.h"
 
@@ -48,24 +50,29 @@ static void enable_this_cpu(void) {
     write_reg(REG_SVR, read_reg(REG_SVR) | SVR_ENABLE | SVR_SPURIOUS_VECTOR);
 }
 
-int apic_init(void) {
+static const char *mode_reason = "";
+
+int apic_init(int force_x2apic, uint32_t max_apic_id) {
     uint32_t r[4];
     cpu_cpuid(1, 0, r);
     uint32_t ecx = r[2], edx = r[3];
     if (!((edx >> 9) & 1)) return -1;
-    x2apic = (ecx >> 21) & 1;
+    uint64_t base = cpu_read_msr(MSR_APIC_BASE);
+    struct apic_mode_choice mode =
+        apic_choose_mode((ecx >> 21) & 1, (base & APIC_BASE_X2APIC) != 0, max_apic_id, force_x2apic);
+    x2apic = mode.x2apic;
+    mode_reason = mode.reason;
     if (!x2apic) {
-        uint64_t base = cpu_read_msr(MSR_APIC_BASE);
-        if (base & APIC_BASE_X2APIC) {
-            x2apic = 1; /* firmware already switched; xAPIC mode cannot come back without a reset */
-        } else {
-            xapic = paging_map_mmio(base & APIC_BASE_ADDR, 4096);
-            if (!xapic) return -1;
-        }
+        xapic = paging_map_mmio(base & APIC_BASE_ADDR, 4096);
+        if (!xapic) return -1;
     }
     enable_this_cpu();
     available = 1;
     return 0;
+}
+
+const char *apic_mode_reason(void) {
+    return mode_reason;
 }
 
 void apic_init_ap(void) {

@@ -12,6 +12,7 @@
 #include "kernel/arch/smp.h"
 #include "kernel/drivers/acpi.h"
 #include "kernel/arch/apic.h"
+#include "kernel/arch/apic_mode.h"
 #include "kernel/console/console.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/idt.h"
@@ -19,6 +20,7 @@
 #include "kernel/mm/paging.h"
 #include "kernel/drivers/timer.h"
 #include "kernel/arch/workers.h"
+#include "lib/config.h"
 #include "lib/format.h"
 #include "lib/string.h"
 
@@ -230,7 +232,9 @@ void smp_init(const struct boot_info *info) {
         workers_init(1);
         return; /* uniprocessor: nothing to wait for */
     }
-    if (apic_init() != 0) {
+    char apic_mode[16] = "";
+    config_get(info->cmdline, strnlen(info->cmdline, BOOT_CMDLINE_MAX), "apic", apic_mode, sizeof apic_mode);
+    if (apic_init(!strcmp(apic_mode, "x2apic"), acpi_max_apic_id()) != 0) {
         kprintf("smp: no usable local APIC: running on the boot processor only\n");
         workers_init(1);
         return;
@@ -246,6 +250,12 @@ void smp_init(const struct boot_info *info) {
 
     /* Per-AP resources, indexed by start ticket (cpu index - 1). */
     int aps = 0;
+    /* An xAPIC addresses ids up to 254 only. */
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (apic_is_x2apic() || ids[i] <= XAPIC_MAX_ID) ids[kept++] = ids[i];
+    if (kept < n) kprintf("smp: %d processor%s above APIC id 254 left off (xAPIC)\n", n - kept, n - kept == 1 ? "" : "s");
+    n = kept;
     for (int i = 0; i < n && aps + 1 < SMP_MAX_CPUS; i++) {
         if (ids[i] == bsp_apic_id) continue;
         uint64_t stack = page_alloc(AP_STACK_SIZE / PAGE_SIZE);
@@ -300,5 +310,7 @@ void smp_init(const struct boot_info *info) {
                         AP_START_TIMEOUT_MS);
         }
     }
-    kprintf("smp: %d of %d processors online (%s)\n", online, n, apic_is_x2apic() ? "x2APIC" : "xAPIC");
+    const char *why = apic_mode_reason();
+    kprintf("smp: %d of %d processors online (%s%s%s)\n", online, n, apic_is_x2apic() ? "x2APIC" : "xAPIC",
+            why[0] ? ": " : "", why);
 }

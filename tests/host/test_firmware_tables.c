@@ -10,6 +10,7 @@
 
 #include "kernel/drivers/acpi_parse.c"
 #include "kernel/drivers/tsc_cpuid.c"
+#include "kernel/arch/apic_mode.h"
 #include "tests/host/check.h"
 
 /* ---------------------------------------------------------------- \_S5_ */
@@ -293,10 +294,33 @@ static void test_tsc_cpuid(void) {
     check(tsc_hz_from_cpuid(&no16, &leaf) == 0, "no crystal and no leaf 0x16: no rate", "rate given");
 }
 
+/* ---------------------------------------------------------------- APIC mode */
+
+static void test_apic_mode(void) {
+    struct apic_mode_choice m = apic_choose_mode(1, 0, 7, 0);
+    check(!m.x2apic && !m.reason[0], "x2APIC-capable CPU, small ids: xAPIC", "x2apic %d", m.x2apic);
+    m = apic_choose_mode(1, 1, 7, 0);
+    check(m.x2apic, "firmware left x2APIC on: kept", "x2apic %d", m.x2apic);
+    m = apic_choose_mode(0, 1, 7, 0);
+    check(m.x2apic, "firmware's x2APIC kept even if CPUID hides it", "x2apic %d", m.x2apic);
+    m = apic_choose_mode(1, 0, 255, 0);
+    check(m.x2apic, "APIC id 255 needs x2APIC", "x2apic %d", m.x2apic);
+    m = apic_choose_mode(1, 0, 254, 0);
+    check(!m.x2apic, "APIC id 254 fits xAPIC", "x2apic %d", m.x2apic);
+    m = apic_choose_mode(1, 0, 3, 1);
+    check(m.x2apic && strstr(m.reason, "boot.cfg"), "forced by boot.cfg", "x2apic %d", m.x2apic);
+    m = apic_choose_mode(0, 0, 3, 1);
+    check(!m.x2apic && strstr(m.reason, "no x2APIC"), "forced without CPU support: xAPIC, said why", "%s",
+          m.reason);
+    m = apic_choose_mode(0, 0, 300, 0);
+    check(!m.x2apic && strstr(m.reason, "stay off"), "big ids without x2APIC: said why", "%s", m.reason);
+}
+
 int main(void) {
     test_s5();
     test_fadt();
     test_madt();
     test_tsc_cpuid();
+    test_apic_mode();
     return failures ? 1 : 0;
 }
