@@ -35,8 +35,18 @@ void firmware_vendor_copy(char *out, unsigned size) {
     out[n] = 0;
 }
 
+static unsigned bits_used(uint32_t mask);
+
+/* A mode the kernel's console can draw on: a linear framebuffer of RGB,
+ * BGR or 32-bit bit-mask pixels whose scan line holds its width. */
 static bool mode_usable(const EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *info) {
-    return info->PixelFormat != PixelBltOnly && info->PixelFormat < PixelFormatMax;
+    if (info->PixelFormat == PixelBltOnly || info->PixelFormat >= PixelFormatMax) return false;
+    if (info->PixelsPerScanLine < info->HorizontalResolution) return false;
+    if (info->PixelFormat == PixelBitMask) {
+        const EFI_PIXEL_BITMASK *m = &info->PixelInformation;
+        if (bits_used(m->RedMask | m->GreenMask | m->BlueMask | m->ReservedMask) <= 24) return false;
+    }
+    return true;
 }
 
 /* Current mode if it is usable, else the largest usable mode <= 3840x2160. */

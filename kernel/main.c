@@ -123,6 +123,7 @@ void kernel_main(uint64_t boot_info_phys) {
             (unsigned long)(m.free_bytes >> 20), (unsigned long)m.highest_phys);
 
     fbcon_init(&boot_info->fb);
+    if (!uart_is_present()) kprintf("serial: no COM1 port, screen only\n");
     ps2_init();
     pci_init();
     usb_init();

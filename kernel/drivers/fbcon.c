@@ -41,7 +41,9 @@ static uint32_t channel_to_mask(uint8_t value, uint32_t mask) {
     int shift = lowest_set_bit(mask);
     int bits = 0;
     while (shift + bits < 32 && (mask & (1u << (shift + bits)))) bits++;
-    uint32_t v = bits >= 8 ? (uint32_t)value << (bits - 8) : (uint32_t)value >> (8 - bits);
+    if (bits > 24) bits = 24;                  /* keeps the product below in 32 bits */
+    uint32_t full = (1u << bits) - 1;          /* 255 is full scale: a 10-bit white is 1023 */
+    uint32_t v = (value * full + 127) / 255u;
     return (v << shift) & mask;
 }
 
@@ -213,12 +215,33 @@ static void *alloc_cells(size_t count) {
     return kmalloc(count * sizeof(struct fb_cell));
 }
 
+static int highest_set_bit(uint32_t mask) {
+    int top = -1;
+    for (int bit = 0; bit < 32; bit++)
+        if (mask & (1u << bit)) top = bit;
+    return top;
+}
+
+const char *fbcon_unusable_reason(const struct boot_framebuffer *fb) {
+    if (!fb || fb->format == BOOT_PIXEL_NONE || fb->base == 0) return "no framebuffer";
+    if (fb->width < 64 || fb->height < 64) return "smaller than 64x64 pixels";
+    if (fb->format > BOOT_PIXEL_MASK) return "unknown pixel format";
+    if (fb->format == BOOT_PIXEL_MASK) {
+        uint32_t r = fb->red_mask, g = fb->green_mask, b = fb->blue_mask;
+        if (!r || !g || !b || (r & g) || (r & b) || (g & b)) return "pixel bit masks missing or overlapping";
+        if (highest_set_bit(r | g | b | fb->reserved_mask) < 24) return "pixels narrower than 32 bits";
+    }
+    if (fb->pitch < fb->width * 4ull) return "scan line (stride) shorter than the width";
+    if ((uint64_t)fb->pitch * fb->height > fb->size) return "larger than its memory";
+    return 0;
+}
+
 void fbcon_init(const struct boot_framebuffer *fb) {
-    if (!fb || fb->format == BOOT_PIXEL_NONE || fb->base == 0 || fb->width < 64 || fb->height < 64) return;
-    if (fb->format > BOOT_PIXEL_MASK || fb->pitch < fb->width * 4ull ||
-        (uint64_t)fb->pitch * fb->height > fb->size) {
-        kprintf("fbcon: unusable framebuffer (%ux%u pitch %u format %u), serial only\n", fb->width,
-                fb->height, fb->pitch, fb->format);
+    const char *problem = fbcon_unusable_reason(fb);
+    if (problem) {
+        if (fb && fb->format != BOOT_PIXEL_NONE && fb->base)
+            kprintf("fbcon: unusable framebuffer (%ux%u, stride %u bytes, format %u): %s; serial only\n",
+                    fb->width, fb->height, fb->pitch, fb->format, problem);
         return;
     }
     fbc.scale = fbcon_choose_scale(fb->width, fb->height);

@@ -9,6 +9,11 @@
 /* Sets up the console on the framebuffer and registers it as a console
  * output. Does nothing when there is no usable framebuffer. */
 void fbcon_init(const struct boot_framebuffer *fb);
+/* Why the console cannot draw on fb (no framebuffer, too small, unknown or
+ * non-32-bit pixels, a stride shorter than the width, a size past its
+ * memory), or NULL when it can: RGB, BGR and 32-bit bit-mask pixels at any
+ * stride of at least width x 4 bytes. */
+const char *fbcon_unusable_reason(const struct boot_framebuffer *fb);
 /* Interprets text with \n \r \b \t, UTF-8 (Unifont glyphs, East Asian wide
  * characters in two cells, U+FFFD for invalid bytes) and the
  * ANSI sequences the kernel writes (cursor moves, erase, SGR colours). */

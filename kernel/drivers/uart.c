@@ -25,18 +25,39 @@ static uint8_t rx_ring[RX_RING_SIZE];
 static uint32_t rx_head, rx_tail; /* head: next write, tail: next read */
 static int uart_present;
 
+/* A 16550 answers in loopback mode: what we send comes back on the
+ * receive side. A missing port (the bus floats: every register reads 0xFF)
+ * or something else at 0x3F8 fails one of these within microseconds. */
+static int uart_probe(void) {
+    if (inb(COM1 + REG_LSR) == 0xFF) return 0;
+    for (int pattern = 0x5A; pattern <= 0xA5; pattern += 0x4B) {
+        outb(COM1 + REG_SCR, (uint8_t)pattern);
+        if (inb(COM1 + REG_SCR) != pattern) return 0;
+    }
+    outb(COM1 + REG_MCR, 0x1E); /* loopback, RTS, OUT1, OUT2 */
+    outb(COM1 + REG_FCR, 0x07); /* clear both FIFOs */
+    outb(COM1 + REG_DATA, 0xAE);
+    int echoed = 0;
+    for (int i = 0; i < 1000 && !echoed; i++) echoed = inb(COM1 + REG_LSR) & LSR_DATA_READY;
+    int ok = echoed && inb(COM1 + REG_DATA) == 0xAE;
+    outb(COM1 + REG_MCR, 0x03); /* DTR, RTS: loopback off */
+    return ok;
+}
+
 void uart_init(void) {
-    /* Scratch-register probe: a missing UART reads back 0xFF. */
-    outb(COM1 + REG_SCR, 0x5A);
-    uart_present = inb(COM1 + REG_SCR) == 0x5A;
-    if (!uart_present) return;
     outb(COM1 + REG_IER, 0x00); /* polled: no interrupts */
     outb(COM1 + REG_LCR, 0x80); /* DLAB on */
     outb(COM1 + REG_DATA, 1);   /* divisor 1 = 115200 baud */
     outb(COM1 + REG_IER, 0);
     outb(COM1 + REG_LCR, 0x03); /* 8N1, DLAB off */
+    uart_present = uart_probe();
+    if (!uart_present) return;
     outb(COM1 + REG_FCR, 0xC7); /* FIFO on, clear both, 14-byte trigger */
     outb(COM1 + REG_MCR, 0x03); /* DTR, RTS */
+}
+
+int uart_is_present(void) {
+    return uart_present;
 }
 
 static void uart_put_raw(uint8_t c) {

@@ -5,7 +5,10 @@
 
 #include <stddef.h>
 
+/* Probes COM1 (scratch register, then a byte through loopback): a missing
+ * or floating port is skipped, and every later call does nothing. */
 void uart_init(void);
+int uart_is_present(void);
 /* Writes len bytes, '\n' as "\r\n"; waits for the transmitter. */
 void uart_write(const char *s, size_t len);
 /* Moves bytes waiting in the receive FIFO into the ring buffer. */

@@ -37,13 +37,11 @@ static struct {
     uint32_t width, height, pitch; /* pitch in bytes */
 } screen;
 
-static void screen_open(uint32_t width, uint32_t height, uint32_t pad_bytes) {
-    free(fbc.cells);
-    free(fbc.shown);
-    free(fbc.status);
-    free(fbc.status_shown);
-    free(fbc.dirty);
-    memset(&fbc, 0, sizeof fbc);
+static void console_close(void);
+
+static void screen_open_format(uint32_t width, uint32_t height, uint32_t pad_bytes, uint32_t format,
+                               const uint32_t masks[4]) {
+    console_close();
     free(screen.pixels);
     screen.width = width;
     screen.height = height;
@@ -57,8 +55,77 @@ static void screen_open(uint32_t width, uint32_t height, uint32_t pad_bytes) {
     fb.width = width;
     fb.height = height;
     fb.pitch = screen.pitch;
-    fb.format = BOOT_PIXEL_BGRX;
+    fb.format = format;
+    if (masks) fb.red_mask = masks[0], fb.green_mask = masks[1], fb.blue_mask = masks[2], fb.reserved_mask = masks[3];
     fbcon_init(&fb);
+}
+
+static void screen_open(uint32_t width, uint32_t height, uint32_t pad_bytes) {
+    screen_open_format(width, height, pad_bytes, BOOT_PIXEL_BGRX, NULL);
+}
+
+static uint32_t pixel(uint32_t x, uint32_t y);
+
+static void console_close(void) {
+    free(fbc.cells);
+    free(fbc.shown);
+    free(fbc.status);
+    free(fbc.status_shown);
+    free(fbc.dirty);
+    memset(&fbc, 0, sizeof fbc);
+}
+
+/* Palette colour 1 is (170, 0, 0) and 15 is white, laid out by hand for
+ * each GOP pixel format; the pixels right of the text grid show the
+ * background, colour 0. */
+static void test_pixel_formats(void) {
+    static const uint32_t ten_bit[4] = {0x3FF00000u, 0x000FFC00u, 0x000003FFu, 0xC0000000u};
+    static const uint32_t rgb[4] = {0x000000FFu, 0x0000FF00u, 0x00FF0000u, 0xFF000000u};
+    struct {
+        const char *name;
+        uint32_t format;
+        const uint32_t *masks;
+        uint32_t red, white;
+    } cases[] = {
+        {"RGBX pixels", BOOT_PIXEL_RGBX, NULL, 0x000000AAu, 0x00FFFFFFu},
+        {"BGRX pixels", BOOT_PIXEL_BGRX, NULL, 0x00AA0000u, 0x00FFFFFFu},
+        {"bit-mask pixels laid out as RGBX", BOOT_PIXEL_MASK, rgb, 0x000000AAu, 0x00FFFFFFu},
+        {"10-bit bit-mask pixels", BOOT_PIXEL_MASK, ten_bit, 0x2AA00000u, 0x3FFFFFFFu},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        screen_open_format(1024, 768, 36, cases[i].format, cases[i].masks); /* stride not a multiple of 8 */
+        check(fbc.active && fbc.palette[1] == cases[i].red && fbc.palette[15] == cases[i].white &&
+                  pixel(1023, 0) == (uint32_t)fbc.palette[0],
+              cases[i].name, "active %d red 0x%08x white 0x%08x", fbc.active, fbc.palette[1], fbc.palette[15]);
+    }
+    struct boot_framebuffer fb = {.base = 0x80000000u, .width = 800, .height = 600, .pitch = 800 * 4,
+                                  .size = 800 * 4 * 600, .format = BOOT_PIXEL_BGRX};
+    check(fbcon_unusable_reason(&fb) == NULL, "800x600 BGRX at stride 3200 is usable", "refused");
+    fb.pitch = 799 * 4;
+    const char *why = fbcon_unusable_reason(&fb);
+    check(why && strstr(why, "stride"), "stride smaller than the width is refused", "%s", why ? why : "accepted");
+    fb.pitch = 800 * 4;
+    fb.size = 800 * 4 * 599;
+    check(fbcon_unusable_reason(&fb) != NULL, "framebuffer larger than its memory is refused", "accepted");
+    fb.size = 800 * 4 * 600;
+    fb.format = BOOT_PIXEL_MASK;
+    fb.red_mask = 0xF800, fb.green_mask = 0x07E0, fb.blue_mask = 0x001F; /* RGB565 */
+    why = fbcon_unusable_reason(&fb);
+    check(why && strstr(why, "32 bits"), "16-bit pixels are refused", "%s", why ? why : "accepted");
+    fb.red_mask = 0xFF0000, fb.green_mask = 0xFF0000, fb.blue_mask = 0xFF;
+    check(fbcon_unusable_reason(&fb) != NULL, "overlapping masks are refused", "accepted");
+    fb.format = 7;
+    check(fbcon_unusable_reason(&fb) != NULL, "unknown pixel format is refused", "accepted");
+    fb.format = BOOT_PIXEL_BGRX;
+    fb.height = 0xFFFFFFFFu, fb.pitch = 0xFFFFFFFFu; /* pitch x height overflows 32 bits */
+    check(fbcon_unusable_reason(&fb) != NULL, "huge stride x height is refused", "accepted");
+    screen_open_format(640, 480, 0, BOOT_PIXEL_BGRX, NULL);
+    console_close();
+    struct boot_framebuffer narrow = {.base = (uint64_t)(uintptr_t)screen.pixels - DIRECT_MAP_BASE,
+                                      .width = 640, .height = 480, .pitch = 639 * 4, .size = 640 * 4 * 480,
+                                      .format = BOOT_PIXEL_BGRX};
+    fbcon_init(&narrow);
+    check(!fbc.active, "console stays off on a stride smaller than the width", "came up");
 }
 
 static uint32_t pixel(uint32_t x, uint32_t y) {
@@ -332,6 +399,7 @@ int main(void) {
     test_text_and_status(3840, 2160, 0);
     test_glyph_table_matches_unifont();
     test_utf8_cells();
+    test_pixel_formats();
     screen_open(32, 32, 0);
     check(!fbc.active, "tiny framebuffer refused", "console came up on 32x32");
     free(screen.pixels);

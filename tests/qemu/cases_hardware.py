@@ -4,8 +4,11 @@ x2APIC forced by boot.cfg, no serial port (the prompt read off the screen)
 and the i440fx machine (no ECAM, no HPET in its tables... legacy PCI). Each
 boot answers the golden greedy prompt where that is what the case proves."""
 import re
+import time
 
 from cases_boot import READY, check_uptime
+from cases_screen import screen_text
+from cases_usb import type_keys
 from cases_llm import answer, golden, first_difference, set_all
 
 TSC_LINE = re.compile(r"TSC (\d+) MHz \(([^)]*)\)")
@@ -66,7 +69,34 @@ def test_hw_x2apic_forced_smp4(ctx):
         assert len(text) > 100 and want.startswith(text), f"x2apic smp4: {first_difference(text, want)}"
 
 
+def wait_screen(vm, predicate, what, timeout=90):
+    """The screen's lines once predicate(lines) holds (polled by screendump)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        lines = screen_text(vm)
+        if predicate(lines):
+            return lines
+        if time.monotonic() > deadline:
+            joined = "\n".join(lines)
+            raise AssertionError(f"{what} not on screen within {timeout}s:\n{joined}")
+
+
+def test_hw_no_serial_port_screen_prompt(ctx):
+    """-serial none (no COM1 at all): the kernel skips the port, reaches the
+    prompt on the screen, takes typed keys (PS/2) and powers off."""
+    with ctx.boot(serial=False) as vm:
+        lines = wait_screen(vm, lambda ls: any(line.startswith(">") for line in ls), "the prompt")
+        joined = "\n".join(lines)
+        assert "serial: no COM1 port, screen only" in joined, f"no word about the missing port:\n{joined}"
+        type_keys(vm, "/echo screen only\n")
+        wait_screen(vm, lambda ls: "screen only" in ls, "the /echo answer", timeout=30)
+        type_keys(vm, "/poweroff\n")
+        status = vm.wait_exit(30)
+        assert status == 0, f"/poweroff without a serial port: QEMU exit status {status}"
+
+
 CASES = [
     test_hw_timer_without_hpet,
     test_hw_x2apic_forced_smp4,
+    test_hw_no_serial_port_screen_prompt,
 ]

@@ -24,7 +24,7 @@ class VMError(Exception):
 
 class VM:
     def __init__(self, image, ovmf, memory="1G", smp=1, usb_stick=False, extra_args=(),
-                 vga=True, name="vm"):
+                 vga=True, name="vm", serial=True):
         self.name = name
         self.dir = tempfile.mkdtemp(prefix="llmk-")
         self.serial_path = os.path.join(self.dir, "serial.sock")
@@ -34,9 +34,10 @@ class VM:
                 "-m", memory, "-smp", str(smp), "-bios", ovmf, "-nodefaults", "-nic", "none",
                 "-no-reboot", "-display", "none",
                 "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
-                "-chardev", f"socket,id=ser0,path={self.serial_path},server=on,wait=on",
-                "-serial", "chardev:ser0",
                 "-monitor", f"unix:{self.monitor_path},server=on,wait=off"]
+        # serial=False: no COM1 at all (-nodefaults): the screen is the console.
+        args += ["-chardev", f"socket,id=ser0,path={self.serial_path},server=on,wait=on",
+                 "-serial", "chardev:ser0"] if serial else ["-serial", "none"]
         if vga:
             args += ["-vga", "std"]
         if usb_stick:
@@ -55,10 +56,13 @@ class VM:
         self.start_time = time.monotonic()
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
+        self.monitor = None
+        self.serial = self.reader = None
+        if not serial:
+            return
         self.serial = self._connect(self.serial_path)
         self.reader = threading.Thread(target=self._read_loop, daemon=True)
         self.reader.start()
-        self.monitor = None
 
     def _connect(self, path, timeout=20):
         deadline = time.monotonic() + timeout
@@ -191,7 +195,8 @@ class VM:
                     s.close()
                 except OSError:
                     pass
-        self.reader.join(2)
+        if self.reader:
+            self.reader.join(2)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self):
