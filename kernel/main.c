@@ -8,6 +8,7 @@
 #include "kernel/arch/idt.h"
 #include "kernel/mm/memory.h"
 #include "kernel/mm/paging.h"
+#include "kernel/mm/memory_map.h"
 #include "kernel/drivers/pci.h"
 #include "kernel/arch/panic.h"
 #include "kernel/drivers/timer.h"
@@ -27,22 +28,15 @@ static __attribute__((noreturn)) void halt_with(const char *message) {
     cpu_halt_forever();
 }
 
-/* Drops memory-map entries that cannot be real (unaligned, empty, past
- * 64 TiB or wrapping) so later code can trust the map. */
+/* Drops memory-map entries that cannot be real and makes the rest sorted
+ * and disjoint (kernel/mm/memory_map.c), so later code can trust the map. */
 static void sanitize_memory_map(struct boot_info *info) {
-    const uint64_t limit = 1ull << 46;
-    uint32_t kept = 0;
-    for (uint32_t i = 0; i < info->mem_region_count; i++) {
-        struct boot_mem_region r = info->mem[i];
-        if ((r.base & (PAGE_SIZE - 1)) || r.pages == 0 || r.base >= limit ||
-            r.pages > (limit - r.base) / PAGE_SIZE) {
-            kprintf("kernel: ignoring bad memory map entry base 0x%lx pages %lu\n", (unsigned long)r.base,
-                    (unsigned long)r.pages);
-            continue;
-        }
-        info->mem[kept++] = r;
-    }
-    info->mem_region_count = kept;
+    struct memory_map_report report;
+    info->mem_region_count = memory_map_sanitize(info->mem, info->mem_region_count, &report);
+    if (report.dropped || report.overlaps || report.truncated)
+        kprintf("kernel: memory map: %u impossible entries dropped, %u overlaps resolved (the more restrictive "
+                "type kept), %u regions lost\n",
+                report.dropped, report.overlaps, report.truncated);
 }
 
 /* The loader's direct map, if it already covers the range (early boot). */
@@ -93,6 +87,7 @@ void kernel_main(uint64_t boot_info_phys) {
 
     kprintf("\nkernel: started\n");
     sanitize_memory_map(&boot_info_copy);
+    if (boot_info_copy.mem_region_count == 0) halt_with("kernel: no usable entry in the memory map");
     cpu_init();
     /* The other processors spin in the firmware's loop and, under emulation,
      * slow us down: stop them now if the local APIC is reachable, else once

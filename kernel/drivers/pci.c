@@ -4,7 +4,8 @@
  * 0 through bridges are scanned, which keeps boot fast under emulation. */
 #include "kernel/drivers/pci.h"
 #include "kernel/drivers/acpi.h"
-#include "kernel/drivers/acpi_tables.h"
+#include "kernel/drivers/acpi_parse.h"
+#include "kernel/kernel.h"
 #include "kernel/console/console.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/mm/paging.h"
@@ -27,19 +28,49 @@ static struct {
     volatile uint8_t *bus_window[256]; /* mapped lazily */
 } ecam;
 
+/* The RAM ranges of the memory map, for the check that ECAM is not RAM. */
+static size_t ram_ranges(uint64_t (*ram)[2], size_t max) {
+    size_t n = 0;
+    for (uint32_t i = 0; i < boot_info->mem_region_count && n < max; i++) {
+        const struct boot_mem_region *r = &boot_info->mem[i];
+        if (r->type == BOOT_MEM_RESERVED) continue;
+        ram[n][0] = r->base;
+        ram[n][1] = r->base + r->pages * 4096ull;
+        n++;
+    }
+    return n;
+}
+
+static uint32_t legacy_read32(uint8_t bus, uint8_t slot, uint8_t func, uint16_t offset);
+static uint32_t config_read32(uint8_t bus, uint8_t slot, uint8_t func, uint16_t offset);
+
+/* ECAM from the MCFG when its window is believable: not over RAM, and the
+ * host bridge answers through it as it does through port 0xCF8. An MCFG
+ * that points nowhere leaves the legacy ports in charge. */
 static void ecam_init(void) {
-    const struct acpi_mcfg *mcfg = acpi_find_table("MCFG");
+    const struct acpi_sdt_header *mcfg = acpi_find_table("MCFG");
     if (!mcfg) return;
-    size_t count = mcfg->header.length < sizeof *mcfg
-                       ? 0
-                       : (mcfg->header.length - sizeof *mcfg) / sizeof mcfg->allocations[0];
-    for (size_t i = 0; i < count; i++) {
-        const struct acpi_mcfg_allocation *e = &mcfg->allocations[i];
-        if (e->segment != 0 || e->start_bus > e->end_bus || !e->base_address) continue;
-        ecam.base = e->base_address;
-        ecam.start_bus = e->start_bus;
-        ecam.end_bus = e->end_bus;
+    struct acpi_ecam_window w;
+    acpi_mcfg_parse(mcfg, mcfg->length, &w);
+    if (w.skipped) kprintf("pci: %d impossible MCFG window%s skipped\n", w.skipped, w.skipped == 1 ? "" : "s");
+    if (!w.base) return;
+    static uint64_t ram[BOOT_MAX_MEM_REGIONS][2];
+    if (acpi_ecam_overlaps_ram(&w, (const uint64_t(*)[2])ram, ram_ranges(ram, BOOT_MAX_MEM_REGIONS))) {
+        kprintf("pci: the MCFG window at 0x%lx lies over RAM: using port 0xCF8\n", (unsigned long)w.base);
         return;
+    }
+    ecam.base = w.base;
+    ecam.start_bus = w.start_bus;
+    ecam.end_bus = w.end_bus;
+    uint32_t through_ecam = config_read32(w.start_bus, 0, 0, 0);
+    uint32_t through_ports = legacy_read32(w.start_bus, 0, 0, 0);
+    int ecam_answers = (through_ecam & 0xffff) != 0xffff && (through_ecam & 0xffff) != 0;
+    int ports_answer = (through_ports & 0xffff) != 0xffff && (through_ports & 0xffff) != 0;
+    if (!ecam_answers && ports_answer) {
+        kprintf("pci: nothing answers in the MCFG window at 0x%lx (read 0x%08x, port 0xCF8 reads 0x%08x): using "
+                "port 0xCF8\n",
+                (unsigned long)w.base, through_ecam, through_ports);
+        ecam.base = 0;
     }
 }
 
@@ -58,12 +89,16 @@ static uint32_t legacy_address(uint8_t bus, uint8_t slot, uint8_t func, uint16_t
            (offset & 0xfc);
 }
 
-static uint32_t config_read32(uint8_t bus, uint8_t slot, uint8_t func, uint16_t offset) {
-    volatile uint8_t *f = ecam_function(bus, slot, func);
-    if (f) return *(volatile uint32_t *)(f + (offset & 0xffc));
+static uint32_t legacy_read32(uint8_t bus, uint8_t slot, uint8_t func, uint16_t offset) {
     if (offset >= 256) return 0xffffffff;
     outl(CONFIG_ADDRESS, legacy_address(bus, slot, func, offset));
     return inl(CONFIG_DATA);
+}
+
+static uint32_t config_read32(uint8_t bus, uint8_t slot, uint8_t func, uint16_t offset) {
+    volatile uint8_t *f = ecam_function(bus, slot, func);
+    if (f) return *(volatile uint32_t *)(f + (offset & 0xffc));
+    return legacy_read32(bus, slot, func, offset);
 }
 
 static void config_write32(uint8_t bus, uint8_t slot, uint8_t func, uint16_t offset, uint32_t value) {

@@ -11,6 +11,7 @@
 #include "kernel/drivers/acpi_parse.c"
 #include "kernel/drivers/tsc_cpuid.c"
 #include "kernel/arch/apic_mode.h"
+#include "kernel/mm/memory_map.c"
 #include "tests/host/check.h"
 
 /* ---------------------------------------------------------------- \_S5_ */
@@ -316,11 +317,132 @@ static void test_apic_mode(void) {
     check(!m.x2apic && strstr(m.reason, "stay off"), "big ids without x2APIC: said why", "%s", m.reason);
 }
 
+/* ---------------------------------------------------------------- MCFG */
+
+static void test_mcfg(void) {
+    struct {
+        struct acpi_mcfg mcfg;
+        struct acpi_mcfg_allocation a[5];
+    } t;
+    memset(&t, 0, sizeof t);
+    /* QEMU q35: one window at 0xB0000000, buses 0-255. */
+    t.a[0] = (struct acpi_mcfg_allocation){0xB0000000ull, 0, 0, 255, 0};
+    struct acpi_ecam_window w;
+    acpi_mcfg_parse(&t, sizeof t.mcfg + sizeof t.a[0], &w);
+    check(w.base == 0xB0000000ull && w.start_bus == 0 && w.end_bus == 255 && !w.skipped, "QEMU's MCFG window",
+          "base 0x%lx", (unsigned long)w.base);
+
+    t.a[0] = (struct acpi_mcfg_allocation){0, 0, 0, 255, 0};                  /* points at nothing */
+    t.a[1] = (struct acpi_mcfg_allocation){0xE0000800ull, 0, 0, 255, 0};      /* not 1 MiB aligned */
+    t.a[2] = (struct acpi_mcfg_allocation){0xE0000000ull, 0, 9, 3, 0};        /* buses inverted */
+    t.a[3] = (struct acpi_mcfg_allocation){0xFFFFFFFFFFF00000ull, 0, 0, 255, 0}; /* past 2^52 */
+    t.a[4] = (struct acpi_mcfg_allocation){0xC0000000ull, 1, 0, 255, 0};      /* segment 1: not used */
+    acpi_mcfg_parse(&t, sizeof t, &w);
+    check(w.base == 0 && w.skipped == 4, "MCFG windows pointing nowhere are all skipped", "base 0x%lx skipped %d",
+          (unsigned long)w.base, w.skipped);
+    t.a[4] = (struct acpi_mcfg_allocation){0xC0000000ull, 0, 0, 63, 0};
+    acpi_mcfg_parse(&t, sizeof t, &w);
+    check(w.base == 0xC0000000ull && w.end_bus == 63 && w.skipped == 4, "the good window after the bad ones",
+          "base 0x%lx", (unsigned long)w.base);
+    acpi_mcfg_parse(&t, sizeof t.mcfg + 8, &w); /* a window cut in half by the length */
+    check(w.base == 0 && !w.skipped, "a half window past the table's length is not read", "base 0x%lx",
+          (unsigned long)w.base);
+    acpi_mcfg_parse(&t, 20, &w);
+    check(w.base == 0, "MCFG shorter than its header", "base 0x%lx", (unsigned long)w.base);
+
+    const uint64_t ram[2][2] = {{0, 0x80000000ull}, {0x100000000ull, 0x140000000ull}};
+    struct acpi_ecam_window over_ram = {0x40000000ull, 0, 255, 0}, beside = {0xB0000000ull, 0, 255, 0};
+    check(acpi_ecam_overlaps_ram(&over_ram, ram, 2), "an ECAM window over RAM is caught", "not caught");
+    check(!acpi_ecam_overlaps_ram(&beside, ram, 2), "an ECAM window in the PCI hole is fine", "refused");
+}
+
+/* ---------------------------------------------------------------- memory map */
+
+#define MIB (1ull << 20)
+#define REGION(base, bytes, type) ((struct boot_mem_region){(base), (bytes) / 4096, (type), 0})
+
+static int map_equals(const struct boot_mem_region *got, uint32_t n, const struct boot_mem_region *want,
+                      uint32_t m) {
+    if (n != m) return 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (got[i].base != want[i].base || got[i].pages != want[i].pages || got[i].type != want[i].type) return 0;
+    return 1;
+}
+
+static void print_map(const struct boot_mem_region *mem, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        printf("    0x%lx +%lu pages type %u\n", (unsigned long)mem[i].base, (unsigned long)mem[i].pages, mem[i].type);
+}
+
+static void test_memory_map(void) {
+    static struct boot_mem_region mem[BOOT_MAX_MEM_REGIONS];
+    struct memory_map_report r;
+    /* Out of order, touching regions of one type, a zero-length one, an unaligned one. */
+    mem[0] = REGION(16 * MIB, 16 * MIB, BOOT_MEM_USABLE);
+    mem[1] = REGION(1 * MIB, 15 * MIB, BOOT_MEM_USABLE);
+    mem[2] = REGION(64 * MIB, 0, BOOT_MEM_USABLE);
+    mem[3] = (struct boot_mem_region){0x1234, 1, BOOT_MEM_USABLE, 0};
+    mem[4] = REGION(0, 640 * 1024, BOOT_MEM_USABLE);
+    uint32_t n = memory_map_sanitize(mem, 5, &r);
+    struct boot_mem_region want1[] = {REGION(0, 640 * 1024, BOOT_MEM_USABLE), REGION(1 * MIB, 31 * MIB, BOOT_MEM_USABLE)};
+    check(map_equals(mem, n, want1, 2) && r.dropped == 2 && r.overlaps == 0,
+          "zero-length and unaligned dropped, sorted, touching merged", "n %u dropped %u", n, r.dropped);
+    if (n != 2) print_map(mem, n);
+
+    /* A reserved hole inside usable RAM, and ACPI tables half over it. */
+    mem[0] = REGION(0, 64 * MIB, BOOT_MEM_USABLE);
+    mem[1] = REGION(16 * MIB, 4 * MIB, BOOT_MEM_RESERVED);
+    mem[2] = REGION(18 * MIB, 4 * MIB, BOOT_MEM_ACPI_RECLAIM);
+    mem[3] = REGION(60 * MIB, 8 * MIB, BOOT_MEM_LOADER);
+    n = memory_map_sanitize(mem, 4, &r);
+    struct boot_mem_region want2[] = {
+        REGION(0, 16 * MIB, BOOT_MEM_USABLE),         REGION(16 * MIB, 4 * MIB, BOOT_MEM_RESERVED),
+        REGION(20 * MIB, 2 * MIB, BOOT_MEM_ACPI_RECLAIM), REGION(22 * MIB, 38 * MIB, BOOT_MEM_USABLE),
+        REGION(60 * MIB, 8 * MIB, BOOT_MEM_LOADER),
+    };
+    check(map_equals(mem, n, want2, 5) && r.overlaps == 4, "overlaps: the more restrictive type keeps them",
+          "n %u overlaps %u", n, r.overlaps);
+    if (n != 5) print_map(mem, n);
+
+    /* The same region twice, and one type unknown. */
+    mem[0] = REGION(32 * MIB, 32 * MIB, BOOT_MEM_USABLE);
+    mem[1] = REGION(32 * MIB, 32 * MIB, BOOT_MEM_USABLE);
+    mem[2] = REGION(128 * MIB, 4 * MIB, 99);
+    mem[3] = (struct boot_mem_region){0xfffffffffffff000ull, 16, BOOT_MEM_USABLE, 0}; /* wraps */
+    n = memory_map_sanitize(mem, 4, &r);
+    struct boot_mem_region want3[] = {REGION(32 * MIB, 32 * MIB, BOOT_MEM_USABLE)};
+    check(map_equals(mem, n, want3, 1) && r.dropped == 2, "duplicate region once, unknown type and wrap dropped",
+          "n %u dropped %u", n, r.dropped);
+
+    /* A full map of overlapping regions: no more than the capacity, every
+     * page of usable output covered only by usable input. */
+    uint32_t x = 99;
+    for (uint32_t i = 0; i < BOOT_MAX_MEM_REGIONS; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        mem[i] = REGION((uint64_t)(x % 4096) * MIB, (uint64_t)(1 + x % 64) * MIB, 1 + (x >> 8) % 6);
+    }
+    static struct boot_mem_region input[BOOT_MAX_MEM_REGIONS];
+    memcpy(input, mem, sizeof input);
+    n = memory_map_sanitize(mem, BOOT_MAX_MEM_REGIONS, &r);
+    int sorted = 1, wrong = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i && mem[i].base < mem[i - 1].base + mem[i - 1].pages * 4096) sorted = 0;
+        for (uint32_t j = 0; j < BOOT_MAX_MEM_REGIONS; j++) {
+            uint64_t lo = input[j].base, hi = lo + input[j].pages * 4096;
+            if (lo < mem[i].base + mem[i].pages * 4096 && mem[i].base < hi && input[j].type > mem[i].type) wrong++;
+        }
+    }
+    check(n <= BOOT_MAX_MEM_REGIONS && sorted && !wrong, "512 random overlapping regions: disjoint, strictest type",
+          "n %u sorted %d wrong %d", n, sorted, wrong);
+}
+
 int main(void) {
     test_s5();
     test_fadt();
     test_madt();
     test_tsc_cpuid();
     test_apic_mode();
+    test_memory_map();
+    test_mcfg();
     return failures ? 1 : 0;
 }

@@ -95,8 +95,25 @@ def test_hw_no_serial_port_screen_prompt(ctx):
         assert status == 0, f"/poweroff without a serial port: QEMU exit status {status}"
 
 
+def test_hw_machine_pc_legacy_pci(ctx):
+    """-machine pc (i440fx): no MCFG, so PCI through port 0xCF8; the TSC is
+    calibrated against the HPET; the golden greedy answer; /poweroff."""
+    with boot_ready(ctx, extra_args=["-machine", "pc"]) as vm:
+        log = vm.text()
+        assert re.search(r"pci: \d+ functions \(port 0xCF8", log), f"-machine pc: PCI not through 0xCF8:\n{vm.tail()}"
+        assert "8086:1237" in log, f"-machine pc: no i440fx host bridge in the PCI list:\n{vm.tail()}"
+        mhz, source = tsc_source(vm)
+        assert source.startswith("HPET"), f"-machine pc: TSC source {source!r}"
+        print(f"  TSC {mhz} MHz ({source})")
+        assert_golden_answer(ctx, vm, "-machine pc")
+        vm.send("/poweroff\r")
+        status = vm.wait_exit(30)
+        assert status == 0, f"-machine pc /poweroff: QEMU exit status {status}"
+
+
 CASES = [
     test_hw_timer_without_hpet,
     test_hw_x2apic_forced_smp4,
     test_hw_no_serial_port_screen_prompt,
+    test_hw_machine_pc_legacy_pci,
 ]
