@@ -8,6 +8,7 @@
 #include "kernel/console/console.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/smp.h"
+#include "kernel/arch/apic.h"
 #include "kernel/kernel.h"
 #include "kernel/mm/memory.h"
 #include "kernel/drivers/ramdisk.h"
@@ -191,8 +192,10 @@ void shell_cmd_cpu(struct session *session, const char *args) {
             cpu.avx_enabled ? "enabled" : (cpu.avx ? "offered but not enabled" : "not available"));
     kprintf("cores:    %d online of %d\n", smp_online_count(), cpu.logical_cores);
     uint64_t khz = tsc_hz() / 1000;
-    kprintf("tsc:      %llu.%03llu MHz\n", (unsigned long long)(khz / 1000),
-            (unsigned long long)(khz % 1000));
+    kprintf("tsc:      %llu.%03llu MHz (%s)\n", (unsigned long long)(khz / 1000),
+            (unsigned long long)(khz % 1000), timer_source());
+    kprintf("platform: %s, %s\n", cpu.hypervisor[0] ? cpu.hypervisor : "no hypervisor",
+            apic_is_x2apic() ? "x2APIC" : "xAPIC");
 }
 
 void shell_cmd_uptime(struct session *session, const char *args) {
