@@ -24,18 +24,21 @@ class VMError(Exception):
 
 class VM:
     def __init__(self, image, ovmf, memory="1G", smp=1, usb_stick=False, extra_args=(),
-                 vga=True, name="vm"):
+                 vga=True, name="vm", machine="q35", cpu="max", firmware_args=None, serial=True):
+        """firmware_args replaces -bios ovmf (e.g. two pflash drives); serial=False
+        gives the machine no serial port (-serial none): read the screen instead."""
         self.name = name
         self.dir = tempfile.mkdtemp(prefix="llmk-")
         self.serial_path = os.path.join(self.dir, "serial.sock")
         self.monitor_path = os.path.join(self.dir, "monitor.sock")
         self.log_path = os.path.join(self.dir, "serial.log")
-        args = ["qemu-system-x86_64", "-machine", "q35", "-cpu", "max", "-accel", "tcg",
-                "-m", memory, "-smp", str(smp), "-bios", ovmf, "-nodefaults", "-nic", "none",
+        firmware = firmware_args if firmware_args is not None else ["-bios", ovmf]
+        serial_args = ["-chardev", f"socket,id=ser0,path={self.serial_path},server=on,wait=on",
+                       "-serial", "chardev:ser0"] if serial else ["-serial", "none"]
+        args = ["qemu-system-x86_64", "-machine", machine, "-cpu", cpu, "-accel", "tcg",
+                "-m", memory, "-smp", str(smp)] + firmware + ["-nodefaults", "-nic", "none",
                 "-no-reboot", "-display", "none",
-                "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
-                "-chardev", f"socket,id=ser0,path={self.serial_path},server=on,wait=on",
-                "-serial", "chardev:ser0",
+                "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"] + serial_args + [
                 "-monitor", f"unix:{self.monitor_path},server=on,wait=off"]
         if vga:
             args += ["-vga", "std"]
@@ -55,10 +58,12 @@ class VM:
         self.start_time = time.monotonic()
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
-        self.serial = self._connect(self.serial_path)
-        self.reader = threading.Thread(target=self._read_loop, daemon=True)
-        self.reader.start()
         self.monitor = None
+        self.serial = self.reader = None
+        if serial:
+            self.serial = self._connect(self.serial_path)
+            self.reader = threading.Thread(target=self._read_loop, daemon=True)
+            self.reader.start()
 
     def _connect(self, path, timeout=20):
         deadline = time.monotonic() + timeout
@@ -191,7 +196,8 @@ class VM:
                     s.close()
                 except OSError:
                     pass
-        self.reader.join(2)
+        if self.reader:
+            self.reader.join(2)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self):
