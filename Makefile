@@ -6,6 +6,7 @@
 #   make host       build/host/llmrun and the host unit tests
 #   make test       host unit tests + the QEMU harness
 #   make test-big   the slow QEMU cases (a ramdisk over 4 GiB)
+#   make test-matrix  boot, answer and power off on a matrix of machines (~20 min)
 #   make deps       install the Debian packages everything needs
 #   make fuzz       run every libFuzzer harness (tests/fuzz) for FUZZ_SECONDS
 
@@ -192,6 +193,11 @@ test:
 .PHONY: test-big
 test-big: all $(TOOLS)
 	LLMK_BIG_TESTS=1 python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF) -k test_big_
+
+# Machines, CPUs, cores, memory sizes, firmwares and displays (tests/qemu/matrix_rows.py).
+.PHONY: test-matrix
+test-matrix: all $(TOOLS)
+	LLMK_MATRIX_TESTS=1 python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF) -k test_matrix_
 
 deps:
 	sh tools/install-deps.sh

@@ -14,6 +14,7 @@
 #include "kernel/drivers/timer.h"
 #include "kernel/drivers/uart.h"
 #include "kernel/drivers/usb.h"
+#include "kernel/drivers/xhci.h"
 #include "kernel/arch/smp.h"
 #include "kernel/arch/workers.h"
 #include "lib/config.h"
@@ -121,6 +122,9 @@ void kernel_main(uint64_t boot_info_phys) {
     if (!uart_is_present()) kprintf("serial: no COM1 port, screen only\n");
     ps2_init();
     pci_init();
+    char dma32[4]; /* boot.cfg xhci_dma32=1: the below-4-GiB DMA path on a 64-bit controller */
+    xhci_force_dma32 = config_get(boot_info->cmdline, strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX), "xhci_dma32",
+                                  dma32, sizeof dma32) > 0 && dma32[0] == '1';
     usb_init();
     if (boot_info->ramdisk && boot_info->ramdisk_size) {
         int files = ramdisk_init(phys_to_virt(boot_info->ramdisk), boot_info->ramdisk_size);

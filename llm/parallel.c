@@ -30,7 +30,7 @@ int parallel_workers(void) {
 
 void parallel_run(parallel_fn fn, void *ctx) {
     if (runner)
-        runner(fn, ctx);
+        runner(fn, ctx, runner_workers);
     else
         fn(ctx, 0, 1);
 }
@@ -79,6 +79,13 @@ static void range_worker(void *ctx, int worker, int nworkers) {
     for (int i = 0; i < job->chunks; i++) run_chunk(job, (home + i) % job->chunks);
 }
 
+/* Workers worth waking for `work` multiply-adds: one per min_work of it. */
+static int workers_for(uint64_t work) {
+    if (!min_work) return runner_workers;
+    uint64_t n = work / min_work;
+    return n < (uint64_t)runner_workers ? (n < 1 ? 1 : (int)n) : runner_workers;
+}
+
 /* parallel_for with chunks_per_worker chunks per worker (1 keeps each
  * worker's share in one piece: token splits, where a piece reuses weights). */
 static void parallel_for_chunks(int count, int align, uint64_t work, int chunks_per_worker,
@@ -90,15 +97,21 @@ static void parallel_for_chunks(int count, int align, uint64_t work, int chunks_
     }
     if (align < 1) align = 1;
     int units = (int)(((long)count + align - 1) / align);
+    int workers = workers_for(work);
+    if (workers > units) workers = units;
+    if (workers <= 1) {
+        fn(ctx, 0, count);
+        return;
+    }
     int per_worker = chunks_per_worker;
-    if (runner_workers * per_worker > MAX_CHUNKS) per_worker = MAX_CHUNKS / runner_workers;
+    if (workers * per_worker > MAX_CHUNKS) per_worker = MAX_CHUNKS / workers;
     if (per_worker < 1) per_worker = 1;
-    int chunks = runner_workers * per_worker;
+    int chunks = workers * per_worker;
     if (chunks > units) chunks = units;
     RangeJob job = {
         .fn = fn, .ctx = ctx, .count = count, .align = align, .chunks = chunks, .per_worker = per_worker};
     memset(job.claimed, 0, (size_t)chunks);
-    runner(range_worker, &job);
+    runner(range_worker, &job, workers);
 }
 
 void parallel_for(int count, int align, uint64_t work, parallel_range_fn fn, void *ctx) {

@@ -11,18 +11,21 @@
 
 /* Work item: called on worker w of nworkers. Must not allocate or print. */
 typedef void (*parallel_fn)(void *ctx, int worker, int nworkers);
-/* Runs fn(ctx, w, n) on the workers and returns when all are done. The
+/* Runs fn(ctx, w, nworkers) on workers 0..nworkers-1 (nworkers is at most
+ * the registered count) and returns when all that took part are done. The
  * caller is worker 0 and always runs; a runner may leave out workers that
- * are late (the host pool does, on a busy machine), so work is shared by
- * claiming pieces (parallel_for), never by worker number alone. */
-typedef void (*parallel_runner)(parallel_fn fn, void *ctx);
+ * are late (the host pool and the kernel's do, on a busy machine), so work
+ * is shared by claiming pieces (parallel_for), never by worker number alone. */
+typedef void (*parallel_runner)(parallel_fn fn, void *ctx, int nworkers);
 
 /* Registers the runner and its worker count; NULL or nworkers <= 1 makes
  * every helper run serially on the caller's thread. */
 void parallel_set_runner(parallel_runner run, int nworkers);
 int parallel_workers(void); /* 1 when serial */
 /* Calls smaller than this many multiply-adds run serially (waking workers
- * would cost more); 0 forces every call through the workers (tests). */
+ * would cost more), and a larger call takes one worker per this much work
+ * (a small job on many CPUs would spend more waking them than it saves);
+ * 0 forces every call through all the workers (tests). */
 void parallel_set_min_work(uint64_t work);
 #define PARALLEL_DEFAULT_MIN_WORK 32768
 

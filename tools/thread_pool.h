@@ -35,6 +35,7 @@ static struct {
     pthread_t threads[THREAD_POOL_MAX];
     int count; /* workers including the caller */
     parallel_fn fn;
+    int job_workers; /* workers the current job may use (helpers 1..job_workers-1) */
     void *ctx;
     _Atomic unsigned generation; /* bumped per job; futex word */
     _Atomic unsigned ticket;     /* helpers that joined the job, | TICKET_CLOSED */
@@ -52,10 +53,11 @@ static inline void thread_pool_futex(_Atomic unsigned *word, int op, unsigned va
     syscall(SYS_futex, (unsigned *)word, op | FUTEX_PRIVATE_FLAG, value, NULL, NULL, 0);
 }
 
-/* Joins the open job, if any: 1, or 0 when it is closed already. */
-static int thread_pool_join(void) {
+/* Joins the open job, if any and if it takes this worker: 1, or 0. */
+static int thread_pool_join(int worker) {
+    if (worker >= thread_pool.job_workers) return 0;
     unsigned t = atomic_load(&thread_pool.ticket);
-    while (!(t & TICKET_CLOSED) && (int)t < thread_pool.count - 1)
+    while (!(t & TICKET_CLOSED) && (int)t < thread_pool.job_workers - 1)
         if (atomic_compare_exchange_weak(&thread_pool.ticket, &t, t + 1)) return 1;
     return 0;
 }
@@ -81,8 +83,8 @@ static void *thread_pool_main(void *arg) {
         }
         seen = now;
         if (atomic_load_explicit(&thread_pool.stopping, memory_order_acquire)) return NULL;
-        if (!thread_pool_join()) continue; /* too late: the caller did the work */
-        thread_pool.fn(thread_pool.ctx, worker, thread_pool.count);
+        if (!thread_pool_join(worker)) continue; /* too late: the caller did the work */
+        thread_pool.fn(thread_pool.ctx, worker, thread_pool.job_workers);
         atomic_fetch_add(&thread_pool.finished, 1);
     }
 }
@@ -91,15 +93,16 @@ static void *thread_pool_main(void *arg) {
  * that join before the caller's fn returns; a helper that was not scheduled
  * in time (a busy machine) is left out instead of waited for, so fn must
  * share its work by claiming it (parallel_for does), not by worker number. */
-THREAD_POOL_API void thread_pool_run(parallel_fn fn, void *ctx) {
+THREAD_POOL_API void thread_pool_run(parallel_fn fn, void *ctx, int nworkers) {
     thread_pool.fn = fn;
     thread_pool.ctx = ctx;
+    thread_pool.job_workers = nworkers < thread_pool.count ? nworkers : thread_pool.count;
     atomic_store(&thread_pool.finished, 0);
     atomic_store(&thread_pool.ticket, 0); /* open: fn and ctx are published */
     atomic_fetch_add(&thread_pool.generation, 1);
     if (atomic_load(&thread_pool.sleepers) > 0)
         thread_pool_futex(&thread_pool.generation, FUTEX_WAKE, THREAD_POOL_MAX);
-    fn(ctx, 0, thread_pool.count);
+    fn(ctx, 0, thread_pool.job_workers);
     int joined = (int)(atomic_fetch_or(&thread_pool.ticket, TICKET_CLOSED) & ~TICKET_CLOSED);
     int spins = 0;
     while (atomic_load(&thread_pool.finished) < joined) {

@@ -26,7 +26,7 @@
 
 #define AP_STACK_SIZE (64 * 1024)
 #define LOW_PAGES 4 /* trampoline, PML4, PDPT, PD */
-#define AP_START_TIMEOUT_MS 100
+#define AP_START_TIMEOUT_MS 1000 /* TCG vCPUs on a loaded host start late */
 #define LOW_LIMIT (1ull << 20)
 
 extern const uint8_t smp_trampoline_start[], smp_trampoline_end[];

@@ -6,10 +6,13 @@
  * is: BSP publishes fn/ctx and bumps start_gen (release); the worker, spinning
  * with pause, sees it (acquire), runs fn and stores done_gen (release); the
  * BSP runs its own share and spins until every done_gen matches.
- * A worker idle for IDLE_SPIN_MS halts (IF=0, so only an NMI wakes it) to
+ * A worker idle for IDLE_SPIN_US halts (IF=0, so only an NMI wakes it) to
  * stop burning host CPU under emulation; the BSP sends an NMI when it sees
  * the sleeping flag (sequentially consistent flag/generation handshake) and
- * resends it if the worker went to sleep just as the first one arrived. */
+ * resends it if the worker went to sleep just as the first one arrived.
+ * For parallel_for's jobs (workers_run_claimed) a worker that has not begun
+ * when the BSP finished is skipped, not waited for: under emulation its
+ * vCPU may not get a host core for milliseconds. */
 #include "kernel/arch/workers.h"
 #include "kernel/arch/apic.h"
 #include "kernel/arch/cpu.h"
@@ -20,7 +23,12 @@
 #include "lib/format.h"
 #include <stdint.h>
 
-#define IDLE_SPIN_MS 50
+/* A waiting worker spins this long, then halts: long enough to catch the next
+ * matmul of a forward pass on real hardware, short enough that idle vCPUs
+ * under emulation give their host cores back to the ones that compute (with
+ * -smp 16 on a 2-core host, 15 spinning vCPUs left the BSP a fraction of a
+ * core). */
+#define IDLE_SPIN_US 30
 #define NMI_RESEND_US 1000
 
 struct worker_slot {
@@ -29,6 +37,9 @@ struct worker_slot {
     worker_fn fn;
     void *ctx;
     int nworkers;
+    /* Who took generation g: 2g+1 the worker (it runs the job), 2g the BSP
+     * (the worker came too late and skips it). Written by both, with a CAS. */
+    uint64_t turn __attribute__((aligned(64)));
     /* Written by the worker. */
     uint64_t done_gen __attribute__((aligned(64)));
     int sleeping;
@@ -58,10 +69,19 @@ static uint64_t ticks_from_us(uint64_t us) {
     return hz ? hz / 1000000 * us : us * 1000;
 }
 
+/* Takes generation g for `claim` (2g+1 worker, 2g BSP) unless the other
+ * side took it first; returns the value that holds for g afterwards. */
+static uint64_t take_turn(struct worker_slot *s, uint64_t g, uint64_t claim) {
+    uint64_t t = __atomic_load_n(&s->turn, __ATOMIC_ACQUIRE);
+    while (t < 2 * g)
+        if (__atomic_compare_exchange_n(&s->turn, &t, claim, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return claim;
+    return t;
+}
+
 __attribute__((noreturn)) void workers_ap_loop(int worker) {
     struct worker_slot *s = &slots[worker];
     s->apic_id = apic_id();
-    uint64_t seen = 0, idle_ticks = ticks_from_us(IDLE_SPIN_MS * 1000ull);
+    uint64_t seen = 0, idle_ticks = ticks_from_us(IDLE_SPIN_US);
     for (;;) {
         uint64_t g, spin_start = rdtsc();
         while ((g = __atomic_load_n(&s->start_gen, __ATOMIC_ACQUIRE)) == seen) {
@@ -74,13 +94,16 @@ __attribute__((noreturn)) void workers_ap_loop(int worker) {
             spin_start = rdtsc();
         }
         seen = g;
+        if (take_turn(s, g, 2 * g + 1) != 2 * g + 1) continue; /* the BSP did our share */
         s->fn(s->ctx, worker, s->nworkers);
         __atomic_store_n(&s->done_gen, g, __ATOMIC_RELEASE);
     }
 }
 
-void workers_run(worker_fn fn, void *ctx) {
-    int n = workers_count();
+/* Runs fn on workers 0..n-1. skip_late: a worker that has not started when
+ * the BSP's own share is done is left out (fn shares work by claiming it). */
+static void run_job(worker_fn fn, void *ctx, int n, int skip_late) {
+    if (n > workers_count()) n = workers_count();
     if (n <= 1) {
         fn(ctx, 0, 1);
         return;
@@ -98,6 +121,7 @@ void workers_run(worker_fn fn, void *ctx) {
     uint64_t resend_ticks = ticks_from_us(NMI_RESEND_US);
     for (int w = 1; w < n; w++) {
         struct worker_slot *s = &slots[w];
+        if (skip_late && take_turn(s, g, 2 * g) == 2 * g) continue;
         uint64_t last_check = rdtsc();
         while (__atomic_load_n(&s->done_gen, __ATOMIC_ACQUIRE) != g) {
             cpu_relax();
@@ -106,6 +130,14 @@ void workers_run(worker_fn fn, void *ctx) {
             last_check = rdtsc();
         }
     }
+}
+
+void workers_run(worker_fn fn, void *ctx) {
+    run_job(fn, ctx, workers_count(), 0);
+}
+
+void workers_run_claimed(worker_fn fn, void *ctx, int nworkers) {
+    run_job(fn, ctx, nworkers, 1);
 }
 
 /* ---------------------------------------------------------------- self-test */

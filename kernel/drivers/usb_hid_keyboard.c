@@ -16,6 +16,7 @@
 #define USAGE_ROLLOVER 0x01
 
 struct keyboard {
+    int in_use;
     uint8_t previous[8];
     uint8_t repeat_usage; /* 0: nothing repeating */
     uint8_t repeat_modifiers;
@@ -41,9 +42,18 @@ static const char usage_shift[0x39] = {
 };
 
 int usb_keyboard_add(void) {
-    if (keyboard_count >= USB_KEYBOARD_MAX) return -1;
-    memset(&keyboards[keyboard_count], 0, sizeof keyboards[0]);
-    return keyboard_count++;
+    for (int i = 0; i < USB_KEYBOARD_MAX; i++) {
+        if (keyboards[i].in_use) continue;
+        memset(&keyboards[i], 0, sizeof keyboards[0]);
+        keyboards[i].in_use = 1;
+        if (i >= keyboard_count) keyboard_count = i + 1;
+        return i;
+    }
+    return -1;
+}
+
+void usb_keyboard_remove(int index) {
+    if (index >= 0 && index < keyboard_count) memset(&keyboards[index], 0, sizeof keyboards[0]);
 }
 
 static void push(int key) {
@@ -106,7 +116,7 @@ static int contains(const uint8_t report[8], uint8_t usage) {
 }
 
 void usb_keyboard_report(int index, const uint8_t report[8]) {
-    if (index < 0 || index >= keyboard_count) return;
+    if (index < 0 || index >= keyboard_count || !keyboards[index].in_use) return;
     struct keyboard *kb = &keyboards[index];
     if (report[2] == USAGE_ROLLOVER) return; /* too many keys: keep the old state */
     uint8_t modifiers = report[0];

@@ -10,6 +10,8 @@
 
 /* A new keyboard: returns its index, or -1 when there are too many. */
 int usb_keyboard_add(void);
+/* The keyboard was unplugged: its index is free again, nothing repeats. */
+void usb_keyboard_remove(int index);
 /* One 8-byte boot report (modifiers, reserved, six key usages). */
 void usb_keyboard_report(int keyboard, const uint8_t report[8]);
 /* Next key from any USB keyboard (queued or repeated), KEY_NONE if none. */

@@ -9,14 +9,18 @@
 #include "kernel/drivers/timer.h"
 #include "lib/string.h"
 
-uint64_t xhci_alloc_page(void) {
-    uint64_t phys = page_alloc(1);
+int xhci_force_dma32;
+
+#define DMA32_LIMIT (1ull << 32)
+
+uint64_t xhci_alloc_page(struct xhci *hc) {
+    uint64_t phys = hc->dma32 ? page_alloc_below(DMA32_LIMIT, 1) : page_alloc(1);
     if (phys) memset(phys_to_virt(phys), 0, PAGE_SIZE);
     return phys;
 }
 
-int xhci_ring_init(struct xhci_ring *ring) {
-    ring->phys = xhci_alloc_page();
+int xhci_ring_init(struct xhci *hc, struct xhci_ring *ring) {
+    ring->phys = xhci_alloc_page(hc);
     if (!ring->phys) return -1;
     ring->trbs = phys_to_virt(ring->phys);
     ring->index = 0;
@@ -66,6 +70,11 @@ static int next_event(struct xhci *hc, struct xhci_trb *out) {
 }
 
 static void dispatch(struct xhci *hc, const struct xhci_trb *ev) {
+    if (TRB_GET_TYPE(ev->control) == TRB_PORT_STATUS_CHANGE) {
+        int port = (int)(ev->parameter >> 24) & 0xff;
+        if (port >= 1 && port <= (int)hc->max_ports) hc->port_changed |= 1ull << (port - 1);
+        return;
+    }
     if (TRB_GET_TYPE(ev->control) != TRB_TRANSFER_EVENT || !hc->on_transfer) return;
     int slot = ev->control >> 24, dci = (ev->control >> 16) & 0x1f;
     if (dci > 1) hc->on_transfer(hc, slot, dci, ev->status >> 24, ev->status & 0xffffff);
@@ -122,6 +131,26 @@ static int wait_bits(volatile uint8_t *base, uint32_t offset, uint32_t mask, uin
     return 0;
 }
 
+/* USB legacy support (extended capability 1): ask the firmware to let go
+ * (OS-owned semaphore), wait up to a second for its BIOS-owned semaphore to
+ * clear, then turn off its SMIs and acknowledge any pending SMI events. */
+static void take_from_firmware(struct xhci *hc, uint32_t offset) {
+    uint32_t cap = reg_read32(hc->cap, offset);
+    reg_write32(hc->cap, offset, cap | LEGACY_OS_OWNED);
+    if (cap & LEGACY_BIOS_OWNED) {
+        uint64_t start = timer_ns();
+        if (wait_bits(hc->cap, offset, LEGACY_BIOS_OWNED, 0, 1000000) < 0) {
+            kprintf("xhci: firmware did not release the controller in 1 s, taking it anyway\n");
+            reg_write32(hc->cap, offset, (reg_read32(hc->cap, offset) & ~LEGACY_BIOS_OWNED) | LEGACY_OS_OWNED);
+        } else {
+            kprintf("xhci: firmware handed the controller over in %lu us\n",
+                    (unsigned long)((timer_ns() - start) / 1000));
+        }
+    }
+    uint32_t control = reg_read32(hc->cap, offset + LEGACY_CONTROL);
+    reg_write32(hc->cap, offset + LEGACY_CONTROL, (control & LEGACY_SMI_KEEP) | LEGACY_SMI_EVENTS);
+}
+
 /* Extended capabilities: BIOS handoff (legacy support) and which ports are USB3. */
 static void walk_extended_caps(struct xhci *hc) {
     uint32_t hcc1 = reg_read32(hc->cap, CAP_HCCPARAMS1);
@@ -130,15 +159,7 @@ static void walk_extended_caps(struct xhci *hc) {
         uint32_t cap = reg_read32(hc->cap, offset);
         int id = cap & 0xff;
         if (id == XCAP_LEGACY) {
-            if (cap & LEGACY_BIOS_OWNED) {
-                reg_write32(hc->cap, offset, cap | LEGACY_OS_OWNED);
-                if (wait_bits(hc->cap, offset, LEGACY_BIOS_OWNED, 0, 1000000) < 0)
-                    kprintf("xhci: firmware did not release the controller, taking it anyway\n");
-            } else {
-                reg_write32(hc->cap, offset, cap | LEGACY_OS_OWNED);
-            }
-            /* No more SMIs from the firmware's USB code. */
-            reg_write32(hc->cap, offset + 4, reg_read32(hc->cap, offset + 4) & 0x000e1fee);
+            take_from_firmware(hc, offset);
         } else if (id == XCAP_PROTOCOL) {
             uint32_t ports = reg_read32(hc->cap, offset + 8);
             int major = cap >> 24, first = ports & 0xff, count = (ports >> 8) & 0xff;
@@ -155,11 +176,11 @@ static int setup_scratchpad(struct xhci *hc) {
     uint32_t count = (((hcs2 >> 21) & 0x1f) << 5) | (hcs2 >> 27);
     if (!count) return 0;
     if (count > 512) return -1;
-    uint64_t array_phys = xhci_alloc_page();
+    uint64_t array_phys = xhci_alloc_page(hc);
     if (!array_phys) return -1;
     uint64_t *array = phys_to_virt(array_phys);
     for (uint32_t i = 0; i < count; i++)
-        if (!(array[i] = xhci_alloc_page())) return -1;
+        if (!(array[i] = xhci_alloc_page(hc))) return -1;
     hc->dcbaa[0] = array_phys;
     return 0;
 }
@@ -188,7 +209,12 @@ int xhci_start(struct xhci *hc, const struct pci_device *pci) {
     if (hc->max_slots > XHCI_MAX_SLOTS) hc->max_slots = XHCI_MAX_SLOTS;
     hc->max_ports = hcs1 >> 24;
     if (hc->max_ports > XHCI_MAX_PORTS) hc->max_ports = XHCI_MAX_PORTS;
-    hc->context_size = (reg_read32(hc->cap, CAP_HCCPARAMS1) & HCC_CSZ) ? 64 : 32;
+    uint32_t hcc1 = reg_read32(hc->cap, CAP_HCCPARAMS1);
+    hc->context_size = (hcc1 & HCC_CSZ) ? 64 : 32;
+    hc->dma32 = !(hcc1 & HCC_AC64) || xhci_force_dma32;
+    if (hc->dma32)
+        kprintf("xhci: 32-bit DMA only (%s): rings, contexts and buffers below 4 GiB\n",
+                (hcc1 & HCC_AC64) ? "forced by boot.cfg" : "AC64 = 0");
     if (!(reg_read32(hc->op, OP_PAGESIZE) & 1)) {
         kprintf("xhci: controller does not support 4 KiB pages\n");
         return -1;
@@ -208,12 +234,12 @@ int xhci_start(struct xhci *hc, const struct pci_device *pci) {
         return -1;
     }
 
-    hc->dcbaa_phys = xhci_alloc_page();
-    hc->bounce_phys = xhci_alloc_page();
-    hc->events_phys = xhci_alloc_page();
-    uint64_t erst_phys = xhci_alloc_page();
+    hc->dcbaa_phys = xhci_alloc_page(hc);
+    hc->bounce_phys = xhci_alloc_page(hc);
+    hc->events_phys = xhci_alloc_page(hc);
+    uint64_t erst_phys = xhci_alloc_page(hc);
     if (!hc->dcbaa_phys || !hc->bounce_phys || !hc->events_phys || !erst_phys ||
-        xhci_ring_init(&hc->command) < 0) {
+        xhci_ring_init(hc, &hc->command) < 0) {
         kprintf("xhci: out of memory\n");
         return -1;
     }
@@ -251,8 +277,14 @@ int xhci_start(struct xhci *hc, const struct pci_device *pci) {
     return 0;
 }
 
-int xhci_port_connected(struct xhci *hc, int port) {
-    return (reg_read32(hc->op, PORTSC(port)) & PORT_CONNECTED) != 0;
+uint32_t xhci_port_take_changes(struct xhci *hc, int port) {
+    uint32_t sc = reg_read32(hc->op, PORTSC(port));
+    if (sc & PORT_CHANGE_BITS) reg_write32(hc->op, PORTSC(port), (sc & PORT_PRESERVE) | (sc & PORT_CHANGE_BITS));
+    return sc;
+}
+
+uint32_t xhci_port_status(struct xhci *hc, int port) {
+    return reg_read32(hc->op, PORTSC(port));
 }
 
 int xhci_port_reset(struct xhci *hc, int port) {

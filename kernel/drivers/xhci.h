@@ -46,6 +46,8 @@ struct xhci {
     const struct pci_device *pci;
     volatile uint8_t *cap, *op, *rt, *db;
     uint32_t max_slots, max_ports, context_size;
+    int dma32;             /* AC64 = 0: every DMA page below 4 GiB */
+    uint64_t port_changed; /* root ports with a Port Status Change event, bit port - 1 */
     uint64_t *dcbaa;
     uint64_t dcbaa_phys;
     struct xhci_ring command;
@@ -59,6 +61,13 @@ struct xhci {
     xhci_transfer_handler on_transfer;
 };
 
+/* Set before xhci_start to treat a 64-bit controller as 32-bit (boot.cfg
+ * xhci_dma32=1: tests the below-4-GiB path on QEMU, whose xHCI has AC64). */
+extern int xhci_force_dma32;
+/* One zeroed page the controller can reach (below 4 GiB when hc->dma32),
+ * its physical address; 0 when out of memory. */
+uint64_t xhci_alloc_page(struct xhci *hc);
+
 /* Takes the controller from the firmware, resets and starts it. 0 or -1
  * (after printing why). */
 int xhci_start(struct xhci *hc, const struct pci_device *pci);
@@ -66,9 +75,12 @@ int xhci_start(struct xhci *hc, const struct pci_device *pci);
  * hc->on_transfer. Cheap when there is none (one memory read). */
 void xhci_poll(struct xhci *hc);
 
-/* Root ports. Returns the speed of an enabled device after reset (USB2) or
- * link-up (USB3), 0 when nothing usable is connected. */
-int xhci_port_connected(struct xhci *hc, int port);
+/* Root ports (PORTSC bits: 0 connected, 17 connect change). */
+uint32_t xhci_port_status(struct xhci *hc, int port);
+/* PORTSC of a root port, whose change bits are then cleared (acknowledged). */
+uint32_t xhci_port_take_changes(struct xhci *hc, int port);
+/* Returns the speed of an enabled device after reset (USB2) or link-up
+ * (USB3), 0 when nothing usable is connected. */
 int xhci_port_reset(struct xhci *hc, int port);
 
 /* Device slots. Slot context facts for Address Device. */

@@ -39,9 +39,9 @@ int xhci_enable_slot(struct xhci *hc) {
     }
     struct xhci_slot *s = &hc->slots[slot];
     memset(s, 0, sizeof *s);
-    s->input_phys = xhci_alloc_page();
-    s->device_phys = xhci_alloc_page();
-    if (!s->input_phys || !s->device_phys || xhci_ring_init(&s->rings[1]) < 0) {
+    s->input_phys = xhci_alloc_page(hc);
+    s->device_phys = xhci_alloc_page(hc);
+    if (!s->input_phys || !s->device_phys || xhci_ring_init(hc, &s->rings[1]) < 0) {
         kprintf("usb: out of memory for a device slot\n");
         free_slot_memory(hc, slot);
         xhci_command(hc, 0, 0, TRB_TYPE(TRB_DISABLE_SLOT) | ((uint32_t)slot << 24), 0);
@@ -123,7 +123,7 @@ int xhci_configure_interrupt_in(struct xhci *hc, int slot, int speed, uint8_t ad
     if (number == 0 || !(address & 0x80)) return -1;
     int dci = number * 2 + 1;
     struct xhci_slot *s = &hc->slots[slot];
-    if (!s->rings[dci].trbs && xhci_ring_init(&s->rings[dci]) < 0) return -1;
+    if (!s->rings[dci].trbs && xhci_ring_init(hc, &s->rings[dci]) < 0) return -1;
     uint32_t *sc = prepare_configure(hc, slot, 1u << dci);
     uint32_t entries = sc[0] >> 27;
     if ((uint32_t)dci > entries) sc[0] = (sc[0] & 0x07ffffff) | ((uint32_t)dci << 27);

@@ -11,6 +11,7 @@
 #define CAP_HCCPARAMS1 0x10
 #define CAP_DBOFF 0x14
 #define CAP_RTSOFF 0x18
+#define HCC_AC64 (1u << 0)
 #define HCC_CSZ (1u << 2)
 
 #define OP_USBCMD 0x00
@@ -28,6 +29,7 @@
 #define STS_HCE (1u << 12)
 
 #define PORT_CONNECTED (1u << 0)
+#define PORT_CONNECT_CHANGE (1u << 17)
 #define PORT_ENABLED (1u << 1)
 #define PORT_RESET (1u << 4)
 #define PORT_POWER (1u << 9)
@@ -49,6 +51,11 @@
 #define XCAP_PROTOCOL 2
 #define LEGACY_BIOS_OWNED (1u << 16)
 #define LEGACY_OS_OWNED (1u << 24)
+#define LEGACY_CONTROL 4 /* USBLEGCTLSTS, after USBLEGSUP */
+/* USBLEGCTLSTS: the SMI enables (bits 0, 4, 13-15) cleared, the rest kept,
+ * and the SMI event bits 29-31 (write 1 to clear) acknowledged. */
+#define LEGACY_SMI_KEEP 0x000e1feeu
+#define LEGACY_SMI_EVENTS (7u << 29)
 
 #define RING_TRBS 256
 #define EVENT_TRBS 256
@@ -92,8 +99,7 @@ static inline void reg_write64(volatile uint8_t *base, uint32_t off, uint64_t v)
 }
 
 /* Shared between xhci.c and xhci_device.c. */
-uint64_t xhci_alloc_page(void);
-int xhci_ring_init(struct xhci_ring *ring);
+int xhci_ring_init(struct xhci *hc, struct xhci_ring *ring);
 uint64_t xhci_ring_push(struct xhci_ring *ring, uint64_t parameter, uint32_t status, uint32_t control);
 void xhci_ring_doorbell(struct xhci *hc, int slot, int target);
 /* Waits for an event of `type` (matching trb_phys if nonzero, and slot/dci

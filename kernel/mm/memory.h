@@ -22,6 +22,9 @@ uint64_t page_alloc(size_t count);
 void page_free(uint64_t phys, size_t count);
 /* Like page_alloc, but only pages at or above min_phys (e.g. 4 GiB). */
 uint64_t page_alloc_above(uint64_t min_phys, size_t count);
+/* Like page_alloc, but the whole run lies below limit_phys (DMA for a
+ * device limited to 32-bit addresses: limit 4 GiB). */
+uint64_t page_alloc_below(uint64_t limit_phys, size_t count);
 /* Pages in the longest run of free pages: the largest page_alloc that can succeed now. */
 uint64_t page_largest_free_run(void);
 

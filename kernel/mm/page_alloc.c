@@ -210,18 +210,27 @@ uint64_t page_alloc(size_t count) {
     return phys;
 }
 
-uint64_t page_alloc_above(uint64_t min_phys, size_t count) {
+/* First fit of `count` pages in page numbers [start, end). */
+static uint64_t alloc_in_range(uint64_t start, uint64_t end, size_t count) {
     if (!bitmap || count == 0) return 0;
-    uint64_t start = (min_phys + PAGE_SIZE - 1) / PAGE_SIZE;
     if (start < FIRST_PAGE) start = FIRST_PAGE;
+    if (end > bitmap_pages) end = bitmap_pages;
     page_lock();
     uint64_t phys = 0;
     if (count <= free_pages) {
-        uint64_t first = find_free_run(start, bitmap_pages, count);
+        uint64_t first = find_free_run(start, end, count);
         if (first) phys = take_run(first, count);
     }
     page_unlock();
     return phys;
+}
+
+uint64_t page_alloc_above(uint64_t min_phys, size_t count) {
+    return alloc_in_range((min_phys + PAGE_SIZE - 1) / PAGE_SIZE, bitmap_pages, count);
+}
+
+uint64_t page_alloc_below(uint64_t limit_phys, size_t count) {
+    return alloc_in_range(FIRST_PAGE, limit_phys / PAGE_SIZE, count);
 }
 
 void page_free(uint64_t phys, size_t count) {

@@ -65,6 +65,6 @@ enum session_simd session_simd_fastest(void) {
 
 int session_use_workers(int limit) {
     int n = workers_set_limit(limit);
-    parallel_set_runner(workers_run, n);
+    parallel_set_runner(workers_run_claimed, n);
     return n;
 }

@@ -1,7 +1,8 @@
 """cases_usb.py - QEMU cases for PCI enumeration, the xHCI driver and the USB
 HID boot keyboard: keys typed with the monitor's sendkey reach the shell
-through a keyboard on the root port, behind a hub, and next to the USB stick
-the image boots from. i8042=off removes the PS/2 controller so a key can
+through a keyboard on the root port, behind a hub, next to the USB stick
+the image boots from, and plugged in (or unplugged and replugged, or behind
+a hub added later) after boot with the monitor's device_add/device_del. i8042=off removes the PS/2 controller so a key can
 only arrive over USB."""
 import re
 
@@ -13,8 +14,8 @@ KBD_HUB = ["-device", "qemu-xhci,id=xhci", "-device", "usb-hub,bus=xhci.0,port=1
            "-device", "usb-kbd,bus=xhci.0,port=1.1"]
 
 
-def boot_with_keyboard(ctx, extra, **kw):
-    vm = ctx.boot(extra_args=NO_PS2 + extra, **kw)
+def boot_with_keyboard(ctx, extra, image=None, **kw):
+    vm = ctx.boot(image, extra_args=NO_PS2 + extra, **kw)
     out = vm.expect(READY, timeout=60)
     ms = float(READY.search(out.encode()).group(1))
     vm.wait_prompt(timeout=20)
@@ -90,10 +91,75 @@ def test_usb_keyboard_with_usb_stick_boot(ctx):
         assert "stories260K.bin" in out, f"/ls after USB boot: {out!r}"
 
 
+XHCI_ONLY = ["-device", "qemu-xhci,id=xhci"]
+KEYBOARD_GONE = re.compile(rb"usb: keyboard on slot \d+ removed")
+
+
+def boot_without_keyboard(ctx, extra=(), image=None):
+    vm = ctx.boot(image, extra_args=NO_PS2 + XHCI_ONLY + list(extra))
+    vm.expect(READY, timeout=60)
+    vm.wait_prompt(timeout=20)
+    vm.expect("usb: enumeration done", timeout=30)
+    return vm
+
+
+def monitor_ok(vm, command):
+    out = vm.monitor_command(command)
+    assert "Error" not in out and "error" not in out, f"monitor {command!r}: {out!r}"
+
+
+def plug_keyboard(vm, device_args, word):
+    """device_add a keyboard, wait for the kernel to bind it, type on it."""
+    monitor_ok(vm, f"device_add usb-kbd,bus=xhci.0,{device_args}")
+    vm.expect(KEYBOARD_READY, timeout=30)
+    typed_echo_answers(vm, word)
+
+
+def unplug_keyboard(vm, device_id):
+    monitor_ok(vm, f"device_del {device_id}")
+    vm.expect(KEYBOARD_GONE, timeout=30)
+
+
+def test_usb_keyboard_hotplug_after_boot(ctx):
+    """No keyboard at boot; one added with device_add works, is removed with
+    device_del, and works again when added back."""
+    with boot_without_keyboard(ctx) as vm:
+        assert "usb: keyboard ready" not in vm.text(), "a keyboard was found before one was plugged in"
+        plug_keyboard(vm, "id=kbd1", "plugged")
+        unplug_keyboard(vm, "kbd1")
+        plug_keyboard(vm, "id=kbd1", "replugged")
+
+
+def test_usb_keyboard_hotplug_behind_hub(ctx):
+    """A hub added after boot, then a keyboard plugged into its port 1, then
+    the keyboard moved to port 3 of the same hub."""
+    with boot_without_keyboard(ctx) as vm:
+        monitor_ok(vm, "device_add usb-hub,bus=xhci.0,port=2,id=hub1")
+        vm.expect("usb: hub with", timeout=30)
+        plug_keyboard(vm, "port=2.1,id=kbd1", "hubbed")
+        unplug_keyboard(vm, "kbd1")
+        plug_keyboard(vm, "port=2.3,id=kbd2", "moved")
+
+
+def test_usb_keyboard_dma_below_4g(ctx):
+    """boot.cfg xhci_dma32=1 treats the controller as AC64 = 0: with 6 GiB of
+    RAM every ring, context and buffer comes from below 4 GiB, and the
+    keyboard still works."""
+    img = ctx.image("usb-dma32", [ctx.model("stories260K.bin"), ctx.model("tok512.bin")],
+                    "model=stories260K.bin\ntokenizer=tok512.bin\nxhci_dma32=1\n")
+    vm, _ = boot_with_keyboard(ctx, KBD_ROOT, image=img, memory="6G")
+    with vm:
+        assert "xhci: 32-bit DMA only (forced by boot.cfg)" in vm.text(), vm.text()[-2000:]
+        typed_echo_answers(vm, "low")
+
+
 CASES = [
     test_pci_lists_devices,
     test_usb_keyboard_root_port,
     test_usb_keyboard_repeat,
     test_usb_keyboard_behind_hub,
     test_usb_keyboard_with_usb_stick_boot,
+    test_usb_keyboard_hotplug_after_boot,
+    test_usb_keyboard_hotplug_behind_hub,
+    test_usb_keyboard_dma_below_4g,
 ]

@@ -35,6 +35,7 @@ import cases_big_models  # noqa: E402
 import cases_context  # noqa: E402
 import cases_gguf_split  # noqa: E402
 import cases_hardware  # noqa: E402
+import cases_matrix  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
@@ -99,6 +100,7 @@ class Skip(Exception):
     pass
 
 BIG_ENV = "LLMK_BIG_TESTS"  # set by make test-big
+MATRIX_ENV = "LLMK_MATRIX_TESTS"  # set by make test-matrix
 
 
 def run(cmd):
@@ -115,7 +117,7 @@ def main():
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
 
-    cases = cases_boot.CASES + cases_llm.CASES + cases_usb.CASES + cases_smp.CASES + cases_screen.CASES + cases_gguf.CASES + cases_robust.CASES + cases_parallel.CASES + cases_robust_gguf.CASES + cases_storage.CASES + cases_big_models.CASES + cases_context.CASES + cases_gguf_split.CASES + cases_hardware.CASES
+    cases = cases_boot.CASES + cases_llm.CASES + cases_usb.CASES + cases_smp.CASES + cases_screen.CASES + cases_gguf.CASES + cases_robust.CASES + cases_parallel.CASES + cases_robust_gguf.CASES + cases_storage.CASES + cases_big_models.CASES + cases_context.CASES + cases_gguf_split.CASES + cases_hardware.CASES + cases_matrix.CASES
     cases = [c for c in cases if args.filter in c.__name__]
     # The test_big_ cases are make test-big's, not make test's: left out here
     # (not skipped, so a CI run of make test has nothing missing to fail on).
@@ -124,6 +126,8 @@ def main():
         cases = [c for c in cases if not c.__name__.startswith("test_big_")]
         if big:
             print(f"note: {len(big)} test_big_ cases are run by make test-big ({BIG_ENV}=1), not here")
+    if not os.environ.get(MATRIX_ENV):
+        cases = [c for c in cases if not c.__name__.startswith("test_matrix_")]
     if args.list:
         for c in cases:
             print(c.__name__)

@@ -24,20 +24,22 @@ class VMError(Exception):
 
 class VM:
     def __init__(self, image, ovmf, memory="1G", smp=1, usb_stick=False, extra_args=(),
-                 vga=True, name="vm", serial=True):
+                 vga=True, name="vm", machine="q35", cpu="max", firmware_args=None, serial=True):
+        """firmware_args replaces -bios ovmf (e.g. two pflash drives); serial=False
+        gives the machine no serial port (-serial none): read the screen instead."""
         self.name = name
         self.dir = tempfile.mkdtemp(prefix="llmk-")
         self.serial_path = os.path.join(self.dir, "serial.sock")
         self.monitor_path = os.path.join(self.dir, "monitor.sock")
         self.log_path = os.path.join(self.dir, "serial.log")
-        args = ["qemu-system-x86_64", "-machine", "q35", "-cpu", "max", "-accel", "tcg",
-                "-m", memory, "-smp", str(smp), "-bios", ovmf, "-nodefaults", "-nic", "none",
+        firmware = firmware_args if firmware_args is not None else ["-bios", ovmf]
+        serial_args = ["-chardev", f"socket,id=ser0,path={self.serial_path},server=on,wait=on",
+                       "-serial", "chardev:ser0"] if serial else ["-serial", "none"]
+        args = ["qemu-system-x86_64", "-machine", machine, "-cpu", cpu, "-accel", "tcg",
+                "-m", memory, "-smp", str(smp)] + firmware + ["-nodefaults", "-nic", "none",
                 "-no-reboot", "-display", "none",
-                "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
+                "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"] + serial_args + [
                 "-monitor", f"unix:{self.monitor_path},server=on,wait=off"]
-        # serial=False: no COM1 at all (-nodefaults): the screen is the console.
-        args += ["-chardev", f"socket,id=ser0,path={self.serial_path},server=on,wait=on",
-                 "-serial", "chardev:ser0"] if serial else ["-serial", "none"]
         if vga:
             args += ["-vga", "std"]
         if usb_stick:
@@ -58,11 +60,10 @@ class VM:
                                      stderr=subprocess.STDOUT)
         self.monitor = None
         self.serial = self.reader = None
-        if not serial:
-            return
-        self.serial = self._connect(self.serial_path)
-        self.reader = threading.Thread(target=self._read_loop, daemon=True)
-        self.reader.start()
+        if serial:
+            self.serial = self._connect(self.serial_path)
+            self.reader = threading.Thread(target=self._read_loop, daemon=True)
+            self.reader.start()
 
     def _connect(self, path, timeout=20):
         deadline = time.monotonic() + timeout
