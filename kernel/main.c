@@ -35,9 +35,10 @@ static void sanitize_memory_map(struct boot_info *info) {
     struct memory_map_report report;
     info->mem_region_count = memory_map_sanitize(info->mem, info->mem_region_count, &report);
     if (report.dropped || report.overlaps || report.truncated)
-        kprintf("kernel: memory map: %u impossible entries dropped, %u overlaps resolved (the more restrictive "
-                "type kept), %u regions lost\n",
-                report.dropped, report.overlaps, report.truncated);
+        kprintf(
+            "kernel: memory map: %u impossible entries dropped, %u overlaps resolved (the more restrictive "
+            "type kept), %u regions lost\n",
+            report.dropped, report.overlaps, report.truncated);
 }
 
 /* The loader's direct map, if it already covers the range (early boot). */

@@ -18,7 +18,8 @@ struct apic_mode_choice {
 static inline struct apic_mode_choice apic_choose_mode(int cpu_has_x2apic, int firmware_enabled_x2apic,
                                                        uint32_t max_apic_id, int forced) {
     if (firmware_enabled_x2apic) return (struct apic_mode_choice){1, "enabled by the firmware"};
-    if (cpu_has_x2apic && max_apic_id > XAPIC_MAX_ID) return (struct apic_mode_choice){1, "APIC ids above 254"};
+    if (cpu_has_x2apic && max_apic_id > XAPIC_MAX_ID)
+        return (struct apic_mode_choice){1, "APIC ids above 254"};
     if (cpu_has_x2apic && forced) return (struct apic_mode_choice){1, "apic=x2apic in boot.cfg"};
     if (max_apic_id > XAPIC_MAX_ID)
         return (struct apic_mode_choice){0, "the CPU has no x2APIC: processors above id 254 stay off"};

@@ -47,8 +47,8 @@ static int present_count = 1;
 static int online_count = 1;  /* final after start-up: the workers */
 static int started_count = 1; /* APs that reached ap_main in time, plus the BSP */
 static uint32_t bsp_apic_id;
-static int boot_closed;      /* the BSP stopped waiting for APs */
-static int workers_assigned; /* cpus[].worker is final */
+static int boot_closed;          /* the BSP stopped waiting for APs */
+static int workers_assigned;     /* cpus[].worker is final */
 static uint32_t stopper_apic_id; /* APIC id + 1 of the CPU that stopped the others; 0 = none */
 
 int smp_online_count(void) {
@@ -78,8 +78,8 @@ int smp_nmi_expected(void) {
 
 void smp_stop_others(void) {
     uint32_t self = apic_id(), none = 0;
-    if (online_count <= 1 ||
-        !__atomic_compare_exchange_n(&stopper_apic_id, &none, self + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+    if (online_count <= 1 || !__atomic_compare_exchange_n(&stopper_apic_id, &none, self + 1, 0,
+                                                          __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
         return;
     for (int i = 0; i < SMP_MAX_CPUS; i++)
         if ((i == 0 || cpus[i].worker > 0) && cpus[i].apic_id != self) apic_send_nmi(cpus[i].apic_id);
@@ -254,7 +254,9 @@ void smp_init(const struct boot_info *info) {
     int kept = 0;
     for (int i = 0; i < n; i++)
         if (apic_is_x2apic() || ids[i] <= XAPIC_MAX_ID) ids[kept++] = ids[i];
-    if (kept < n) kprintf("smp: %d processor%s above APIC id 254 left off (xAPIC)\n", n - kept, n - kept == 1 ? "" : "s");
+    if (kept < n)
+        kprintf("smp: %d processor%s above APIC id 254 left off (xAPIC)\n", n - kept,
+                n - kept == 1 ? "" : "s");
     n = kept;
     for (int i = 0; i < n && aps + 1 < SMP_MAX_CPUS; i++) {
         if (ids[i] == bsp_apic_id) continue;

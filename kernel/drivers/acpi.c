@@ -86,8 +86,8 @@ static void parse_madt(const struct acpi_madt *madt) {
     max_apic_id = cpus.max_id;
     if (cpus.count > 0) cpu_count = cpus.count;
     if (cpus.duplicates || cpus.absurd || cpus.bad_entries)
-        kprintf("acpi: MADT: %d duplicate and %d impossible APIC ids skipped%s\n", cpus.duplicates, cpus.absurd,
-                cpus.bad_entries ? ", a malformed entry ended the table" : "");
+        kprintf("acpi: MADT: %d duplicate and %d impossible APIC ids skipped%s\n", cpus.duplicates,
+                cpus.absurd, cpus.bad_entries ? ", a malformed entry ended the table" : "");
     if (cpus.over_limit)
         kprintf("acpi: MADT lists %d more processors than the %d the kernel starts\n", cpus.over_limit,
                 ACPI_MAX_CPUS);
@@ -97,8 +97,7 @@ static void parse_madt(const struct acpi_madt *madt) {
 static int find_s5_in(const struct acpi_sdt_header *t) {
     if (!t) return 0;
     uint8_t a, b;
-    enum acpi_s5_result r =
-        acpi_aml_find_s5((const uint8_t *)t + sizeof *t, t->length - sizeof *t, &a, &b);
+    enum acpi_s5_result r = acpi_aml_find_s5((const uint8_t *)t + sizeof *t, t->length - sizeof *t, &a, &b);
     if (r == ACPI_S5_FOUND) {
         slp_typ_a = a, slp_typ_b = b, s5_found = 1;
         kprintf("acpi: \\_S5_ in the %.4s: SLP_TYP %u/%u\n", t->signature, a, b);
@@ -215,7 +214,8 @@ static void sleep_through_sleep_registers(void) {
 }
 
 void acpi_poweroff(void) {
-    int can_sleep = s5_found && (fadt.hardware_reduced ? fadt.sleep_control.address != 0 : fadt.pm1a_cnt != 0);
+    int can_sleep =
+        s5_found && (fadt.hardware_reduced ? fadt.sleep_control.address != 0 : fadt.pm1a_cnt != 0);
     if (can_sleep) {
         if (fadt.hardware_reduced)
             sleep_through_sleep_registers();

@@ -41,8 +41,8 @@ static uint32_t channel_to_mask(uint8_t value, uint32_t mask) {
     int shift = lowest_set_bit(mask);
     int bits = 0;
     while (shift + bits < 32 && (mask & (1u << (shift + bits)))) bits++;
-    if (bits > 24) bits = 24;                  /* keeps the product below in 32 bits */
-    uint32_t full = (1u << bits) - 1;          /* 255 is full scale: a 10-bit white is 1023 */
+    if (bits > 24) bits = 24;         /* keeps the product below in 32 bits */
+    uint32_t full = (1u << bits) - 1; /* 255 is full scale: a 10-bit white is 1023 */
     uint32_t v = (value * full + 127) / 255u;
     return (v << shift) & mask;
 }

@@ -52,7 +52,8 @@ static void ecam_init(void) {
     if (!mcfg) return;
     struct acpi_ecam_window w;
     acpi_mcfg_parse(mcfg, mcfg->length, &w);
-    if (w.skipped) kprintf("pci: %d impossible MCFG window%s skipped\n", w.skipped, w.skipped == 1 ? "" : "s");
+    if (w.skipped)
+        kprintf("pci: %d impossible MCFG window%s skipped\n", w.skipped, w.skipped == 1 ? "" : "s");
     if (!w.base) return;
     static uint64_t ram[BOOT_MAX_MEM_REGIONS][2];
     if (acpi_ecam_overlaps_ram(&w, (const uint64_t(*)[2])ram, ram_ranges(ram, BOOT_MAX_MEM_REGIONS))) {
@@ -67,9 +68,10 @@ static void ecam_init(void) {
     int ecam_answers = (through_ecam & 0xffff) != 0xffff && (through_ecam & 0xffff) != 0;
     int ports_answer = (through_ports & 0xffff) != 0xffff && (through_ports & 0xffff) != 0;
     if (!ecam_answers && ports_answer) {
-        kprintf("pci: nothing answers in the MCFG window at 0x%lx (read 0x%08x, port 0xCF8 reads 0x%08x): using "
-                "port 0xCF8\n",
-                (unsigned long)w.base, through_ecam, through_ports);
+        kprintf(
+            "pci: nothing answers in the MCFG window at 0x%lx (read 0x%08x, port 0xCF8 reads 0x%08x): using "
+            "port 0xCF8\n",
+            (unsigned long)w.base, through_ecam, through_ports);
         ecam.base = 0;
     }
 }

@@ -83,8 +83,8 @@ static int hpet_reference(struct reference *r) {
     if (period_fs == 0 || period_fs > 100000000ull) return 0; /* the spec caps it at 100 ns */
     if (!(regs[HPET_CONFIG / 8] & HPET_ENABLE)) regs[HPET_CONFIG / 8] |= HPET_ENABLE;
     int wide = (regs[HPET_CAPABILITIES / 8] >> 13) & 1;
-    *r = (struct reference){"HPET", FEMTOSECONDS / period_fs, wide ? ~0ull : 0xffffffffull, read_hpet, 0,
-                            regs + HPET_COUNTER / 8};
+    *r = (struct reference){"HPET", FEMTOSECONDS / period_fs, wide ? ~0ull : 0xffffffffull, read_hpet,
+                            0,      regs + HPET_COUNTER / 8};
     return 1;
 }
 
@@ -93,7 +93,7 @@ static int pm_timer_reference(struct reference *r) {
     uint16_t port = acpi_pm_timer_port(&bits);
     if (!port) return 0;
     *r = (struct reference){"ACPI PM timer", PM_TIMER_HZ, bits == 32 ? 0xffffffffull : 0xffffffull,
-                            read_pm_timer, port, 0};
+                            read_pm_timer,   port,        0};
     return 1;
 }
 

@@ -7,7 +7,8 @@
 
 static int region_is_bad(const struct boot_mem_region *r) {
     return (r->base & (PAGE_BYTES - 1)) || r->pages == 0 || r->type < BOOT_MEM_USABLE ||
-           r->type > BOOT_MEM_RESERVED || r->base >= PHYS_LIMIT || r->pages > (PHYS_LIMIT - r->base) / PAGE_BYTES;
+           r->type > BOOT_MEM_RESERVED || r->base >= PHYS_LIMIT ||
+           r->pages > (PHYS_LIMIT - r->base) / PAGE_BYTES;
 }
 
 static uint64_t region_end(const struct boot_mem_region *r) {
@@ -68,10 +69,12 @@ uint32_t memory_map_sanitize(struct boot_mem_region *mem, uint32_t count, struct
     sort_by_base(mem, n);
     int overlapping = 0;
     for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = i + 1; j < n && mem[j].base < region_end(&mem[i]); j++) report->overlaps++, overlapping = 1;
+        for (uint32_t j = i + 1; j < n && mem[j].base < region_end(&mem[i]); j++)
+            report->overlaps++, overlapping = 1;
     if (!overlapping) { /* the usual case: only merge touching regions of one type */
         uint32_t m = 0, unused = 0;
-        for (uint32_t i = 0; i < n; i++) emit(mem, &m, &unused, mem[i].base, region_end(&mem[i]), mem[i].type);
+        for (uint32_t i = 0; i < n; i++)
+            emit(mem, &m, &unused, mem[i].base, region_end(&mem[i]), mem[i].type);
         return m;
     }
     /* Cut the address space at every region edge; each piece takes the most

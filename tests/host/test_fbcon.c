@@ -56,7 +56,9 @@ static void screen_open_format(uint32_t width, uint32_t height, uint32_t pad_byt
     fb.height = height;
     fb.pitch = screen.pitch;
     fb.format = format;
-    if (masks) fb.red_mask = masks[0], fb.green_mask = masks[1], fb.blue_mask = masks[2], fb.reserved_mask = masks[3];
+    if (masks)
+        fb.red_mask = masks[0], fb.green_mask = masks[1], fb.blue_mask = masks[2],
+        fb.reserved_mask = masks[3];
     fbcon_init(&fb);
 }
 
@@ -96,14 +98,20 @@ static void test_pixel_formats(void) {
         screen_open_format(1024, 768, 36, cases[i].format, cases[i].masks); /* stride not a multiple of 8 */
         check(fbc.active && fbc.palette[1] == cases[i].red && fbc.palette[15] == cases[i].white &&
                   pixel(1023, 0) == (uint32_t)fbc.palette[0],
-              cases[i].name, "active %d red 0x%08x white 0x%08x", fbc.active, fbc.palette[1], fbc.palette[15]);
+              cases[i].name, "active %d red 0x%08x white 0x%08x", fbc.active, fbc.palette[1],
+              fbc.palette[15]);
     }
-    struct boot_framebuffer fb = {.base = 0x80000000u, .width = 800, .height = 600, .pitch = 800 * 4,
-                                  .size = 800 * 4 * 600, .format = BOOT_PIXEL_BGRX};
+    struct boot_framebuffer fb = {.base = 0x80000000u,
+                                  .width = 800,
+                                  .height = 600,
+                                  .pitch = 800 * 4,
+                                  .size = 800 * 4 * 600,
+                                  .format = BOOT_PIXEL_BGRX};
     check(fbcon_unusable_reason(&fb) == NULL, "800x600 BGRX at stride 3200 is usable", "refused");
     fb.pitch = 799 * 4;
     const char *why = fbcon_unusable_reason(&fb);
-    check(why && strstr(why, "stride"), "stride smaller than the width is refused", "%s", why ? why : "accepted");
+    check(why && strstr(why, "stride"), "stride smaller than the width is refused", "%s",
+          why ? why : "accepted");
     fb.pitch = 800 * 4;
     fb.size = 800 * 4 * 599;
     check(fbcon_unusable_reason(&fb) != NULL, "framebuffer larger than its memory is refused", "accepted");
@@ -122,7 +130,10 @@ static void test_pixel_formats(void) {
     screen_open_format(640, 480, 0, BOOT_PIXEL_BGRX, NULL);
     console_close();
     struct boot_framebuffer narrow = {.base = (uint64_t)(uintptr_t)screen.pixels - DIRECT_MAP_BASE,
-                                      .width = 640, .height = 480, .pitch = 639 * 4, .size = 640 * 4 * 480,
+                                      .width = 640,
+                                      .height = 480,
+                                      .pitch = 639 * 4,
+                                      .size = 640 * 4 * 480,
                                       .format = BOOT_PIXEL_BGRX};
     fbcon_init(&narrow);
     check(!fbc.active, "console stays off on a stride smaller than the width", "came up");

@@ -26,7 +26,12 @@ struct s5_case {
 
 static const struct s5_case s5_cases[] = {
     /* QEMU's DSDT: Name (_S5, Package (0x04) {Zero, Zero, Zero, Zero}) */
-    {"QEMU package of ZeroOps", {0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x04, 0, 0, 0, 0}, 12, ACPI_S5_FOUND, 0, 0},
+    {"QEMU package of ZeroOps",
+     {0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x04, 0, 0, 0, 0},
+     12,
+     ACPI_S5_FOUND,
+     0,
+     0},
     {"root prefix, BytePrefix values",
      {0x08, '\\', '_', 'S', '5', '_', 0x12, 0x08, 0x04, 0x0A, 0x07, 0x0A, 0x07, 0, 0},
      15,
@@ -39,11 +44,26 @@ static const struct s5_case s5_cases[] = {
      ACPI_S5_FOUND,
      5,
      1},
-    {"one element: used for both", {0x08, '_', 'S', '5', '_', 0x12, 0x04, 0x01, 0x0A, 0x05}, 10, ACPI_S5_FOUND, 5, 5},
+    {"one element: used for both",
+     {0x08, '_', 'S', '5', '_', 0x12, 0x04, 0x01, 0x0A, 0x05},
+     10,
+     ACPI_S5_FOUND,
+     5,
+     5},
     {"a reference, not a definition", {0x70, '_', 'S', '5', '_', 0x60}, 6, ACPI_S5_ABSENT, 0, 0},
     {"name at the very end", {0x08, '_', 'S', '5', '_'}, 5, ACPI_S5_TRUNCATED, 0, 0},
-    {"package cut inside a value", {0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x04, 0x0A}, 9, ACPI_S5_TRUNCATED, 0, 0},
-    {"PkgLength past the table", {0x08, '_', 'S', '5', '_', 0x12, 0x3F, 0x04, 0, 0}, 10, ACPI_S5_TRUNCATED, 0, 0},
+    {"package cut inside a value",
+     {0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x04, 0x0A},
+     9,
+     ACPI_S5_TRUNCATED,
+     0,
+     0},
+    {"PkgLength past the table",
+     {0x08, '_', 'S', '5', '_', 0x12, 0x3F, 0x04, 0, 0},
+     10,
+     ACPI_S5_TRUNCATED,
+     0,
+     0},
     {"SLP_TYP out of range",
      {0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x02, 0x0A, 0x09, 0x0A, 0x09},
      12,
@@ -52,7 +72,12 @@ static const struct s5_case s5_cases[] = {
      0},
     {"a method, not a package", {0x08, '_', 'S', '5', '_', 0x14, 0x05, 0, 0, 0}, 10, ACPI_S5_ODD, 0, 0},
     {"zero elements", {0x08, '_', 'S', '5', '_', 0x12, 0x02, 0x00}, 8, ACPI_S5_ODD, 0, 0},
-    {"reserved PkgLength bits", {0x08, '_', 'S', '5', '_', 0x12, 0x70, 0x00, 0x02, 0, 0}, 11, ACPI_S5_ODD, 0, 0},
+    {"reserved PkgLength bits",
+     {0x08, '_', 'S', '5', '_', 0x12, 0x70, 0x00, 0x02, 0, 0},
+     11,
+     ACPI_S5_ODD,
+     0,
+     0},
     {"a string where a value belongs",
      {0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x02, 0x0D, 'x', 0x00, 0x00},
      12,
@@ -60,8 +85,8 @@ static const struct s5_case s5_cases[] = {
      0,
      0},
     {"a bad definition, then a good one",
-     {0x08, '_', 'S', '5', '_', 0x12, 0x04, 0x02, 0x0D, 0x00, 0x08, '_', 'S', '5', '_', 0x12, 0x05, 0x02, 0x0A,
-      0x06, 0x00},
+     {0x08, '_', 'S', '5', '_',  0x12, 0x04, 0x02, 0x0D, 0x00, 0x08,
+      '_',  'S', '5', '_', 0x12, 0x05, 0x02, 0x0A, 0x06, 0x00},
      21,
      ACPI_S5_FOUND,
      6,
@@ -89,7 +114,8 @@ static void test_s5(void) {
         if (acpi_aml_find_s5(copy, cut, &a, &b) != ACPI_S5_TRUNCATED) bad_cuts++;
         free(copy);
     }
-    check(bad_cuts == 0, "every truncation of a good \\_S5_ is reported truncated", "%d cuts were not", bad_cuts);
+    check(bad_cuts == 0, "every truncation of a good \\_S5_ is reported truncated", "%d cuts were not",
+          bad_cuts);
     uint8_t a, b;
     check(acpi_aml_find_s5(NULL, 0, &a, &b) == ACPI_S5_ABSENT, "empty AML", "not absent");
     /* Random bytes with _S5_ names sprinkled in: any answer, no hang, no stray read. */
@@ -132,7 +158,8 @@ static void test_fadt(void) {
     set_gas(&f.reset_reg, ACPI_SPACE_IO, 0xCF9);
     f.reset_value = 0x06;
     acpi_fadt_parse(&f, sizeof f, &info);
-    check(info.pm1a_cnt == 0x604 && info.pm_timer == 0x608 && info.pm_timer_bits == 32 && !info.hardware_reduced,
+    check(info.pm1a_cnt == 0x604 && info.pm_timer == 0x608 && info.pm_timer_bits == 32 &&
+              !info.hardware_reduced,
           "full FADT: PM1a, PM timer (32-bit)", "pm1a 0x%x timer 0x%x bits %d", info.pm1a_cnt, info.pm_timer,
           info.pm_timer_bits);
     check(info.reset_supported && info.reset.space == ACPI_SPACE_IO && info.reset.address == 0xCF9 &&
@@ -143,13 +170,15 @@ static void test_fadt(void) {
     set_gas(&f.x_pm1a_cnt_blk, ACPI_SPACE_IO, 0xB004);
     f.x_dsdt = 0x1234567000ull;
     acpi_fadt_parse(&f, sizeof f, &info);
-    check(info.pm1a_cnt == 0xB004 && info.dsdt == 0x1234567000ull, "extended X_ fields win over the 32-bit ones",
-          "pm1a 0x%x dsdt 0x%lx", info.pm1a_cnt, (unsigned long)info.dsdt);
+    check(info.pm1a_cnt == 0xB004 && info.dsdt == 0x1234567000ull,
+          "extended X_ fields win over the 32-bit ones", "pm1a 0x%x dsdt 0x%lx", info.pm1a_cnt,
+          (unsigned long)info.dsdt);
 
     /* An ACPI 1.0 FADT ends before RESET_REG: nothing past its length is read. */
     acpi_fadt_parse(&f, 116, &info);
     check(info.pm1a_cnt == 0x604 && !info.reset_supported && info.dsdt == 0x7ffe0000,
-          "short FADT: fields past its length are absent", "pm1a 0x%x reset %d", info.pm1a_cnt, info.reset_supported);
+          "short FADT: fields past its length are absent", "pm1a 0x%x reset %d", info.pm1a_cnt,
+          info.reset_supported);
 
     /* Hardware-reduced: PM blocks ignored, the sleep registers used. */
     memset(&f, 0, sizeof f);
@@ -165,7 +194,8 @@ static void test_fadt(void) {
               info.sleep_control.space == ACPI_SPACE_MEMORY && info.sleep_status.address == 0xFED80001ull,
           "hardware-reduced FADT: sleep control/status registers, no PM1", "hw %d pm1a 0x%x ctl 0x%lx",
           info.hardware_reduced, info.pm1a_cnt, (unsigned long)info.sleep_control.address);
-    check(info.reset_supported && info.reset.space == ACPI_SPACE_MEMORY && info.reset.address == 0xFED80002ull,
+    check(info.reset_supported && info.reset.space == ACPI_SPACE_MEMORY &&
+              info.reset.address == 0xFED80002ull,
           "hardware-reduced FADT: memory reset register", "reset %d", info.reset_supported);
     set_gas(&f.sleep_control_reg, 7 /* PCI config space: not ours */, 0x10);
     set_gas(&f.reset_reg, ACPI_SPACE_IO, 0x12345);
@@ -223,8 +253,8 @@ static void test_madt(void) {
     madt_raw(&m, 1, 12);  /* an I/O APIC: ignored */
     madt_lapic(&m, 3, 1);
     madt_parse_exact(&m, &c);
-    check(c.count == 3 && c.ids[0] == 0 && c.ids[1] == 1 && c.ids[2] == 3 && c.max_id == 3, "plain MADT: 3 enabled",
-          "count %d", c.count);
+    check(c.count == 3 && c.ids[0] == 0 && c.ids[1] == 1 && c.ids[2] == 3 && c.max_id == 3,
+          "plain MADT: 3 enabled", "count %d", c.count);
 
     madt_begin(&m);
     madt_lapic(&m, 0, 1);
@@ -237,14 +267,14 @@ static void test_madt(void) {
     madt_parse_exact(&m, &c);
     check(c.count == 3 && c.duplicates == 2 && c.absurd == 2 && c.ids[2] == 300 && c.max_id == 300 &&
               c.x2apic_ids == 1,
-          "duplicate and absurd APIC ids skipped, x2APIC id 300 kept", "count %d dup %d absurd %d max %u", c.count,
-          c.duplicates, c.absurd, c.max_id);
+          "duplicate and absurd APIC ids skipped, x2APIC id 300 kept", "count %d dup %d absurd %d max %u",
+          c.count, c.duplicates, c.absurd, c.max_id);
 
     madt_begin(&m);
     for (int i = 0; i < 100; i++) madt_x2apic(&m, (uint32_t)i, 1);
     madt_parse_exact(&m, &c);
-    check(c.count == ACPI_MAX_CPUS && c.over_limit == 100 - ACPI_MAX_CPUS, "more processors than the kernel starts",
-          "count %d over %d", c.count, c.over_limit);
+    check(c.count == ACPI_MAX_CPUS && c.over_limit == 100 - ACPI_MAX_CPUS,
+          "more processors than the kernel starts", "count %d over %d", c.count, c.over_limit);
 
     madt_begin(&m);
     madt_lapic(&m, 0, 1);
@@ -332,14 +362,14 @@ static void test_mcfg(void) {
     check(w.base == 0xB0000000ull && w.start_bus == 0 && w.end_bus == 255 && !w.skipped, "QEMU's MCFG window",
           "base 0x%lx", (unsigned long)w.base);
 
-    t.a[0] = (struct acpi_mcfg_allocation){0, 0, 0, 255, 0};                  /* points at nothing */
-    t.a[1] = (struct acpi_mcfg_allocation){0xE0000800ull, 0, 0, 255, 0};      /* not 1 MiB aligned */
-    t.a[2] = (struct acpi_mcfg_allocation){0xE0000000ull, 0, 9, 3, 0};        /* buses inverted */
+    t.a[0] = (struct acpi_mcfg_allocation){0, 0, 0, 255, 0};                     /* points at nothing */
+    t.a[1] = (struct acpi_mcfg_allocation){0xE0000800ull, 0, 0, 255, 0};         /* not 1 MiB aligned */
+    t.a[2] = (struct acpi_mcfg_allocation){0xE0000000ull, 0, 9, 3, 0};           /* buses inverted */
     t.a[3] = (struct acpi_mcfg_allocation){0xFFFFFFFFFFF00000ull, 0, 0, 255, 0}; /* past 2^52 */
-    t.a[4] = (struct acpi_mcfg_allocation){0xC0000000ull, 1, 0, 255, 0};      /* segment 1: not used */
+    t.a[4] = (struct acpi_mcfg_allocation){0xC0000000ull, 1, 0, 255, 0};         /* segment 1: not used */
     acpi_mcfg_parse(&t, sizeof t, &w);
-    check(w.base == 0 && w.skipped == 4, "MCFG windows pointing nowhere are all skipped", "base 0x%lx skipped %d",
-          (unsigned long)w.base, w.skipped);
+    check(w.base == 0 && w.skipped == 4, "MCFG windows pointing nowhere are all skipped",
+          "base 0x%lx skipped %d", (unsigned long)w.base, w.skipped);
     t.a[4] = (struct acpi_mcfg_allocation){0xC0000000ull, 0, 0, 63, 0};
     acpi_mcfg_parse(&t, sizeof t, &w);
     check(w.base == 0xC0000000ull && w.end_bus == 63 && w.skipped == 4, "the good window after the bad ones",
@@ -365,13 +395,15 @@ static int map_equals(const struct boot_mem_region *got, uint32_t n, const struc
                       uint32_t m) {
     if (n != m) return 0;
     for (uint32_t i = 0; i < n; i++)
-        if (got[i].base != want[i].base || got[i].pages != want[i].pages || got[i].type != want[i].type) return 0;
+        if (got[i].base != want[i].base || got[i].pages != want[i].pages || got[i].type != want[i].type)
+            return 0;
     return 1;
 }
 
 static void print_map(const struct boot_mem_region *mem, uint32_t n) {
     for (uint32_t i = 0; i < n; i++)
-        printf("    0x%lx +%lu pages type %u\n", (unsigned long)mem[i].base, (unsigned long)mem[i].pages, mem[i].type);
+        printf("    0x%lx +%lu pages type %u\n", (unsigned long)mem[i].base, (unsigned long)mem[i].pages,
+               mem[i].type);
 }
 
 static void test_memory_map(void) {
@@ -384,7 +416,8 @@ static void test_memory_map(void) {
     mem[3] = (struct boot_mem_region){0x1234, 1, BOOT_MEM_USABLE, 0};
     mem[4] = REGION(0, 640 * 1024, BOOT_MEM_USABLE);
     uint32_t n = memory_map_sanitize(mem, 5, &r);
-    struct boot_mem_region want1[] = {REGION(0, 640 * 1024, BOOT_MEM_USABLE), REGION(1 * MIB, 31 * MIB, BOOT_MEM_USABLE)};
+    struct boot_mem_region want1[] = {REGION(0, 640 * 1024, BOOT_MEM_USABLE),
+                                      REGION(1 * MIB, 31 * MIB, BOOT_MEM_USABLE)};
     check(map_equals(mem, n, want1, 2) && r.dropped == 2 && r.overlaps == 0,
           "zero-length and unaligned dropped, sorted, touching merged", "n %u dropped %u", n, r.dropped);
     if (n != 2) print_map(mem, n);
@@ -396,8 +429,10 @@ static void test_memory_map(void) {
     mem[3] = REGION(60 * MIB, 8 * MIB, BOOT_MEM_LOADER);
     n = memory_map_sanitize(mem, 4, &r);
     struct boot_mem_region want2[] = {
-        REGION(0, 16 * MIB, BOOT_MEM_USABLE),         REGION(16 * MIB, 4 * MIB, BOOT_MEM_RESERVED),
-        REGION(20 * MIB, 2 * MIB, BOOT_MEM_ACPI_RECLAIM), REGION(22 * MIB, 38 * MIB, BOOT_MEM_USABLE),
+        REGION(0, 16 * MIB, BOOT_MEM_USABLE),
+        REGION(16 * MIB, 4 * MIB, BOOT_MEM_RESERVED),
+        REGION(20 * MIB, 2 * MIB, BOOT_MEM_ACPI_RECLAIM),
+        REGION(22 * MIB, 38 * MIB, BOOT_MEM_USABLE),
         REGION(60 * MIB, 8 * MIB, BOOT_MEM_LOADER),
     };
     check(map_equals(mem, n, want2, 5) && r.overlaps == 4, "overlaps: the more restrictive type keeps them",
@@ -411,8 +446,8 @@ static void test_memory_map(void) {
     mem[3] = (struct boot_mem_region){0xfffffffffffff000ull, 16, BOOT_MEM_USABLE, 0}; /* wraps */
     n = memory_map_sanitize(mem, 4, &r);
     struct boot_mem_region want3[] = {REGION(32 * MIB, 32 * MIB, BOOT_MEM_USABLE)};
-    check(map_equals(mem, n, want3, 1) && r.dropped == 2, "duplicate region once, unknown type and wrap dropped",
-          "n %u dropped %u", n, r.dropped);
+    check(map_equals(mem, n, want3, 1) && r.dropped == 2,
+          "duplicate region once, unknown type and wrap dropped", "n %u dropped %u", n, r.dropped);
 
     /* A full map of overlapping regions: no more than the capacity, every
      * page of usable output covered only by usable input. */
@@ -429,11 +464,13 @@ static void test_memory_map(void) {
         if (i && mem[i].base < mem[i - 1].base + mem[i - 1].pages * 4096) sorted = 0;
         for (uint32_t j = 0; j < BOOT_MAX_MEM_REGIONS; j++) {
             uint64_t lo = input[j].base, hi = lo + input[j].pages * 4096;
-            if (lo < mem[i].base + mem[i].pages * 4096 && mem[i].base < hi && input[j].type > mem[i].type) wrong++;
+            if (lo < mem[i].base + mem[i].pages * 4096 && mem[i].base < hi && input[j].type > mem[i].type)
+                wrong++;
         }
     }
-    check(n <= BOOT_MAX_MEM_REGIONS && sorted && !wrong, "512 random overlapping regions: disjoint, strictest type",
-          "n %u sorted %d wrong %d", n, sorted, wrong);
+    check(n <= BOOT_MAX_MEM_REGIONS && sorted && !wrong,
+          "512 random overlapping regions: disjoint, strictest type", "n %u sorted %d wrong %d", n, sorted,
+          wrong);
 }
 
 int main(void) {
