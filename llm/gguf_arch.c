@@ -33,3 +33,14 @@ void gguf_model_disable_feature(Transformer *t) {
         gguf_rope_frequencies(m);
     }
 }
+
+uint64_t gguf_model_param_count(const Transformer *t) {
+    if (!t->gguf || !t->gguf->n_experts) return 0;
+    const GgufFile *f = &t->gguf->file;
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < f->n_tensors; i++) {
+        const GgufTensorInfo *ti = &f->tensors[i];
+        total += ti->ne[0] * ti->ne[1] * ti->ne[2] * ti->ne[3];
+    }
+    return total;
+}

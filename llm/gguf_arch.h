@@ -4,6 +4,7 @@
 #define LLM_GGUF_ARCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "llm/transformer.h"
 
@@ -11,6 +12,10 @@
  * "NoPE layers 3, 7 (RoPE skipped on every 4th)", or "" when the model has
  * none of these. Returns out. */
 const char *gguf_model_features(const Transformer *t, char *out, size_t n);
+
+/* Elements of every tensor in the file of a mixture-of-experts model, whose
+ * config alone does not give them; 0 for other models. */
+uint64_t gguf_model_param_count(const Transformer *t);
 
 /* Tests only: computes the model without its special feature (qwen3moe: the
  * chosen experts' weights not renormalised; smollm3: RoPE on every layer;
