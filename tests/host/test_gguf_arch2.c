@@ -7,7 +7,8 @@
  * the activation-quantisation gap of llama.cpp's own run; llama.cpp's
  * greedy continuation after the sequence equal. Each architecture's special
  * feature switched off (gguf_model_disable_feature) must fail the F32
- * comparison. Bad expert counts are refused with a reason. */
+ * comparison. Bad expert counts are refused with a reason. (Prefill and
+ * threads through the experts: test_gguf_model.c, test_parallel.c.) */
 #include <string.h>
 
 #include "llm/cpu_features.h"
