@@ -24,6 +24,9 @@ typedef struct {
     GTensor wq, wk, wv, wo, w1, w2, w3;
     GTensor bq, bk, bv;     /* qwen2 biases (F32) */
     GTensor q_norm, k_norm; /* qwen3 per-head RMSNorm weights (F32, head_dim) */
+    /* qwen3moe (llm/moe.c): the router (experts x dim) and the experts'
+     * matrices, expert e's rows e * rows .. (e + 1) * rows - 1 of the 3-D tensor */
+    GTensor router, gate_exps, up_exps, down_exps;
 } GLayer;
 
 typedef struct GgufModel {
@@ -34,9 +37,15 @@ typedef struct GgufModel {
     int rope_neox;           /* 1: rotate (i, i + n_rot/2); 0: (2i, 2i+1) */
     float rope_pos_scale;    /* linear rope scaling */
     const float *rope_freqs; /* optional divisors of each frequency (n_rot/2) */
-    int reference;           /* dequantise + fp32 matmuls */
-    float *ref_weights;      /* reference path: every matrix dequantised once (NULL: per row) */
-    GLayer *saved_layers;    /* the typed tensors while ref_weights is in use */
+    /* smollm3: layers l with (l + 1) % nope_period == 0 skip RoPE (0: none) */
+    int nope_period;
+    /* qwen3moe (0: a dense FFN); hidden_dim is n_experts_used * expert_ffn */
+    int n_experts, n_experts_used, expert_ffn;
+    /* tests: the architecture's special feature disabled */
+    int feature_off;
+    int reference;        /* dequantise + fp32 matmuls */
+    float *ref_weights;   /* reference path: every matrix dequantised once (NULL: per row) */
+    GLayer *saved_layers; /* the typed tensors while ref_weights is in use */
     GTensor saved_output;
     GTensor tok_embd, output, output_norm;
     GLayer *layers;
@@ -68,5 +77,13 @@ static inline size_t kv_offset(const GgufModel *m, int layer, int kv_head, int p
     const TransformerConfig *c = &m->config;
     return (((size_t)layer * c->n_kv_heads + (size_t)kv_head) * c->seq_len + (size_t)pos) * m->kv_head_bytes;
 }
+
+/* smollm3: RoPE is skipped on layers l with (l + 1) % nope_period == 0. */
+static inline int gguf_layer_has_rope(const GgufModel *m, int layer) {
+    return !m->nope_period || (layer + 1) % m->nope_period != 0 || m->feature_off;
+}
+
+/* Fills m->rope_freq from the base, n_rot and m->rope_freqs. */
+void gguf_rope_frequencies(GgufModel *m);
 
 #endif

@@ -118,13 +118,20 @@ static int int_value(Cursor *c, uint64_t type, int64_t *out) {
     return 0;
 }
 
-enum { H_DIM, H_HIDDEN, H_LAYERS, H_HEADS, H_CTX, H_KV_HEADS, H_KEY, H_VALUE, H_ROT, H_COUNT };
+enum { H_DIM, H_HIDDEN, H_LAYERS, H_HEADS, H_CTX, H_KV_HEADS, H_KEY, H_VALUE, H_ROT, H_USED, H_EFF, H_COUNT };
 
 static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
-    static const char *const names[H_COUNT] = {
-        "embedding_length",     "feed_forward_length",    "block_count",
-        "attention.head_count", "context_length",         "attention.head_count_kv",
-        "attention.key_length", "attention.value_length", "rope.dimension_count"};
+    static const char *const names[H_COUNT] = {"embedding_length",
+                                               "feed_forward_length",
+                                               "block_count",
+                                               "attention.head_count",
+                                               "context_length",
+                                               "attention.head_count_kv",
+                                               "attention.key_length",
+                                               "attention.value_length",
+                                               "rope.dimension_count",
+                                               "expert_used_count",
+                                               "expert_feed_forward_length"};
     Cursor c = {(const uint8_t *)file, (const uint8_t *)file + size};
     uint64_t magic, version, n_tensors, n_kv, len, type;
     const uint8_t *key, *arch = NULL;
@@ -143,7 +150,9 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
         }
     }
     if (!arch || !((arch_len == 5 && (memcmp(arch, "llama", 5) == 0 || memcmp(arch, "qwen2", 5) == 0 ||
-                                      memcmp(arch, "qwen3", 5) == 0))))
+                                      memcmp(arch, "qwen3", 5) == 0)) ||
+                   (arch_len == 7 && memcmp(arch, "smollm3", 7) == 0) ||
+                   (arch_len == 8 && memcmp(arch, "qwen3moe", 8) == 0)))
         return -1;
     /* Pass 2: the hyper-parameters. */
     int64_t h[H_COUNT];
@@ -168,6 +177,9 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
     if (!have[H_KEY]) h[H_KEY] = h[H_DIM] / h[H_HEADS];
     if (!have[H_VALUE]) h[H_VALUE] = h[H_KEY];
     if (!have[H_ROT]) h[H_ROT] = h[H_KEY];
+    /* Mixture of experts: the run state holds the used experts' hidden rows (llm/moe.c). */
+    if (arch_len == 8 && !(have[H_USED] && have[H_EFF])) return -1;
+    if (arch_len == 8) h[H_HIDDEN] = h[H_USED] * h[H_EFF];
     /* The vocabulary: rows of token_embd.weight. */
     int64_t vocab = -1;
     for (uint64_t i = 0; i < n_tensors && vocab < 0; i++) {

@@ -9,6 +9,7 @@
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/checkpoint.h"
+#include "llm/gguf_arch.h"
 #include "llm/kernels.h"
 #include "llm/parallel.h"
 #include "llm/quant.h"
@@ -153,6 +154,8 @@ void transformer_destroy(Transformer *t) {
 }
 
 uint64_t transformer_param_count(const Transformer *t) {
+    uint64_t experts_model = gguf_model_param_count(t);
+    if (experts_model) return experts_model;
     const TransformerConfig *c = &t->config;
     uint64_t D = c->dim, H = c->hidden_dim, L = c->n_layers, V = c->vocab_size, KV = c->kv_dim;
     uint64_t per_layer = 2 * D + 2 * D * D + 2 * D * KV + 3 * D * H;

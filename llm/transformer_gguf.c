@@ -11,6 +11,7 @@
 #include "llm/gguf_split.h"
 #include "llm/kv_cache.h"
 #include "llm/model_estimate.h"
+#include "llm/moe.h"
 
 static void reference_weights(GgufModel *m, int on);
 
@@ -88,10 +89,15 @@ static int bind_layer(GgufModel *m, int l, char *err, size_t n) {
     T(wk, "attn_k.weight", c->dim, kv_dim, 0, 0)
     T(wv, "attn_v.weight", c->dim, kv_dim, 0, 0)
     T(wo, "attn_output.weight", q_dim, c->dim, 0, 0)
-    T(w1, "ffn_gate.weight", c->dim, c->hidden_dim, 0, 0)
-    T(w3, "ffn_up.weight", c->dim, c->hidden_dim, 0, 0)
-    T(w2, "ffn_down.weight", c->hidden_dim, c->dim, 0, 0)
-    int qwen2 = m->arch == GGUF_ARCH_QWEN2, qwen3 = m->arch == GGUF_ARCH_QWEN3;
+    if (!m->n_experts) {
+        T(w1, "ffn_gate.weight", c->dim, c->hidden_dim, 0, 0)
+        T(w3, "ffn_up.weight", c->dim, c->hidden_dim, 0, 0)
+        T(w2, "ffn_down.weight", c->hidden_dim, c->dim, 0, 0)
+    } else if (moe_bind_layer(m, l, err, n)) {
+        return -1;
+    }
+    int qwen2 = m->arch == GGUF_ARCH_QWEN2,
+        qwen3 = m->arch == GGUF_ARCH_QWEN3 || m->arch == GGUF_ARCH_QWEN3MOE;
     /* Biases: required by qwen2, accepted when present otherwise. */
     T(bq, "attn_q.bias", q_dim, 0, !qwen2, 1)
     T(bk, "attn_k.bias", kv_dim, 0, !qwen2, 1)
@@ -116,8 +122,13 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
         m->arch = GGUF_ARCH_QWEN2, a = "qwen2";
     else if (gguf_string_eq(arch, "qwen3"))
         m->arch = GGUF_ARCH_QWEN3, a = "qwen3";
+    else if (gguf_string_eq(arch, "smollm3"))
+        m->arch = GGUF_ARCH_SMOLLM3, a = "smollm3";
+    else if (gguf_string_eq(arch, "qwen3moe"))
+        m->arch = GGUF_ARCH_QWEN3MOE, a = "qwen3moe";
     else {
-        snprintf(err, n, "gguf: architecture '%.*s' is not supported (llama, qwen2, qwen3)",
+        snprintf(err, n,
+                 "gguf: architecture '%.*s' is not supported (llama, qwen2, qwen3, smollm3, qwen3moe)",
                  (int)(arch.len > 40 ? 40 : arch.len), arch.ptr);
         return -1;
     }
@@ -142,6 +153,7 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
                  rot);
         return -1;
     }
+    if (m->arch == GGUF_ARCH_QWEN3MOE && moe_read_hparams(m, a, err, n)) return -1;
     c->n_kv_heads = kv_heads;
     c->head_size = key_len;
     c->kv_dim = kv_heads * key_len;
@@ -169,7 +181,8 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
         snprintf(key, sizeof key, "%s.rope.scaling.factor", a);
         if (gguf_get_f32(&m->file, key, &v) == 0 && v > 0.0f) m->rope_pos_scale = 1.0f / v;
     }
-    m->rope_neox = m->arch != GGUF_ARCH_LLAMA;
+    m->rope_neox = m->arch != GGUF_ARCH_LLAMA && m->arch != GGUF_ARCH_SMOLLM3;
+    m->nope_period = m->arch == GGUF_ARCH_SMOLLM3 ? 4 : 0; /* llama.cpp's fixed step, no key */
     c->arch = m->arch;
     c->version = 3;
     return 0;
@@ -280,6 +293,15 @@ uint32_t gguf_model_kv_type(const Transformer *t) {
     return t->gguf ? t->gguf->kv_type : GGML_TYPE_F32;
 }
 
+/* Each rotated pair's frequency, once: base^(-2i/n_rot), divided by
+ * Llama 3's rope_freqs factor when the file has them. */
+void gguf_rope_frequencies(GgufModel *m) {
+    for (int i = 0; i < m->n_rot / 2; i++) {
+        m->rope_freq[i] = powf(m->config.rope_theta, -(float)(2 * i) / (float)m->n_rot);
+        if (m->rope_freqs) m->rope_freq[i] /= m->rope_freqs[i];
+    }
+}
+
 static int alloc_state(Transformer *t, GgufModel *m, char *err, size_t n) {
     const TransformerConfig *c = &m->config;
     uint64_t bytes = state_block_bytes((uint64_t)c->dim, (uint64_t)c->hidden_dim, (uint64_t)m->q_dim,
@@ -322,12 +344,7 @@ static int alloc_state(Transformer *t, GgufModel *m, char *err, size_t n) {
     TAKE(m->row, m->wide, float)
     TAKE(m->rope_freq, m->n_rot / 2 + 1, float)
 #undef TAKE
-    /* Each rotated pair's frequency, once: base^(-2i/n_rot), divided by
-     * Llama 3's rope_freqs factor when the file has them. */
-    for (int i = 0; i < m->n_rot / 2; i++) {
-        m->rope_freq[i] = powf(c->rope_theta, -(float)(2 * i) / (float)m->n_rot);
-        if (m->rope_freqs) m->rope_freq[i] /= m->rope_freqs[i];
-    }
+    gguf_rope_frequencies(m);
     if (alloc_kv(m, KV_TYPE_DEFAULT, err, n)) return -1;
     t->state.logits = m->logits;
     t->state.bytes = m->state_bytes + m->kv_bytes;
@@ -454,7 +471,7 @@ void gguf_model_set_reference(Transformer *t, int on) {
 }
 
 const char *gguf_model_arch_name(const Transformer *t) {
-    static const char *const names[] = {"?", "llama", "qwen2", "qwen3"};
+    static const char *const names[] = {"?", "llama", "qwen2", "qwen3", "?", "smollm3", "qwen3moe"};
     return t->gguf ? names[t->gguf->arch] : "llama2.c";
 }
 

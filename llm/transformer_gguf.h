@@ -11,7 +11,13 @@
 
 #include "llm/transformer.h"
 
-typedef enum { GGUF_ARCH_LLAMA = 1, GGUF_ARCH_QWEN2 = 2, GGUF_ARCH_QWEN3 = 3 } GgufArch;
+typedef enum {
+    GGUF_ARCH_LLAMA = 1,
+    GGUF_ARCH_QWEN2 = 2,
+    GGUF_ARCH_QWEN3 = 3,
+    GGUF_ARCH_SMOLLM3 = 5,
+    GGUF_ARCH_QWEN3MOE = 6
+} GgufArch;
 
 /* Fills t (config, t->gguf, t->state.logits), the run state sized for ctx
  * positions (0: the trained context; see transformer_create_ctx). pieces: how

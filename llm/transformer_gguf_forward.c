@@ -11,6 +11,7 @@
 #include "llm/gguf_model.h"
 #include "llm/kernels.h"
 #include "llm/kv_cache.h"
+#include "llm/moe.h"
 #include "llm/parallel.h"
 #include "llm/transformer_gguf.h"
 
@@ -123,8 +124,10 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
             add_bias(v, &L->bv);
             if (L->q_norm.data) head_norm(m, q, c->n_heads, &L->q_norm);
             if (L->k_norm.data) head_norm(m, k, c->n_kv_heads, &L->k_norm);
-            rope_heads(m, q, c->n_heads, cs);
-            rope_heads(m, k, c->n_kv_heads, cs);
+            if (gguf_layer_has_rope(m, l)) {
+                rope_heads(m, q, c->n_heads, cs);
+                rope_heads(m, k, c->n_kv_heads, cs);
+            }
             for (int kv = 0; kv < c->n_kv_heads; kv++) {
                 size_t at = kv_offset(m, l, kv, start + b);
                 kv_store_row(m->kv_type, m->key_cache + at, k + (size_t)kv * c->head_size, c->head_size);
@@ -142,6 +145,10 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
 
         for (int b = 0; b < batch; b++)
             rmsnorm(m->xb + (size_t)b * W, m->x + (size_t)b * W, (const float *)L->ffn_norm.data, dim, eps);
+        if (L->router.data) {
+            moe_ffn(m, L, batch);
+            continue;
+        }
         in = gguf_matmul_input(m->xb, dim, batch, W);
         gguf_matmuls(m, &in, 2, (float *const[]){m->hb, m->hb2}, (const int[]){hidden, hidden},
                      (const GTensor *const[]){&L->w1, &L->w3});

@@ -7,8 +7,10 @@
  *            [--tied | --untied]
  *
  * NAME: llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, stories15M, stories42M,
- * stories110M (default stories15M; the options after it override its
- * numbers). T: F32, F16, Q8_0, Q4_0 (every matrix; the default) or Q4_K_M
+ * stories110M, qwen3moe-mini (default stories15M; the options after it
+ * override its numbers). qwen3moe-mini is Qwen3-30B-A3B scaled down: the
+ * qwen3moe architecture, q/k norms, 64 experts of width 512 with 8 used, an
+ * F32 router, Qwen's vocabulary size. T: F32, F16, Q8_0, Q4_0 (every matrix; the default) or Q4_K_M
  * (llama.cpp's mix, tools/gguf_mix.h).
  * The vocabulary is Llama 2's read from a llama2.c tokenizer.bin (--spm),
  * or else a synthetic byte-level BPE one of the shape's size laid out as
@@ -35,23 +37,25 @@ typedef struct {
     const char *name;
     int dim, layers, heads, kv_heads, ffn, vocab, ctx, tied;
     float rope_base;
-    float rope_factor; /* Llama 3's rope scaling (rope_freqs.weight); 0: none */
+    float rope_factor;                     /* Llama 3's rope scaling (rope_freqs.weight); 0: none */
+    int experts, experts_used, expert_ffn; /* qwen3moe; 0: a llama model */
 } Shape;
 
 static const Shape SHAPES[] = {
-    {"llama-3.2-1b", 2048, 16, 32, 8, 8192, 128256, 131072, 1, 500000.0f, 32.0f},
-    {"llama-3.2-3b", 3072, 28, 24, 8, 8192, 128256, 131072, 1, 500000.0f, 32.0f},
-    {"llama-3.1-8b", 4096, 32, 32, 8, 14336, 128256, 131072, 0, 500000.0f, 8.0f},
-    {"stories15M", 288, 6, 6, 6, 768, 32000, 256, 1, 10000.0f, 0.0f},
-    {"stories42M", 512, 8, 8, 8, 1376, 32000, 1024, 1, 10000.0f, 0.0f},
-    {"stories110M", 768, 12, 12, 12, 2048, 32000, 1024, 1, 10000.0f, 0.0f},
+    {"llama-3.2-1b", 2048, 16, 32, 8, 8192, 128256, 131072, 1, 500000.0f, 32.0f, 0, 0, 0},
+    {"llama-3.2-3b", 3072, 28, 24, 8, 8192, 128256, 131072, 1, 500000.0f, 32.0f, 0, 0, 0},
+    {"llama-3.1-8b", 4096, 32, 32, 8, 14336, 128256, 131072, 0, 500000.0f, 8.0f, 0, 0, 0},
+    {"stories15M", 288, 6, 6, 6, 768, 32000, 256, 1, 10000.0f, 0.0f, 0, 0, 0},
+    {"stories42M", 512, 8, 8, 8, 1376, 32000, 1024, 1, 10000.0f, 0.0f, 0, 0, 0},
+    {"stories110M", 768, 12, 12, 12, 2048, 32000, 1024, 1, 10000.0f, 0.0f, 0, 0, 0},
+    {"qwen3moe-mini", 1024, 8, 16, 4, 3072, 151936, 40960, 0, 1000000.0f, 0.0f, 64, 8, 512},
 };
 
 enum { FILL_RANDOM, FILL_ONES, FILL_ROPE };
 
 typedef struct {
     char name[48];
-    uint64_t ne0, ne1; /* ne1 0: a vector */
+    uint64_t ne0, ne1, ne2; /* ne1 0: a vector; ne2 > 1: experts (3-D) */
     uint32_t type;
     int fill, piece;
     uint64_t bytes, offset; /* offset within its piece's data */
@@ -161,7 +165,7 @@ static void write_tensor(FILE *f, const Tensor *t, const Shape *s, double std, u
 /* ---------------------------------------------------------------- model */
 
 static int n_tensors;
-static Tensor tensors[8 + 9 * 512];
+static Tensor tensors[8 + 12 * 512];
 
 static void add(const char *name, uint64_t ne0, uint64_t ne1, int fill, uint32_t qtype, int k_mix,
                 const Shape *s) {
@@ -172,6 +176,15 @@ static void add(const char *name, uint64_t ne0, uint64_t ne1, int fill, uint32_t
     t->type = ne1 ? matrix_type(name, strlen(name), ne0, qtype, k_mix, s->layers, s->tied, GGML_TYPE_F32)
                   : GGML_TYPE_F32;
     t->bytes = ggml_row_bytes(t->type, ne0) * (ne1 ? ne1 : 1);
+    t->ne2 = 1;
+}
+
+/* A 3-D tensor of `experts` matrices of ne1 rows of ne0. */
+static void add_experts(const char *name, uint64_t ne0, uint64_t ne1, uint64_t experts, uint32_t qtype,
+                        int k_mix, const Shape *s) {
+    add(name, ne0, ne1, FILL_RANDOM, qtype, k_mix, s);
+    tensors[n_tensors - 1].ne2 = experts;
+    tensors[n_tensors - 1].bytes *= experts;
 }
 
 static void add_tensors(const Shape *s, uint32_t qtype, int k_mix) {
@@ -191,6 +204,20 @@ static void add_tensors(const Shape *s, uint32_t qtype, int k_mix) {
         LAYER("attn_v.weight", D, KV, FILL_RANDOM)
         LAYER("attn_output.weight", D, D, FILL_RANDOM)
         LAYER("ffn_norm.weight", D, 0, FILL_ONES)
+        if (s->experts) {
+            uint64_t E = (uint64_t)s->experts, EF = (uint64_t)s->expert_ffn;
+            LAYER("attn_q_norm.weight", D / (uint64_t)s->heads, 0, FILL_ONES)
+            LAYER("attn_k_norm.weight", D / (uint64_t)s->heads, 0, FILL_ONES)
+            snprintf(name, sizeof name, "blk.%d.ffn_gate_inp.weight", l); /* the router stays F32 */
+            add(name, D, E, FILL_RANDOM, GGML_TYPE_F32, 0, s);
+            snprintf(name, sizeof name, "blk.%d.ffn_gate_exps.weight", l);
+            add_experts(name, D, EF, E, qtype, k_mix, s);
+            snprintf(name, sizeof name, "blk.%d.ffn_up_exps.weight", l);
+            add_experts(name, D, EF, E, qtype, k_mix, s);
+            snprintf(name, sizeof name, "blk.%d.ffn_down_exps.weight", l);
+            add_experts(name, EF, D, E, qtype, k_mix, s);
+            continue;
+        }
         LAYER("ffn_gate.weight", D, F, FILL_RANDOM)
         LAYER("ffn_up.weight", D, F, FILL_RANDOM)
         LAYER("ffn_down.weight", F, D, FILL_RANDOM)
@@ -225,7 +252,10 @@ static void put_metadata(MetaBuf *m, Shape *s, uint32_t qtype, int k_mix, const 
                          const char *spm_path) {
     char name[96];
     snprintf(name, sizeof name, "random %s %s", s->name, type_name);
-    kv_string(m, "general.architecture", "llama");
+    const char *arch = s->experts ? "qwen3moe" : "llama";
+    char key[96];
+#define ARCH_KEY(SUFFIX) (snprintf(key, sizeof key, "%s." SUFFIX, arch), key)
+    kv_string(m, "general.architecture", arch);
     kv_string(m, "general.name", name);
     kv_uint32(m, "general.file_type", file_type(qtype, k_mix));
     kv_uint32(m, "general.quantization_version", 2);
@@ -235,16 +265,26 @@ static void put_metadata(MetaBuf *m, Shape *s, uint32_t qtype, int k_mix, const 
     } else {
         vocab_bpe(m, s->vocab);
     }
-    kv_uint32(m, "llama.vocab_size", (uint32_t)s->vocab);
-    kv_uint32(m, "llama.context_length", (uint32_t)s->ctx);
-    kv_uint32(m, "llama.embedding_length", (uint32_t)s->dim);
-    kv_uint32(m, "llama.feed_forward_length", (uint32_t)s->ffn);
-    kv_uint32(m, "llama.block_count", (uint32_t)s->layers);
-    kv_uint32(m, "llama.attention.head_count", (uint32_t)s->heads);
-    kv_uint32(m, "llama.attention.head_count_kv", (uint32_t)s->kv_heads);
-    kv_uint32(m, "llama.rope.dimension_count", (uint32_t)(s->dim / s->heads));
-    kv_float32(m, "llama.rope.freq_base", s->rope_base);
-    kv_float32(m, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    kv_uint32(m, ARCH_KEY("vocab_size"), (uint32_t)s->vocab);
+    kv_uint32(m, ARCH_KEY("context_length"), (uint32_t)s->ctx);
+    kv_uint32(m, ARCH_KEY("embedding_length"), (uint32_t)s->dim);
+    kv_uint32(m, ARCH_KEY("feed_forward_length"), (uint32_t)s->ffn);
+    kv_uint32(m, ARCH_KEY("block_count"), (uint32_t)s->layers);
+    kv_uint32(m, ARCH_KEY("attention.head_count"), (uint32_t)s->heads);
+    kv_uint32(m, ARCH_KEY("attention.head_count_kv"), (uint32_t)s->kv_heads);
+    kv_uint32(m, ARCH_KEY("rope.dimension_count"), (uint32_t)(s->dim / s->heads));
+    kv_float32(m, ARCH_KEY("rope.freq_base"), s->rope_base);
+    kv_float32(m, ARCH_KEY("attention.layer_norm_rms_epsilon"), s->experts ? 1e-6f : 1e-5f);
+    if (s->experts) {
+        kv_uint32(m, ARCH_KEY("expert_count"), (uint32_t)s->experts);
+        kv_uint32(m, ARCH_KEY("expert_used_count"), (uint32_t)s->experts_used);
+        kv_uint32(m, ARCH_KEY("expert_feed_forward_length"), (uint32_t)s->expert_ffn);
+    }
+#undef ARCH_KEY
+}
+
+static uint32_t tensor_dims(const Tensor *t) {
+    return t->ne2 > 1 ? 3 : t->ne1 ? 2 : 1;
 }
 
 /* Writes piece p of n (n 1: a plain file) to path. */
@@ -262,7 +302,7 @@ static void write_piece(const char *path, int p, int n, const MetaBuf *meta, con
     uint64_t count = 0, header = 24 + kv.len, data = 0;
     for (int i = 0; i < n_tensors; i++)
         if (tensors[i].piece == p)
-            count++, header += 8 + strlen(tensors[i].name) + 4 + 8 * (tensors[i].ne1 ? 2 : 1) + 4 + 8;
+            count++, header += 8 + strlen(tensors[i].name) + 4 + 8 * tensor_dims(&tensors[i]) + 4 + 8;
     uint32_t magic = GGUF_MAGIC, version = 3;
     emit(f, &magic, 4);
     emit(f, &version, 4);
@@ -273,12 +313,13 @@ static void write_piece(const char *path, int p, int n, const MetaBuf *meta, con
         const Tensor *t = &tensors[i];
         if (t->piece != p) continue;
         uint64_t len = strlen(t->name);
-        uint32_t dims = t->ne1 ? 2 : 1;
+        uint32_t dims = tensor_dims(t);
         emit(f, &len, 8);
         emit(f, t->name, len);
         emit(f, &dims, 4);
         emit(f, &t->ne0, 8);
-        if (t->ne1) emit(f, &t->ne1, 8);
+        if (dims > 1) emit(f, &t->ne1, 8);
+        if (dims > 2) emit(f, &t->ne2, 8);
         emit(f, &t->type, 4);
         emit(f, &t->offset, 8);
     }

@@ -1,7 +1,7 @@
 /* gguf_mix.h - which ggml type each tensor of a llama model gets when a
  * file is written as T, and llama.cpp's Q4_K_M mix: Q4_K, with Q6_K for the
  * classifier (the token embedding when it is tied) and for attn_v and
- * ffn_down in the first and last eighth of the layers and every third layer
+ * ffn_down (or ffn_down_exps) in the first and last eighth of the layers and every third layer
  * between. Header only, shared by gguf_convert and gen_gguf (every
  * tools/NAME.c is a program of its own). */
 #ifndef TOOLS_GGUF_MIX_H
@@ -63,7 +63,8 @@ static inline uint32_t matrix_type(const char *name, size_t len, uint64_t ne0, u
         int classifier = (len == 13 && memcmp(name, "output.weight", 13) == 0) ||
                          (tied && len == 17 && memcmp(name, "token_embd.weight", 17) == 0);
         if (classifier || ((tensor_name_ends(name, len, ".attn_v.weight") ||
-                            tensor_name_ends(name, len, ".ffn_down.weight")) &&
+                            tensor_name_ends(name, len, ".ffn_down.weight") ||
+                            tensor_name_ends(name, len, ".ffn_down_exps.weight")) &&
                            layer >= 0 && use_more_bits(layer, n_layers)))
             type = GGML_TYPE_Q6_K;
     }

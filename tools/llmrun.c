@@ -16,6 +16,7 @@
 
 #include "llm/chat.h"
 #include "llm/generate.h"
+#include "llm/gguf_arch.h"
 #include "llm/kernels.h"
 #include "llm/kv_cache.h"
 #include "llm/sampler.h"
@@ -400,6 +401,9 @@ int main(int argc, char **argv) {
             0)
             die(checkpoint, err);
         vocab_size = transformer.config.vocab_size;
+        char features[192];
+        if (*gguf_model_features(&transformer, features, sizeof features))
+            fprintf(stderr, "llmrun: %s: %s\n", gguf_model_arch_name(&transformer), features);
         if (f32_matmul) gguf_model_set_reference(&transformer, 1);
         if (kv_type >= 0 && !transformer.gguf)
             fprintf(stderr, "llmrun: --kv ignored: llama2.c checkpoints keep an fp32 KV cache\n");

@@ -97,14 +97,15 @@ def use_more_bits(layer, n_layers):
 
 def expected_type(name, dims, qtype, n_layers, tied):
     """llama.cpp's choice (llama-quant.cpp) for a pure or a Q4_K_M file."""
-    if len(dims) == 1:
+    if len(dims) == 1 or name.endswith(".ffn_gate_inp.weight"):  # llama.cpp keeps the router F32
         return F32
     want = TYPE_OF[qtype]
     if qtype == "Q4_K_M":
         layer = int(name.split(".")[1]) if name.startswith("blk.") else -1
         if name == "output.weight" or (tied and name == "token_embd.weight"):
             want = Q6_K
-        elif name.endswith((".attn_v.weight", ".ffn_down.weight")) and use_more_bits(layer, n_layers):
+        elif (name.endswith((".attn_v.weight", ".ffn_down.weight", ".ffn_down_exps.weight"))
+              and use_more_bits(layer, n_layers)):
             want = Q6_K
     if dims[0] % BLOCK[want][0]:
         want = Q8_0 if dims[0] % 32 == 0 else F32
@@ -256,6 +257,26 @@ def check_llama_cpp(work, small):
               f"exit {rc2}: {split!r} vs {theirs!r}")
 
 
+def check_qwen3moe(work):
+    """--shape qwen3moe-mini made small: the qwen3moe keys, 3-D expert tensors
+    [in, out, experts], an F32 router, q/k norms; llmrun runs it."""
+    path = os.path.join(work, "qwen3moe.gguf")
+    generate([path, "--shape", "qwen3moe-mini", "--dim", "256", "--heads", "4", "--kv-heads", "2", "--layers", "8",
+              "--vocab", "1024", "--ctx", "128", "--type", "Q4_K_M"])
+    label = "qwen3moe-mini shape, dim 256, Q4_K_M"
+    kv, tensors, start, data = check_layout(label, path, "Q4_K_M", 8, False)
+    dims = {name: d for name, d, _, _ in tensors}
+    check(kv["general.architecture"][1] == "qwen3moe" and kv["qwen3moe.expert_count"][1] == 64
+          and kv["qwen3moe.expert_used_count"][1] == 8 and kv["qwen3moe.expert_feed_forward_length"][1] == 512,
+          f"{label}: qwen3moe keys, 64 experts of width 512, 8 used")
+    check(dims.get("blk.0.ffn_gate_exps.weight") == [256, 512, 64] and dims.get("blk.7.ffn_down_exps.weight")
+          == [512, 256, 64] and dims.get("blk.0.ffn_gate_inp.weight") == [256, 64]
+          and dims.get("blk.0.attn_k_norm.weight") == [64], f"{label}: expert tensors, router, q/k norms", str(dims)[:300])
+    check_runs(label, path, work)
+    r = llmrun([path, "-n", "2", "-i", "Hi"])
+    check(b"experts 64, 8 used per token" in r.stderr, f"{label}: llmrun shows the experts", r.stderr[-200:])
+
+
 def main():
     for binary in (GEN, LLMRUN):
         if not os.access(binary, os.X_OK):
@@ -296,6 +317,7 @@ def main():
                 check_runs(label, path, work)
         else:
             check_skipped("the Llama 2 vocabulary", f"{TOK32K} not found (set MODELS_DIR)")
+        check_qwen3moe(work)
         check_split(work, small)
         if LLAMA_CPP_BIN:
             check_llama_cpp(work, small)

@@ -351,10 +351,10 @@ static void test_act_quantizers(void) {
  * per-row dots for F16, F32 weights, mixed types, biases, q/k norms) and
  * every KV cache type (synthA's head size, 16, takes no q8_0 cache). */
 static void test_prefill_matches_forward(void) {
-    static const char *const files[] = {"gguf-tests/synthA-Q4_K_M.gguf", "gguf-tests/synthA-Q8_0.gguf",
-                                        "gguf-tests/synthA-Q4_0.gguf",   "gguf-tests/synthA-F16.gguf",
-                                        "gguf-tests/synthA-F32.gguf",    "gguf-arch/qwen2-Q8_0.gguf",
-                                        "gguf-arch/qwen3-tied-Q4_K.gguf"};
+    static const char *const files[] = {
+        "gguf-tests/synthA-Q4_K_M.gguf",  "gguf-tests/synthA-Q8_0.gguf",   "gguf-tests/synthA-Q4_0.gguf",
+        "gguf-tests/synthA-F16.gguf",     "gguf-tests/synthA-F32.gguf",    "gguf-arch/qwen2-Q8_0.gguf",
+        "gguf-arch/qwen3-tied-Q4_K.gguf", "gguf-arch2/qwen3moe-Q4_K.gguf", "gguf-arch2/qwen3moe-Q8_0.gguf"};
     enum { PROMPT = 2 * GGUF_PREFILL_BATCH + 5 };
     int top = gguf_top_level();
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {

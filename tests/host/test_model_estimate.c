@@ -103,6 +103,8 @@ int main(void) {
         "gguf-arch/qwen3-untied-Q4_K.gguf",
         "gguf-arch/qwen2-Q4_K.gguf",
         "gguf-tests/synthA-Q4_K.gguf",
+        "gguf-arch2/qwen3moe-Q4_K.gguf",
+        "gguf-arch2/smollm3-Q8_0.gguf",
     };
     size_t probe;
     void *p = read_file(models_path(models[0]), &probe);

@@ -145,8 +145,12 @@ static void test_random_models(const char *dir) {
 }
 
 static void test_gguf_models(void) {
-    static const char *files[] = {"stories260K.gguf", "gguf-arch/qwen2-Q8_0.gguf",
-                                  "gguf-arch/qwen3-tied-Q4_K.gguf", "gguf-arch/qwen3-untied-F32.gguf"};
+    static const char *files[] = {"stories260K.gguf",
+                                  "gguf-arch/qwen2-Q8_0.gguf",
+                                  "gguf-arch/qwen3-tied-Q4_K.gguf",
+                                  "gguf-arch/qwen3-untied-F32.gguf",
+                                  "gguf-arch2/qwen3moe-Q4_K.gguf",
+                                  "gguf-arch2/qwen3moe-Q8_0.gguf"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", models_dir_from_env(), files[i]);
