@@ -32,6 +32,9 @@ CC    ?= gcc
 LD    := ld
 NASM  := nasm
 
+# Plain `make` builds the image's parts, whatever rule comes first below.
+.DEFAULT_GOAL := all
+
 .SUFFIXES:
 .DELETE_ON_ERROR:
 # Objects are never intermediates to delete (parallel builds share them).
