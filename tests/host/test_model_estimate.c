@@ -103,6 +103,7 @@ int main(void) {
         "gguf-arch/qwen3-untied-Q4_K.gguf",
         "gguf-arch/qwen2-Q4_K.gguf",
         "gguf-tests/synthA-Q4_K.gguf",
+        "gguf-arch2/gemma3-Q4_K.gguf",
     };
     size_t probe;
     void *p = read_file(models_path(models[0]), &probe);
