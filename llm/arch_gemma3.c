@@ -10,6 +10,7 @@
 #include "lib/format.h"
 #include "lib/math.h"
 #include "lib/string.h"
+#include "llm/kernels.h"
 #include "llm/sliding_window.h"
 #include "llm/transformer_gguf.h"
 
@@ -69,14 +70,17 @@ int gemma3_read_hparams(GgufModel *m, int trained_ctx, char *err, size_t n) {
     return 0;
 }
 
-/* gelu(a) = 0.5 a (1 + tanh(u)) = a / (1 + exp(-2u)), u = sqrt(2/pi) (a + 0.044715 a^3). */
-void gelu_tanh_mul(float *a, const float *b, int n) {
-    const float sqrt_2_over_pi = 0.7978845608f;
+/* gelu(a) = 0.5 a (1 + tanh(u)) = a sigmoid(2u), u = sqrt(2/pi) a (1 + 0.044715 a^2), and
+ * a sigmoid(2u) = silu(2u) / (2 sqrt(2/pi) (1 + 0.044715 a^2)): so the active set's SwiGLU kernel
+ * does the exponentials, on 2u and b scaled by that factor (no division by a). */
+void gelu_tanh_mul(float *a, float *b, int n) {
+    const float two_sqrt_2_over_pi = 2.0f * 0.7978845608f;
     for (int i = 0; i < n; i++) {
-        float x = a[i];
-        float u = sqrt_2_over_pi * x * (1.0f + 0.044715f * x * x);
-        a[i] = 0.5f * x * (1.0f + tanhf(u)) * b[i];
+        float x = a[i], t = two_sqrt_2_over_pi * (1.0f + 0.044715f * x * x);
+        a[i] = x * t;
+        b[i] = b[i] / t;
     }
+    kernels->swiglu(a, b, n);
 }
 
 void logits_softcap(float *x, int n, float cap) {

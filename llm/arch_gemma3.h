@@ -15,8 +15,9 @@ void gguf_arch_defaults(GgufModel *m);
  * and fixed choices (sqrt(dim) embedding scale, GeGLU). trained_ctx: the
  * file's context_length. 0, or -1 with a one-line reason. */
 int gemma3_read_hparams(GgufModel *m, int trained_ctx, char *err, size_t n);
-/* In place: a[i] = gelu(a[i]) * b[i], GELU's tanh approximation. */
-void gelu_tanh_mul(float *a, const float *b, int n);
+/* In place: a[i] = gelu(a[i]) * b[i], GELU's tanh approximation; b is
+ * overwritten (scratch). */
+void gelu_tanh_mul(float *a, float *b, int n);
 /* In place: x[i] = cap * tanh(x[i] / cap). */
 void logits_softcap(float *x, int n, float cap);
 /* One line of the architecture's particulars ("" when there are none). */

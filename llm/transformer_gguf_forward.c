@@ -150,9 +150,13 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
         in = gguf_matmul_input(m->xb, dim, batch, W);
         gguf_matmuls(m, &in, 2, (float *const[]){m->hb, m->hb2}, (const int[]){hidden, hidden},
                      (const GTensor *const[]){&L->w1, &L->w3});
-        for (int b = 0; b < batch; b++)
-            (m->ffn_gelu ? gelu_tanh_mul : kernels->swiglu)(m->hb + (size_t)b * hidden,
-                                                            m->hb2 + (size_t)b * hidden, hidden);
+        for (int b = 0; b < batch; b++) {
+            float *gate = m->hb + (size_t)b * hidden, *up = m->hb2 + (size_t)b * hidden;
+            if (m->ffn_gelu)
+                gelu_tanh_mul(gate, up, hidden);
+            else
+                kernels->swiglu(gate, up, hidden);
+        }
         in = gguf_matmul_input(m->hb, hidden, batch, hidden);
         gguf_matmuls(m, &in, 1, (float *const[]){m->xb}, (const int[]){W}, (const GTensor *const[]){&L->w2});
         for (int b = 0; b < batch; b++) {

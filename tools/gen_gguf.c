@@ -7,7 +7,8 @@
  *            [--tied | --untied]
  *
  * NAME: llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, stories15M, stories42M,
- * stories110M (default stories15M; the options after it override its
+ * stories110M, gemma-3-1b (a gemma3 model: head_dim 256, window 512)
+ * (default stories15M; the options after it override its
  * numbers). T: F32, F16, Q8_0, Q4_0 (every matrix; the default) or Q4_K_M
  * (llama.cpp's mix, tools/gguf_mix.h).
  * The vocabulary is Llama 2's read from a llama2.c tokenizer.bin (--spm),
@@ -36,16 +37,23 @@ typedef struct {
     int dim, layers, heads, kv_heads, ffn, vocab, ctx, tied;
     float rope_base;
     float rope_factor; /* Llama 3's rope scaling (rope_freqs.weight); 0: none */
+    int head_dim;      /* 0: dim / heads */
+    int window;        /* > 0: a gemma3 model, this sliding window on 5 of 6 layers */
 } Shape;
 
 static const Shape SHAPES[] = {
-    {"llama-3.2-1b", 2048, 16, 32, 8, 8192, 128256, 131072, 1, 500000.0f, 32.0f},
-    {"llama-3.2-3b", 3072, 28, 24, 8, 8192, 128256, 131072, 1, 500000.0f, 32.0f},
-    {"llama-3.1-8b", 4096, 32, 32, 8, 14336, 128256, 131072, 0, 500000.0f, 8.0f},
-    {"stories15M", 288, 6, 6, 6, 768, 32000, 256, 1, 10000.0f, 0.0f},
-    {"stories42M", 512, 8, 8, 8, 1376, 32000, 1024, 1, 10000.0f, 0.0f},
-    {"stories110M", 768, 12, 12, 12, 2048, 32000, 1024, 1, 10000.0f, 0.0f},
+    {"llama-3.2-1b", 2048, 16, 32, 8, 8192, 128256, 131072, 1, 500000.0f, 32.0f, 0, 0},
+    {"llama-3.2-3b", 3072, 28, 24, 8, 8192, 128256, 131072, 1, 500000.0f, 32.0f, 0, 0},
+    {"llama-3.1-8b", 4096, 32, 32, 8, 14336, 128256, 131072, 0, 500000.0f, 8.0f, 0, 0},
+    {"stories15M", 288, 6, 6, 6, 768, 32000, 256, 1, 10000.0f, 0.0f, 0, 0},
+    {"stories42M", 512, 8, 8, 8, 1376, 32000, 1024, 1, 10000.0f, 0.0f, 0, 0},
+    {"stories110M", 768, 12, 12, 12, 2048, 32000, 1024, 1, 10000.0f, 0.0f, 0, 0},
+    {"gemma-3-1b", 1152, 26, 4, 1, 6912, 262144, 32768, 1, 1000000.0f, 0.0f, 256, 512},
 };
+
+static int head_dim(const Shape *s) {
+    return s->head_dim ? s->head_dim : s->dim / s->heads;
+}
 
 enum { FILL_RANDOM, FILL_ONES, FILL_ROPE };
 
@@ -161,7 +169,7 @@ static void write_tensor(FILE *f, const Tensor *t, const Shape *s, double std, u
 /* ---------------------------------------------------------------- model */
 
 static int n_tensors;
-static Tensor tensors[8 + 9 * 512];
+static Tensor tensors[8 + 13 * 512];
 
 static void add(const char *name, uint64_t ne0, uint64_t ne1, int fill, uint32_t qtype, int k_mix,
                 const Shape *s) {
@@ -176,24 +184,29 @@ static void add(const char *name, uint64_t ne0, uint64_t ne1, int fill, uint32_t
 
 static void add_tensors(const Shape *s, uint32_t qtype, int k_mix) {
     uint64_t D = (uint64_t)s->dim, F = (uint64_t)s->ffn, V = (uint64_t)s->vocab;
-    uint64_t KV = D / (uint64_t)s->heads * (uint64_t)s->kv_heads;
+    uint64_t HD = (uint64_t)head_dim(s), Q = HD * (uint64_t)s->heads, KV = HD * (uint64_t)s->kv_heads;
     add("token_embd.weight", D, V, FILL_RANDOM, qtype, k_mix, s);
-    if (s->rope_factor > 0)
-        add("rope_freqs.weight", D / (uint64_t)s->heads / 2, 0, FILL_ROPE, qtype, k_mix, s);
+    if (s->rope_factor > 0) add("rope_freqs.weight", HD / 2, 0, FILL_ROPE, qtype, k_mix, s);
     char name[48];
     for (int l = 0; l < s->layers; l++) {
 #define LAYER(SUFFIX, NE0, NE1, FILL)                                                                        \
     snprintf(name, sizeof name, "blk.%d." SUFFIX, l);                                                        \
     add(name, NE0, NE1, FILL, qtype, k_mix, s);
         LAYER("attn_norm.weight", D, 0, FILL_ONES)
-        LAYER("attn_q.weight", D, D, FILL_RANDOM)
+        LAYER("attn_q.weight", D, Q, FILL_RANDOM)
         LAYER("attn_k.weight", D, KV, FILL_RANDOM)
         LAYER("attn_v.weight", D, KV, FILL_RANDOM)
-        LAYER("attn_output.weight", D, D, FILL_RANDOM)
+        LAYER("attn_output.weight", Q, D, FILL_RANDOM)
         LAYER("ffn_norm.weight", D, 0, FILL_ONES)
         LAYER("ffn_gate.weight", D, F, FILL_RANDOM)
         LAYER("ffn_up.weight", D, F, FILL_RANDOM)
         LAYER("ffn_down.weight", F, D, FILL_RANDOM)
+        if (s->window) {
+            LAYER("attn_q_norm.weight", HD, 0, FILL_ONES)
+            LAYER("attn_k_norm.weight", HD, 0, FILL_ONES)
+            LAYER("post_attention_norm.weight", D, 0, FILL_ONES)
+            LAYER("post_ffw_norm.weight", D, 0, FILL_ONES)
+        }
 #undef LAYER
     }
     add("output_norm.weight", D, 0, FILL_ONES, qtype, k_mix, s);
@@ -224,8 +237,9 @@ static void assign_pieces(int n_pieces) {
 static void put_metadata(MetaBuf *m, Shape *s, uint32_t qtype, int k_mix, const char *type_name,
                          const char *spm_path) {
     char name[96];
+    const char *arch = s->window ? "gemma3" : "llama";
     snprintf(name, sizeof name, "random %s %s", s->name, type_name);
-    kv_string(m, "general.architecture", "llama");
+    kv_string(m, "general.architecture", arch);
     kv_string(m, "general.name", name);
     kv_uint32(m, "general.file_type", file_type(qtype, k_mix));
     kv_uint32(m, "general.quantization_version", 2);
@@ -235,16 +249,24 @@ static void put_metadata(MetaBuf *m, Shape *s, uint32_t qtype, int k_mix, const 
     } else {
         vocab_bpe(m, s->vocab);
     }
-    kv_uint32(m, "llama.vocab_size", (uint32_t)s->vocab);
-    kv_uint32(m, "llama.context_length", (uint32_t)s->ctx);
-    kv_uint32(m, "llama.embedding_length", (uint32_t)s->dim);
-    kv_uint32(m, "llama.feed_forward_length", (uint32_t)s->ffn);
-    kv_uint32(m, "llama.block_count", (uint32_t)s->layers);
-    kv_uint32(m, "llama.attention.head_count", (uint32_t)s->heads);
-    kv_uint32(m, "llama.attention.head_count_kv", (uint32_t)s->kv_heads);
-    kv_uint32(m, "llama.rope.dimension_count", (uint32_t)(s->dim / s->heads));
-    kv_float32(m, "llama.rope.freq_base", s->rope_base);
-    kv_float32(m, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+#define ARCH_KEY(KEY) (snprintf(name, sizeof name, "%s." KEY, arch), name)
+    kv_uint32(m, ARCH_KEY("vocab_size"), (uint32_t)s->vocab);
+    kv_uint32(m, ARCH_KEY("context_length"), (uint32_t)s->ctx);
+    kv_uint32(m, ARCH_KEY("embedding_length"), (uint32_t)s->dim);
+    kv_uint32(m, ARCH_KEY("feed_forward_length"), (uint32_t)s->ffn);
+    kv_uint32(m, ARCH_KEY("block_count"), (uint32_t)s->layers);
+    kv_uint32(m, ARCH_KEY("attention.head_count"), (uint32_t)s->heads);
+    kv_uint32(m, ARCH_KEY("attention.head_count_kv"), (uint32_t)s->kv_heads);
+    kv_uint32(m, ARCH_KEY("rope.dimension_count"), (uint32_t)head_dim(s));
+    kv_float32(m, ARCH_KEY("rope.freq_base"), s->rope_base);
+    kv_float32(m, ARCH_KEY("attention.layer_norm_rms_epsilon"), s->window ? 1e-6f : 1e-5f);
+    if (s->window) { /* as convert_hf_to_gguf writes Gemma 3 */
+        kv_uint32(m, ARCH_KEY("attention.key_length"), (uint32_t)head_dim(s));
+        kv_uint32(m, ARCH_KEY("attention.value_length"), (uint32_t)head_dim(s));
+        kv_uint32(m, ARCH_KEY("attention.sliding_window"), (uint32_t)s->window);
+        kv_float32(m, ARCH_KEY("rope.freq_base_swa"), 10000.0f);
+    }
+#undef ARCH_KEY
 }
 
 /* Writes piece p of n (n 1: a plain file) to path. */
@@ -368,7 +390,7 @@ int main(int argc, char **argv) {
             die("unknown argument", a);
         }
     }
-    if (s.dim % s.heads || s.heads % s.kv_heads || (s.dim / s.heads) % 2)
+    if ((!s.head_dim && s.dim % s.heads) || s.heads % s.kv_heads || head_dim(&s) % 2)
         die("dim must split into heads of an even size, and heads into kv-heads", NULL);
     if (s.dim % 32 || s.ffn % 32) die("dim and ffn must be multiples of 32", NULL);
     if (!spm && s.vocab < 256 + 256 + 256) die("a BPE vocabulary needs 768 tokens or more", NULL);
