@@ -95,10 +95,11 @@ void rope_angles_local(const GgufModel *m, int pos, float *cs) {
     }
 }
 
-void gguf_arch_details(const GgufModel *m, char *out, size_t n) {
+void gguf_model_arch_details(const Transformer *t, char *out, size_t n) {
+    const GgufModel *m = t->gguf;
+    if (n) out[0] = 0;
+    if (!m || m->arch != GGUF_ARCH_GEMMA3) return;
     const TransformerConfig *c = &m->config;
-    out[0] = 0;
-    if (m->arch != GGUF_ARCH_GEMMA3) return;
     int k = snprintf(out, n, "gemma3: head_dim %d (dim/heads %d), ", c->head_size, c->dim / c->n_heads);
     if (k < 0 || (size_t)k >= n) return;
     if (!m->swa_window) {

@@ -20,8 +20,6 @@ int gemma3_read_hparams(GgufModel *m, int trained_ctx, char *err, size_t n);
 void gelu_tanh_mul(float *a, float *b, int n);
 /* In place: x[i] = cap * tanh(x[i] / cap). */
 void logits_softcap(float *x, int n, float cap);
-/* One line of the architecture's particulars ("" when there are none). */
-void gguf_arch_details(const GgufModel *m, char *out, size_t n);
 
 /* Each layer's place in the KV cache (kv_row0, kv_slots, kv_ring, local)
  * for m->config.seq_len positions; returns the rows per cache. */

@@ -29,6 +29,13 @@ uint64_t swa_cache_positions(uint64_t layers, uint64_t seq_len, int window, int 
     return total;
 }
 
+uint64_t gguf_kv_cache_bytes_swa(uint64_t layers, uint64_t seq_len, uint64_t kv_dim, uint32_t kv_type,
+                                 int window, int pattern) {
+    uint64_t row = kv_row_bytes(kv_type, kv_dim);
+    if (layers * seq_len * kv_dim > ((uint64_t)1 << 40)) return 0;
+    return 2 * swa_cache_positions(layers, seq_len, window, pattern) * row;
+}
+
 /* ------------------------------------------------ the model's KV cache */
 
 uint64_t gguf_kv_layout(GgufModel *m) {

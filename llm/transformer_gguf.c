@@ -1,5 +1,5 @@
 /* transformer_gguf.c - building a model from a GGUF file's tensors and
- * metadata (llama, qwen2, qwen3) and allocating its run state. The forward
+ * metadata (llama, qwen2, qwen3, gemma3) and allocating its run state. The forward
  * pass is in transformer_gguf_forward.c. */
 #include "llm/transformer_gguf.h"
 
@@ -200,13 +200,6 @@ static uint64_t state_block_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim,
     uint64_t floats =
         GGUF_PREFILL_BATCH * per_position + heads * seq_len + vocab + wide + 2 * (n_rot / 2 + 1);
     return floats * 4 + GGUF_PREFILL_BATCH * act + 64 * (STATE_ARRAYS + 1);
-}
-
-uint64_t gguf_kv_cache_bytes_swa(uint64_t layers, uint64_t seq_len, uint64_t kv_dim, uint32_t kv_type,
-                                 int window, int pattern) {
-    uint64_t row = kv_row_bytes(kv_type, kv_dim);
-    if (layers * seq_len * kv_dim > ((uint64_t)1 << 40)) return 0;
-    return 2 * swa_cache_positions(layers, seq_len, window, pattern) * row;
 }
 
 uint64_t gguf_kv_cache_bytes(uint64_t layers, uint64_t seq_len, uint64_t kv_dim, uint32_t kv_type) {
@@ -474,13 +467,6 @@ void gguf_model_set_reference(Transformer *t, int on) {
 const char *gguf_model_arch_name(const Transformer *t) {
     static const char *const names[] = {"?", "llama", "qwen2", "qwen3", "gemma3"};
     return t->gguf ? names[t->gguf->arch] : "llama2.c";
-}
-
-void gguf_model_arch_details(const Transformer *t, char *out, size_t n) {
-    if (t->gguf)
-        gguf_arch_details(t->gguf, out, n);
-    else if (n)
-        out[0] = 0;
 }
 
 uint64_t gguf_model_kv_bytes(const Transformer *t) {

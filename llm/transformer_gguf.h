@@ -1,4 +1,4 @@
-/* transformer_gguf.h - llama / qwen2 / qwen3 models from GGUF files: typed
+/* transformer_gguf.h - llama / qwen2 / qwen3 / gemma3 models from GGUF files: typed
  * tensors used in place (any type of ggml_types.h), hyper-parameters from
  * the {arch}.* metadata, and the forward pass. transformer_create calls in
  * here when the buffer starts with the GGUF magic; the rest of the program

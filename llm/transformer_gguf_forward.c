@@ -3,8 +3,9 @@
  * file's epsilon, q/k/v (+ qwen2 biases, qwen3 per-head q/k norms), RoPE
  * (llama: adjacent pairs, because the converter permuted wq/wk; qwen: NeoX
  * halves), grouped-query attention over a KV cache of f16 (default), q8_0 or f32, SwiGLU,
- * classifier (tied to the embedding when output.weight is absent). The
- * matmuls (llm/gguf_matmul.c) dispatch on each tensor's own type. */
+ * classifier (tied to the embedding when output.weight is absent); gemma3's
+ * additions (llm/arch_gemma3.h) where its fields say. The matmuls
+ * (llm/gguf_matmul.c) dispatch on each tensor's own type. */
 #include "lib/math.h"
 #include "lib/string.h"
 #include "llm/arch_gemma3.h"
