@@ -22,11 +22,17 @@ typedef struct {
 typedef struct {
     GTensor attn_norm, ffn_norm; /* F32 (dim) */
     GTensor wq, wk, wv, wo, w1, w2, w3;
-    GTensor bq, bk, bv;     /* qwen2 biases (F32) */
-    GTensor q_norm, k_norm; /* qwen3 per-head RMSNorm weights (F32, head_dim) */
+    GTensor bq, bk, bv;                    /* qwen2 biases (F32) */
+    GTensor q_norm, k_norm;                /* qwen3 per-head RMSNorm weights (F32, head_dim) */
+    GTensor post_attn_norm, post_ffn_norm; /* gemma3: on each sublayer's output (F32, dim) */
     /* qwen3moe (llm/moe.c): the router (experts x dim) and the experts'
      * matrices, expert e's rows e * rows .. (e + 1) * rows - 1 of the 3-D tensor */
     GTensor router, gate_exps, up_exps, down_exps;
+    /* KV cache: this layer's rows start at row kv_row0 (rows of
+     * kv_head_bytes), kv_slots per key/value head; a sliding-window (local)
+     * layer may keep positions modulo kv_ring (llm/sliding_window.h). */
+    size_t kv_row0;
+    int kv_slots, kv_ring, local;
 } GLayer;
 
 typedef struct GgufModel {
@@ -43,9 +49,16 @@ typedef struct GgufModel {
     int n_experts, n_experts_used, expert_ffn;
     /* tests: the architecture's special feature disabled */
     int feature_off;
-    int reference;        /* dequantise + fp32 matmuls */
-    float *ref_weights;   /* reference path: every matrix dequantised once (NULL: per row) */
-    GLayer *saved_layers; /* the typed tensors while ref_weights is in use */
+    int reference; /* dequantise + fp32 matmuls */
+    /* gemma3 (llm/arch_gemma3.c); other architectures: 0, 0, 1, 0, 0 */
+    int swa_window, swa_pattern; /* local layers see swa_window keys (sliding_window.h) */
+    float rope_base_local;       /* RoPE base of the local layers */
+    float embed_scale;           /* input embedding multiplier (gemma3: sqrt(dim)) */
+    float softcap;               /* final logits = softcap * tanh(logits / softcap) */
+    int ffn_gelu;                /* GeGLU (tanh GELU) instead of SwiGLU */
+    float attn_scale;            /* q.k multiplier (1/sqrt(head_size) but for Gemma 3 27B) */
+    float *ref_weights;          /* reference path: every matrix dequantised once (NULL: per row) */
+    GLayer *saved_layers;        /* the typed tensors while ref_weights is in use */
     GTensor saved_output;
     GTensor tok_embd, output, output_norm;
     GLayer *layers;
@@ -61,9 +74,10 @@ typedef struct GgufModel {
     size_t kv_head_bytes;
     void *kv_block;
     size_t kv_bytes;
-    float *rope_cs;   /* cos/sin pairs of each position */
-    float *rope_freq; /* each rotated pair's angle per position (n_rot / 2) */
-    float *row;       /* one dequantised weight row */
+    float *rope_cs;                         /* cos/sin pairs of each position */
+    float *rope_freq;                       /* each rotated pair's angle per position (n_rot / 2) */
+    float *rope_cs_local, *rope_freq_local; /* the same for local layers (base rope_base_local) */
+    float *row;                             /* one dequantised weight row */
     BlockQ8A *act_a;
     BlockQ8K *act_k;
     int wide;                       /* floats per row of x, xb, xb2: max(dim, hidden, q_dim) */
@@ -72,10 +86,11 @@ typedef struct GgufModel {
     size_t state_bytes;
 } GgufModel;
 
-/* Byte offset of a key/value head's row at a position in either cache. */
-static inline size_t kv_offset(const GgufModel *m, int layer, int kv_head, int pos) {
-    const TransformerConfig *c = &m->config;
-    return (((size_t)layer * c->n_kv_heads + (size_t)kv_head) * c->seq_len + (size_t)pos) * m->kv_head_bytes;
+/* Byte offset of a key/value head's row at a cache slot (the position,
+ * unless the layer keeps a ring) in either cache. */
+static inline size_t kv_offset(const GgufModel *m, int layer, int kv_head, int slot) {
+    const GLayer *L = &m->layers[layer];
+    return (L->kv_row0 + (size_t)kv_head * L->kv_slots + (size_t)slot) * m->kv_head_bytes;
 }
 
 /* smollm3: RoPE is skipped on layers l with (l + 1) % nope_period == 0. */

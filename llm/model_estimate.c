@@ -149,13 +149,14 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
             return -1;
         }
     }
+    int gemma3 = arch && arch_len == 6 && memcmp(arch, "gemma3", 6) == 0;
     if (!arch || !((arch_len == 5 && (memcmp(arch, "llama", 5) == 0 || memcmp(arch, "qwen2", 5) == 0 ||
                                       memcmp(arch, "qwen3", 5) == 0)) ||
                    (arch_len == 7 && memcmp(arch, "smollm3", 7) == 0) ||
-                   (arch_len == 8 && memcmp(arch, "qwen3moe", 8) == 0)))
+                   (arch_len == 8 && memcmp(arch, "qwen3moe", 8) == 0) || gemma3))
         return -1;
     /* Pass 2: the hyper-parameters. */
-    int64_t h[H_COUNT];
+    int64_t h[H_COUNT], window = 0, pattern = 6; /* llama.cpp's default pattern */
     int have[H_COUNT] = {0};
     c = kv_start;
     for (uint64_t i = 0; i < n_kv; i++) {
@@ -166,6 +167,11 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
         if (which >= 0) {
             if (int_value(&c, type, &h[which]) || h[which] < 1 || h[which] > (1 << 24)) return -1;
             have[which] = 1;
+        } else if (gemma3 && key_is(key, len, "gemma3", 6, "attention.sliding_window")) {
+            if (int_value(&c, type, &window)) return -1;
+        } else if (gemma3 && type != GGUF_TYPE_ARRAY &&
+                   key_is(key, len, "gemma3", 6, "attention.sliding_window_pattern")) {
+            if (int_value(&c, type, &pattern)) return -1;
         } else if (skip_value(&c, type, 0)) {
             return -1;
         }
@@ -212,8 +218,10 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
                           .q_dim = heads * key_len,
                           .vocab = (uint64_t)vocab,
                           .n_rot = (uint64_t)h[H_ROT],
-                          .kv_type = KV_TYPE_DEFAULT};
-    return 0;
+                          .kv_type = KV_TYPE_DEFAULT,
+                          .swa_window = (int)(window > h[H_CTX] ? -1 : window),
+                          .swa_pattern = window ? (int)pattern : 0};
+    return shape->swa_window < 0 || pattern > (1 << 24) ? -1 : 0;
 }
 
 int model_shape_read(ModelShape *shape, const void *file, size_t size) {
@@ -231,13 +239,14 @@ uint64_t model_state_bytes(const ModelShape *s, int ctx) {
     if (ctx < 1) return 0;
     if (!s->gguf) return checkpoint_state_bytes(s, (uint64_t)ctx);
     return gguf_state_bytes(s->dim, s->hidden, s->q_dim, s->kv_dim, s->heads, s->layers, (uint64_t)ctx,
-                            s->vocab, s->n_rot, shape_kv_type(s));
+                            s->vocab, s->n_rot, shape_kv_type(s), s->swa_window, s->swa_pattern);
 }
 
 uint64_t model_kv_bytes(const ModelShape *s, int ctx) {
     uint64_t positions = (uint64_t)(ctx > 0 ? ctx : 0);
     if (!s->gguf) return 2 * s->layers * positions * s->kv_dim * sizeof(float);
-    return gguf_kv_cache_bytes(s->layers, positions, s->kv_dim, shape_kv_type(s));
+    return gguf_kv_cache_bytes_swa(s->layers, positions, s->kv_dim, shape_kv_type(s), s->swa_window,
+                                   s->swa_pattern);
 }
 
 int model_ctx_that_fits(const ModelShape *s, int wanted, uint64_t budget) {

@@ -1,5 +1,5 @@
 /* transformer_gguf.c - building a model from a GGUF file's tensors and
- * metadata (llama, qwen2, qwen3) and allocating its run state. The forward
+ * metadata (llama, qwen2, qwen3, gemma3) and allocating its run state. The forward
  * pass is in transformer_gguf_forward.c. */
 #include "llm/transformer_gguf.h"
 
@@ -7,11 +7,13 @@
 #include "lib/math.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
+#include "llm/arch_gemma3.h"
 #include "llm/gguf_model.h"
 #include "llm/gguf_split.h"
 #include "llm/kv_cache.h"
 #include "llm/model_estimate.h"
 #include "llm/moe.h"
+#include "llm/sliding_window.h"
 
 static void reference_weights(GgufModel *m, int on);
 
@@ -97,13 +99,16 @@ static int bind_layer(GgufModel *m, int l, char *err, size_t n) {
         return -1;
     }
     int qwen2 = m->arch == GGUF_ARCH_QWEN2,
-        qwen3 = m->arch == GGUF_ARCH_QWEN3 || m->arch == GGUF_ARCH_QWEN3MOE;
+        qwen3 = m->arch == GGUF_ARCH_QWEN3 || m->arch == GGUF_ARCH_QWEN3MOE || m->arch == GGUF_ARCH_GEMMA3;
+    int gemma3 = m->arch == GGUF_ARCH_GEMMA3;
     /* Biases: required by qwen2, accepted when present otherwise. */
     T(bq, "attn_q.bias", q_dim, 0, !qwen2, 1)
     T(bk, "attn_k.bias", kv_dim, 0, !qwen2, 1)
     T(bv, "attn_v.bias", kv_dim, 0, !qwen2, 1)
     T(q_norm, "attn_q_norm.weight", c->head_size, 0, !qwen3, 1)
     T(k_norm, "attn_k_norm.weight", c->head_size, 0, !qwen3, 1)
+    T(post_attn_norm, "post_attention_norm.weight", c->dim, 0, !gemma3, 1)
+    T(post_ffn_norm, "post_ffw_norm.weight", c->dim, 0, !gemma3, 1)
 #undef T
     return 0;
 }
@@ -122,13 +127,15 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
         m->arch = GGUF_ARCH_QWEN2, a = "qwen2";
     else if (gguf_string_eq(arch, "qwen3"))
         m->arch = GGUF_ARCH_QWEN3, a = "qwen3";
+    else if (gguf_string_eq(arch, "gemma3"))
+        m->arch = GGUF_ARCH_GEMMA3, a = "gemma3";
     else if (gguf_string_eq(arch, "smollm3"))
         m->arch = GGUF_ARCH_SMOLLM3, a = "smollm3";
     else if (gguf_string_eq(arch, "qwen3moe"))
         m->arch = GGUF_ARCH_QWEN3MOE, a = "qwen3moe";
     else {
         snprintf(err, n,
-                 "gguf: architecture '%.*s' is not supported (llama, qwen2, qwen3, smollm3, qwen3moe)",
+                 "gguf: architecture '%.*s' is not supported (llama, qwen2, qwen3, gemma3, smollm3, qwen3moe)",
                  (int)(arch.len > 40 ? 40 : arch.len), arch.ptr);
         return -1;
     }
@@ -185,14 +192,15 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
     m->nope_period = m->arch == GGUF_ARCH_SMOLLM3 ? 4 : 0; /* llama.cpp's fixed step, no key */
     c->arch = m->arch;
     c->version = 3;
-    return 0;
+    gguf_arch_defaults(m);
+    return m->arch == GGUF_ARCH_GEMMA3 ? gemma3_read_hparams(m, ctx, err, n) : 0;
 }
 
 /* Per-position arrays, GGUF_PREFILL_BATCH rows each: x, xb, xb2 (wide),
  * hb, hb2 (hidden), q, k, v, rope cos/sin, and the quantised activations;
  * then att, logits, one dequantised row and the RoPE pair frequencies. The
  * KV cache is an allocation of its own (a type change re-creates it). */
-#define STATE_ARRAYS 15    /* TAKEs below: each may waste up to 63 bytes aligning */
+#define STATE_ARRAYS 17    /* TAKEs below: each may waste up to 63 bytes aligning */
 #define KV_ALIGN_SLACK 128 /* the keys and the values each start on 64 bytes */
 
 static uint64_t state_block_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim,
@@ -200,23 +208,22 @@ static uint64_t state_block_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim,
     uint64_t wide = dim > hidden ? dim : hidden;
     if (q_dim > wide) wide = q_dim;
     if (wide > ((uint64_t)1 << 24) || vocab > ((uint64_t)1 << 24)) return 0;
-    uint64_t per_position = 3 * wide + 2 * hidden + q_dim + 2 * kv_dim + n_rot;
+    uint64_t per_position = 3 * wide + 2 * hidden + q_dim + 2 * kv_dim + 2 * n_rot;
     uint64_t act = (wide / 32 + 1) * sizeof(BlockQ8A) + (wide / 256 + 1) * sizeof(BlockQ8K);
-    uint64_t floats = GGUF_PREFILL_BATCH * per_position + heads * seq_len + vocab + wide + n_rot / 2 + 1;
+    uint64_t floats =
+        GGUF_PREFILL_BATCH * per_position + heads * seq_len + vocab + wide + 2 * (n_rot / 2 + 1);
     return floats * 4 + GGUF_PREFILL_BATCH * act + 64 * (STATE_ARRAYS + 1);
 }
 
 uint64_t gguf_kv_cache_bytes(uint64_t layers, uint64_t seq_len, uint64_t kv_dim, uint32_t kv_type) {
-    uint64_t row = kv_row_bytes(kv_type, kv_dim);
-    if (layers * seq_len * kv_dim > ((uint64_t)1 << 40)) return 0;
-    return 2 * layers * seq_len * row;
+    return gguf_kv_cache_bytes_swa(layers, seq_len, kv_dim, kv_type, 0, 0);
 }
 
 uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim, uint64_t heads,
-                          uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot,
-                          uint32_t kv_type) {
+                          uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot, uint32_t kv_type,
+                          int window, int pattern) {
     uint64_t block = state_block_bytes(dim, hidden, q_dim, kv_dim, heads, seq_len, vocab, n_rot);
-    uint64_t cache = gguf_kv_cache_bytes(layers, seq_len, kv_dim, kv_type);
+    uint64_t cache = gguf_kv_cache_bytes_swa(layers, seq_len, kv_dim, kv_type, window, pattern);
     return block && cache ? block + cache + KV_ALIGN_SLACK : 0;
 }
 
@@ -244,8 +251,9 @@ static int kv_type_usable(const GgufModel *m, uint32_t type, char *err, size_t n
 static int alloc_kv(GgufModel *m, uint32_t type, char *err, size_t n) {
     const TransformerConfig *c = &m->config;
     if (kv_type_usable(m, type, err, n)) return -1;
-    uint64_t bytes =
-        gguf_kv_cache_bytes((uint64_t)c->n_layers, (uint64_t)c->seq_len, (uint64_t)c->kv_dim, type);
+    gguf_kv_layout(m);
+    uint64_t bytes = gguf_kv_cache_bytes_swa((uint64_t)c->n_layers, (uint64_t)c->seq_len, (uint64_t)c->kv_dim,
+                                             type, m->swa_window, m->swa_pattern);
     if (bytes == 0 || bytes > (uint64_t)SIZE_MAX / 2) {
         snprintf(err, n, "gguf: the %s KV cache is too large", kv_type_name(type));
         return -1;
@@ -299,6 +307,8 @@ void gguf_rope_frequencies(GgufModel *m) {
     for (int i = 0; i < m->n_rot / 2; i++) {
         m->rope_freq[i] = powf(m->config.rope_theta, -(float)(2 * i) / (float)m->n_rot);
         if (m->rope_freqs) m->rope_freq[i] /= m->rope_freqs[i];
+        /* gemma3's local (sliding-window) layers have their own base */
+        m->rope_freq_local[i] = powf(m->rope_base_local, -(float)(2 * i) / (float)m->n_rot);
     }
 }
 
@@ -343,6 +353,8 @@ static int alloc_state(Transformer *t, GgufModel *m, char *err, size_t n) {
     TAKE(m->logits, c->vocab_size, float)
     TAKE(m->row, m->wide, float)
     TAKE(m->rope_freq, m->n_rot / 2 + 1, float)
+    TAKE(m->rope_cs_local, B * m->n_rot, float)
+    TAKE(m->rope_freq_local, m->n_rot / 2 + 1, float)
 #undef TAKE
     gguf_rope_frequencies(m);
     if (alloc_kv(m, KV_TYPE_DEFAULT, err, n)) return -1;
@@ -471,8 +483,15 @@ void gguf_model_set_reference(Transformer *t, int on) {
 }
 
 const char *gguf_model_arch_name(const Transformer *t) {
-    static const char *const names[] = {"?", "llama", "qwen2", "qwen3", "?", "smollm3", "qwen3moe"};
+    static const char *const names[] = {"?", "llama", "qwen2", "qwen3", "gemma3", "smollm3", "qwen3moe"};
     return t->gguf ? names[t->gguf->arch] : "llama2.c";
+}
+
+uint64_t gguf_model_kv_bytes(const Transformer *t) {
+    const TransformerConfig *c = &t->config;
+    if (!t->gguf)
+        return 2 * (uint64_t)c->n_layers * (uint64_t)c->seq_len * (uint64_t)c->kv_dim * sizeof(float);
+    return t->gguf->key_cache ? t->gguf->kv_bytes - KV_ALIGN_SLACK : 0;
 }
 
 uint32_t gguf_model_pieces(const Transformer *t, uint64_t *bytes) {

@@ -1,4 +1,4 @@
-/* transformer_gguf.h - llama / qwen2 / qwen3 models from GGUF files: typed
+/* transformer_gguf.h - llama / qwen2 / qwen3 / gemma3 models from GGUF files: typed
  * tensors used in place (any type of ggml_types.h), hyper-parameters from
  * the {arch}.* metadata, and the forward pass. transformer_create calls in
  * here when the buffer starts with the GGUF magic; the rest of the program
@@ -15,6 +15,7 @@ typedef enum {
     GGUF_ARCH_LLAMA = 1,
     GGUF_ARCH_QWEN2 = 2,
     GGUF_ARCH_QWEN3 = 3,
+    GGUF_ARCH_GEMMA3 = 4,
     GGUF_ARCH_SMOLLM3 = 5,
     GGUF_ARCH_QWEN3MOE = 6
 } GgufArch;
@@ -36,13 +37,20 @@ float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits
 void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos);
 /* Heap bytes of the run state for these sizes with a KV cache of kv_type
  * (what the load allocates; model_estimate.c uses it before loading). 0
- * when it would not fit. */
+ * when it would not fit. window, pattern: a sliding-window model's (gemma3;
+ * llm/sliding_window.h), 0 for the others. */
 uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim, uint64_t heads,
-                          uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot,
-                          uint32_t kv_type);
+                          uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot, uint32_t kv_type,
+                          int window, int pattern);
 /* Bytes of the KV cache alone (keys and values) with elements of kv_type;
  * 0 when kv_dim does not fill whole blocks of it. */
 uint64_t gguf_kv_cache_bytes(uint64_t layers, uint64_t seq_len, uint64_t kv_dim, uint32_t kv_type);
+/* The same when the local layers of a sliding-window model keep only a ring
+ * of positions (window 0: gguf_kv_cache_bytes). */
+uint64_t gguf_kv_cache_bytes_swa(uint64_t layers, uint64_t seq_len, uint64_t kv_dim, uint32_t kv_type,
+                                 int window, int pattern);
+/* Bytes of the loaded model's KV cache (a llama2.c checkpoint's: fp32, every position). */
+uint64_t gguf_model_kv_bytes(const Transformer *t);
 /* The KV cache's element type (llm/kv_cache.h: f16 after loading). Setting
  * it re-creates the cache, so the positions run so far are forgotten (a
  * conversation must start over). 0, or -1 with a one-line reason and the
@@ -57,8 +65,11 @@ uint32_t gguf_model_kv_type(const Transformer *t); /* GGML_TYPE_F32 for a llama2
  * activations (the reference path, matches a dequantised-F32 model). 0
  * (default): activations quantised to int8 blocks, integer dot products. */
 void gguf_model_set_reference(Transformer *t, int on);
-/* "llama" / "qwen2" / "qwen3". */
+/* "llama" / "qwen2" / "qwen3" / "gemma3". */
 const char *gguf_model_arch_name(const Transformer *t);
+/* One line of the architecture's particulars (gemma3: head_dim, sliding
+ * window, pattern, RoPE bases, local KV cache); "" when there are none. */
+void gguf_model_arch_details(const Transformer *t, char *out, size_t n);
 /* The files the model is made of (1, or a split model's pieces) and their
  * bytes together; 1 and 0 for a llama2.c checkpoint. */
 uint32_t gguf_model_pieces(const Transformer *t, uint64_t *bytes);

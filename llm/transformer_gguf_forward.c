@@ -3,10 +3,12 @@
  * file's epsilon, q/k/v (+ qwen2 biases, qwen3 per-head q/k norms), RoPE
  * (llama: adjacent pairs, because the converter permuted wq/wk; qwen: NeoX
  * halves), grouped-query attention over a KV cache of f16 (default), q8_0 or f32, SwiGLU,
- * classifier (tied to the embedding when output.weight is absent). The
- * matmuls (llm/gguf_matmul.c) dispatch on each tensor's own type. */
+ * classifier (tied to the embedding when output.weight is absent); gemma3's
+ * additions (llm/arch_gemma3.h) where its fields say. The matmuls
+ * (llm/gguf_matmul.c) dispatch on each tensor's own type. */
 #include "lib/math.h"
 #include "lib/string.h"
+#include "llm/arch_gemma3.h"
 #include "llm/gguf_matmul.h"
 #include "llm/gguf_model.h"
 #include "llm/kernels.h"
@@ -71,25 +73,26 @@ static void attention_heads(void *ctx, int h0, int h1) {
     GgufModel *m = j->m;
     const TransformerConfig *c = &m->config;
     int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
-    float inv_sqrt = 1.0f / sqrtf((float)hs);
+    float scale = m->attn_scale;
     attend_kv_fn *typed = m->kv_type == GGML_TYPE_F16 ? kernels->attend_f16 : kernels->attend_q8_0;
     /* The query heads of this share that use one key/value head go together
      * (a typed kernel may read the cache once for all of them). */
     for (int h = h0, n_q; h < h1; h += n_q) {
         int kv = h / kv_mul;
         n_q = (kv + 1) * kv_mul < h1 ? (kv + 1) * kv_mul - h : h1 - h;
-        size_t head_offset = kv_offset(m, j->layer, kv, 0);
-        const uint8_t *keys = m->key_cache + head_offset, *values = m->value_cache + head_offset;
         for (int b = 0; b < j->batch; b++) {
             float *out = m->xb + (size_t)b * m->wide + (size_t)h * hs, *att = m->att + (size_t)h * c->seq_len;
             const float *q = m->q + (size_t)b * m->q_dim + (size_t)h * hs;
-            int n_pos = j->start + b + 1;
+            int first;
+            int n_pos = kv_visible(m, j->layer, j->start + b, &first);
+            size_t head_offset = kv_offset(m, j->layer, kv, first);
+            const uint8_t *keys = m->key_cache + head_offset, *values = m->value_cache + head_offset;
             if (m->kv_type != GGML_TYPE_F32)
-                typed(out, att, c->seq_len, q, n_q, keys, values, m->kv_head_bytes, n_pos, hs, inv_sqrt);
+                typed(out, att, c->seq_len, q, n_q, keys, values, m->kv_head_bytes, n_pos, hs, scale);
             else
                 for (int i = 0; i < n_q; i++)
                     kernels->attend(out + (size_t)i * hs, att + (size_t)i * c->seq_len, q + (size_t)i * hs,
-                                    (const float *)keys, (const float *)values, hs, n_pos, hs, inv_sqrt);
+                                    (const float *)keys, (const float *)values, hs, n_pos, hs, scale);
         }
     }
 }
@@ -106,7 +109,10 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
         ggml_dequantize_row(m->tok_embd.type,
                             (const uint8_t *)m->tok_embd.data + (size_t)tokens[b] * m->tok_embd.row_bytes,
                             m->x + (size_t)b * W, dim);
+        if (m->embed_scale != 1.0f)
+            for (int i = 0; i < dim; i++) m->x[(size_t)b * W + i] *= m->embed_scale;
         rope_angles(m, start + b, m->rope_cs + (size_t)b * m->n_rot);
+        if (m->swa_window) rope_angles_local(m, start + b, m->rope_cs_local + (size_t)b * m->n_rot);
     }
     for (int l = 0; l < c->n_layers; l++) {
         const GLayer *L = &m->layers[l];
@@ -118,7 +124,7 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
         for (int b = 0; b < batch; b++) {
             float *q = m->q + (size_t)b * q_dim, *k = m->k + (size_t)b * kv_dim,
                   *v = m->v + (size_t)b * kv_dim;
-            const float *cs = m->rope_cs + (size_t)b * m->n_rot;
+            const float *cs = (L->local ? m->rope_cs_local : m->rope_cs) + (size_t)b * m->n_rot;
             add_bias(q, &L->bq);
             add_bias(k, &L->bk);
             add_bias(v, &L->bv);
@@ -128,11 +134,7 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
                 rope_heads(m, q, c->n_heads, cs);
                 rope_heads(m, k, c->n_kv_heads, cs);
             }
-            for (int kv = 0; kv < c->n_kv_heads; kv++) {
-                size_t at = kv_offset(m, l, kv, start + b);
-                kv_store_row(m->kv_type, m->key_cache + at, k + (size_t)kv * c->head_size, c->head_size);
-                kv_store_row(m->kv_type, m->value_cache + at, v + (size_t)kv * c->head_size, c->head_size);
-            }
+            kv_store_position(m, l, start + b, k, v);
         }
         AttentionJob job = {m, l, start, batch};
         /* Chunks of whole key/value-head groups, so their query heads stay together. */
@@ -141,7 +143,11 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
 
         in = gguf_matmul_input(m->xb, q_dim, batch, W);
         gguf_matmuls(m, &in, 1, (float *const[]){m->xb2}, (const int[]){W}, (const GTensor *const[]){&L->wo});
-        for (int b = 0; b < batch; b++) kernels->add(m->x + (size_t)b * W, m->xb2 + (size_t)b * W, dim);
+        for (int b = 0; b < batch; b++) {
+            float *o = m->xb2 + (size_t)b * W;
+            if (L->post_attn_norm.data) rmsnorm(o, o, (const float *)L->post_attn_norm.data, dim, eps);
+            kernels->add(m->x + (size_t)b * W, o, dim);
+        }
 
         for (int b = 0; b < batch; b++)
             rmsnorm(m->xb + (size_t)b * W, m->x + (size_t)b * W, (const float *)L->ffn_norm.data, dim, eps);
@@ -152,11 +158,20 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
         in = gguf_matmul_input(m->xb, dim, batch, W);
         gguf_matmuls(m, &in, 2, (float *const[]){m->hb, m->hb2}, (const int[]){hidden, hidden},
                      (const GTensor *const[]){&L->w1, &L->w3});
-        for (int b = 0; b < batch; b++)
-            kernels->swiglu(m->hb + (size_t)b * hidden, m->hb2 + (size_t)b * hidden, hidden);
+        for (int b = 0; b < batch; b++) {
+            float *gate = m->hb + (size_t)b * hidden, *up = m->hb2 + (size_t)b * hidden;
+            if (m->ffn_gelu)
+                gelu_tanh_mul(gate, up, hidden);
+            else
+                kernels->swiglu(gate, up, hidden);
+        }
         in = gguf_matmul_input(m->hb, hidden, batch, hidden);
         gguf_matmuls(m, &in, 1, (float *const[]){m->xb}, (const int[]){W}, (const GTensor *const[]){&L->w2});
-        for (int b = 0; b < batch; b++) kernels->add(m->x + (size_t)b * W, m->xb + (size_t)b * W, dim);
+        for (int b = 0; b < batch; b++) {
+            float *f = m->xb + (size_t)b * W;
+            if (L->post_ffn_norm.data) rmsnorm(f, f, (const float *)L->post_ffn_norm.data, dim, eps);
+            kernels->add(m->x + (size_t)b * W, f, dim);
+        }
     }
     if (!compute_logits) return;
     float *x = m->x + (size_t)(batch - 1) * W;
@@ -164,6 +179,7 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
     MatmulInput in = gguf_matmul_input(x, dim, 1, W);
     gguf_matmuls(m, &in, 1, (float *const[]){m->logits}, (const int[]){0},
                  (const GTensor *const[]){&m->output});
+    if (m->softcap > 0.0f) logits_softcap(m->logits, c->vocab_size, m->softcap);
 }
 
 float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits) {

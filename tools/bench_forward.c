@@ -104,7 +104,8 @@ static void bench_at(Transformer *t, int at, int reps) {
     transformer_prefill(t, tokens, GGUF_PREFILL_BATCH, 0);
     for (int l = 0; l < c->n_layers; l++)
         for (int kv = 0; kv < c->n_kv_heads; kv++)
-            for (int p = GGUF_PREFILL_BATCH; p < at; p++) {
+            for (int p = GGUF_PREFILL_BATCH; p < at && p < m->layers[l].kv_slots;
+                 p++) { /* a ring: its slots */
                 size_t from = kv_offset(m, l, kv, p % GGUF_PREFILL_BATCH), to = kv_offset(m, l, kv, p);
                 memcpy(m->key_cache + to, m->key_cache + from, m->kv_head_bytes);
                 memcpy(m->value_cache + to, m->value_cache + from, m->kv_head_bytes);

@@ -7,10 +7,11 @@
  *            [--tied | --untied]
  *
  * NAME: llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, stories15M, stories42M,
- * stories110M, qwen3moe-mini (default stories15M; the options after it
- * override its numbers). qwen3moe-mini is Qwen3-30B-A3B scaled down: the
- * qwen3moe architecture, q/k norms, 64 experts of width 512 with 8 used, an
- * F32 router, Qwen's vocabulary size. T: F32, F16, Q8_0, Q4_0 (every matrix; the default) or Q4_K_M
+ * stories110M, qwen3moe-mini, gemma-3-1b (default stories15M; the options
+ * after it override its numbers). qwen3moe-mini is Qwen3-30B-A3B scaled
+ * down: the qwen3moe architecture, q/k norms, 64 experts of width 512 with 8
+ * used, an F32 router, Qwen's vocabulary size. gemma-3-1b is a gemma3 model:
+ * head_dim 256, window 512. T: F32, F16, Q8_0, Q4_0 (every matrix; the default) or Q4_K_M
  * (llama.cpp's mix, tools/gguf_mix.h).
  * The vocabulary is Llama 2's read from a llama2.c tokenizer.bin (--spm),
  * or else a synthetic byte-level BPE one of the shape's size laid out as
@@ -39,17 +40,24 @@ typedef struct {
     float rope_base;
     float rope_factor;                     /* Llama 3's rope scaling (rope_freqs.weight); 0: none */
     int experts, experts_used, expert_ffn; /* qwen3moe; 0: a llama model */
+    int head_dim;                          /* 0: dim / heads */
+    int window;                            /* > 0: a gemma3 model, this sliding window on 5 of 6 layers */
 } Shape;
 
 static const Shape SHAPES[] = {
-    {"llama-3.2-1b", 2048, 16, 32, 8, 8192, 128256, 131072, 1, 500000.0f, 32.0f, 0, 0, 0},
-    {"llama-3.2-3b", 3072, 28, 24, 8, 8192, 128256, 131072, 1, 500000.0f, 32.0f, 0, 0, 0},
-    {"llama-3.1-8b", 4096, 32, 32, 8, 14336, 128256, 131072, 0, 500000.0f, 8.0f, 0, 0, 0},
-    {"stories15M", 288, 6, 6, 6, 768, 32000, 256, 1, 10000.0f, 0.0f, 0, 0, 0},
-    {"stories42M", 512, 8, 8, 8, 1376, 32000, 1024, 1, 10000.0f, 0.0f, 0, 0, 0},
-    {"stories110M", 768, 12, 12, 12, 2048, 32000, 1024, 1, 10000.0f, 0.0f, 0, 0, 0},
-    {"qwen3moe-mini", 1024, 8, 16, 4, 3072, 151936, 40960, 0, 1000000.0f, 0.0f, 64, 8, 512},
+    {"llama-3.2-1b", 2048, 16, 32, 8, 8192, 128256, 131072, 1, 500000.0f, 32.0f, 0, 0, 0, 0, 0},
+    {"llama-3.2-3b", 3072, 28, 24, 8, 8192, 128256, 131072, 1, 500000.0f, 32.0f, 0, 0, 0, 0, 0},
+    {"llama-3.1-8b", 4096, 32, 32, 8, 14336, 128256, 131072, 0, 500000.0f, 8.0f, 0, 0, 0, 0, 0},
+    {"stories15M", 288, 6, 6, 6, 768, 32000, 256, 1, 10000.0f, 0.0f, 0, 0, 0, 0, 0},
+    {"stories42M", 512, 8, 8, 8, 1376, 32000, 1024, 1, 10000.0f, 0.0f, 0, 0, 0, 0, 0},
+    {"stories110M", 768, 12, 12, 12, 2048, 32000, 1024, 1, 10000.0f, 0.0f, 0, 0, 0, 0, 0},
+    {"qwen3moe-mini", 1024, 8, 16, 4, 3072, 151936, 40960, 0, 1000000.0f, 0.0f, 64, 8, 512, 0, 0},
+    {"gemma-3-1b", 1152, 26, 4, 1, 6912, 262144, 32768, 1, 1000000.0f, 0.0f, 0, 0, 0, 256, 512},
 };
+
+static int head_dim(const Shape *s) {
+    return s->head_dim ? s->head_dim : s->dim / s->heads;
+}
 
 enum { FILL_RANDOM, FILL_ONES, FILL_ROPE };
 
@@ -165,7 +173,7 @@ static void write_tensor(FILE *f, const Tensor *t, const Shape *s, double std, u
 /* ---------------------------------------------------------------- model */
 
 static int n_tensors;
-static Tensor tensors[8 + 12 * 512];
+static Tensor tensors[8 + 13 * 512];
 
 static void add(const char *name, uint64_t ne0, uint64_t ne1, int fill, uint32_t qtype, int k_mix,
                 const Shape *s) {
@@ -189,25 +197,24 @@ static void add_experts(const char *name, uint64_t ne0, uint64_t ne1, uint64_t e
 
 static void add_tensors(const Shape *s, uint32_t qtype, int k_mix) {
     uint64_t D = (uint64_t)s->dim, F = (uint64_t)s->ffn, V = (uint64_t)s->vocab;
-    uint64_t KV = D / (uint64_t)s->heads * (uint64_t)s->kv_heads;
+    uint64_t HD = (uint64_t)head_dim(s), Q = HD * (uint64_t)s->heads, KV = HD * (uint64_t)s->kv_heads;
     add("token_embd.weight", D, V, FILL_RANDOM, qtype, k_mix, s);
-    if (s->rope_factor > 0)
-        add("rope_freqs.weight", D / (uint64_t)s->heads / 2, 0, FILL_ROPE, qtype, k_mix, s);
+    if (s->rope_factor > 0) add("rope_freqs.weight", HD / 2, 0, FILL_ROPE, qtype, k_mix, s);
     char name[48];
     for (int l = 0; l < s->layers; l++) {
 #define LAYER(SUFFIX, NE0, NE1, FILL)                                                                        \
     snprintf(name, sizeof name, "blk.%d." SUFFIX, l);                                                        \
     add(name, NE0, NE1, FILL, qtype, k_mix, s);
         LAYER("attn_norm.weight", D, 0, FILL_ONES)
-        LAYER("attn_q.weight", D, D, FILL_RANDOM)
+        LAYER("attn_q.weight", D, Q, FILL_RANDOM)
         LAYER("attn_k.weight", D, KV, FILL_RANDOM)
         LAYER("attn_v.weight", D, KV, FILL_RANDOM)
-        LAYER("attn_output.weight", D, D, FILL_RANDOM)
+        LAYER("attn_output.weight", Q, D, FILL_RANDOM)
         LAYER("ffn_norm.weight", D, 0, FILL_ONES)
         if (s->experts) {
             uint64_t E = (uint64_t)s->experts, EF = (uint64_t)s->expert_ffn;
-            LAYER("attn_q_norm.weight", D / (uint64_t)s->heads, 0, FILL_ONES)
-            LAYER("attn_k_norm.weight", D / (uint64_t)s->heads, 0, FILL_ONES)
+            LAYER("attn_q_norm.weight", (uint64_t)head_dim(s), 0, FILL_ONES)
+            LAYER("attn_k_norm.weight", (uint64_t)head_dim(s), 0, FILL_ONES)
             snprintf(name, sizeof name, "blk.%d.ffn_gate_inp.weight", l); /* the router stays F32 */
             add(name, D, E, FILL_RANDOM, GGML_TYPE_F32, 0, s);
             snprintf(name, sizeof name, "blk.%d.ffn_gate_exps.weight", l);
@@ -221,6 +228,12 @@ static void add_tensors(const Shape *s, uint32_t qtype, int k_mix) {
         LAYER("ffn_gate.weight", D, F, FILL_RANDOM)
         LAYER("ffn_up.weight", D, F, FILL_RANDOM)
         LAYER("ffn_down.weight", F, D, FILL_RANDOM)
+        if (s->window) {
+            LAYER("attn_q_norm.weight", HD, 0, FILL_ONES)
+            LAYER("attn_k_norm.weight", HD, 0, FILL_ONES)
+            LAYER("post_attention_norm.weight", D, 0, FILL_ONES)
+            LAYER("post_ffw_norm.weight", D, 0, FILL_ONES)
+        }
 #undef LAYER
     }
     add("output_norm.weight", D, 0, FILL_ONES, qtype, k_mix, s);
@@ -252,7 +265,7 @@ static void put_metadata(MetaBuf *m, Shape *s, uint32_t qtype, int k_mix, const 
                          const char *spm_path) {
     char name[96];
     snprintf(name, sizeof name, "random %s %s", s->name, type_name);
-    const char *arch = s->experts ? "qwen3moe" : "llama";
+    const char *arch = s->experts ? "qwen3moe" : s->window ? "gemma3" : "llama";
     char key[96];
 #define ARCH_KEY(SUFFIX) (snprintf(key, sizeof key, "%s." SUFFIX, arch), key)
     kv_string(m, "general.architecture", arch);
@@ -272,13 +285,19 @@ static void put_metadata(MetaBuf *m, Shape *s, uint32_t qtype, int k_mix, const 
     kv_uint32(m, ARCH_KEY("block_count"), (uint32_t)s->layers);
     kv_uint32(m, ARCH_KEY("attention.head_count"), (uint32_t)s->heads);
     kv_uint32(m, ARCH_KEY("attention.head_count_kv"), (uint32_t)s->kv_heads);
-    kv_uint32(m, ARCH_KEY("rope.dimension_count"), (uint32_t)(s->dim / s->heads));
+    kv_uint32(m, ARCH_KEY("rope.dimension_count"), (uint32_t)head_dim(s));
     kv_float32(m, ARCH_KEY("rope.freq_base"), s->rope_base);
-    kv_float32(m, ARCH_KEY("attention.layer_norm_rms_epsilon"), s->experts ? 1e-6f : 1e-5f);
+    kv_float32(m, ARCH_KEY("attention.layer_norm_rms_epsilon"), s->experts || s->window ? 1e-6f : 1e-5f);
     if (s->experts) {
         kv_uint32(m, ARCH_KEY("expert_count"), (uint32_t)s->experts);
         kv_uint32(m, ARCH_KEY("expert_used_count"), (uint32_t)s->experts_used);
         kv_uint32(m, ARCH_KEY("expert_feed_forward_length"), (uint32_t)s->expert_ffn);
+    }
+    if (s->window) { /* as convert_hf_to_gguf writes Gemma 3 */
+        kv_uint32(m, ARCH_KEY("attention.key_length"), (uint32_t)head_dim(s));
+        kv_uint32(m, ARCH_KEY("attention.value_length"), (uint32_t)head_dim(s));
+        kv_uint32(m, ARCH_KEY("attention.sliding_window"), (uint32_t)s->window);
+        kv_float32(m, ARCH_KEY("rope.freq_base_swa"), 10000.0f);
     }
 #undef ARCH_KEY
 }
@@ -409,7 +428,7 @@ int main(int argc, char **argv) {
             die("unknown argument", a);
         }
     }
-    if (s.dim % s.heads || s.heads % s.kv_heads || (s.dim / s.heads) % 2)
+    if ((!s.head_dim && s.dim % s.heads) || s.heads % s.kv_heads || head_dim(&s) % 2)
         die("dim must split into heads of an even size, and heads into kv-heads", NULL);
     if (s.dim % 32 || s.ffn % 32) die("dim and ffn must be multiples of 32", NULL);
     if (!spm && s.vocab < 256 + 256 + 256) die("a BPE vocabulary needs 768 tokens or more", NULL);

@@ -50,6 +50,9 @@ void shell_cmd_model(struct session *session, const char *args) {
     char features[192];
     if (*gguf_model_features(&session->model.transformer, features, sizeof features))
         kprintf("features:   %s\n", features);
+    char details[256];
+    gguf_model_arch_details(&session->model.transformer, details, sizeof details);
+    if (details[0]) kprintf("arch:       %s\n", details);
     uint64_t params = transformer_param_count(&session->model.transformer);
     kprintf("parameters: %llu (%.2f M)\n", (unsigned long long)params, (double)params / 1e6);
     if (c->version == 3)
@@ -58,8 +61,7 @@ void shell_cmd_model(struct session *session, const char *args) {
     kprintf("memory:     weights %.1f MiB in place in the ramdisk, run state and KV cache %.1f MiB\n",
             mib(session->model.file_bytes), mib(transformer_state_bytes(t)));
     uint32_t kv = gguf_model_kv_type(t);
-    kprintf("kv cache:   %s, %.1f MiB%s\n", kv_type_name(kv),
-            mib(gguf_kv_cache_bytes((uint64_t)c->n_layers, (uint64_t)c->seq_len, (uint64_t)c->kv_dim, kv)),
+    kprintf("kv cache:   %s, %.1f MiB%s\n", kv_type_name(kv), mib(gguf_model_kv_bytes(t)),
             t->gguf ? " (/set kv f16|q8_0|f32)" : " (llama2.c checkpoints keep fp32)");
     kprintf("kernels:    %s; loaded in %llu ms\n", kernels->name, (unsigned long long)session->model.load_ms);
 }

@@ -105,6 +105,7 @@ int main(void) {
         "gguf-tests/synthA-Q4_K.gguf",
         "gguf-arch2/qwen3moe-Q4_K.gguf",
         "gguf-arch2/smollm3-Q8_0.gguf",
+        "gguf-arch2/gemma3-Q4_K.gguf",
     };
     size_t probe;
     void *p = read_file(models_path(models[0]), &probe);

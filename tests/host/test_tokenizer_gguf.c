@@ -25,6 +25,7 @@ static const Vocab vocabs[] = {
     {"falcon", "vocab/ggml-vocab-falcon.gguf", "vocab/ggml-vocab-falcon.gguf"},
     {"starcoder", "vocab/ggml-vocab-starcoder.gguf", "vocab/ggml-vocab-starcoder.gguf"},
     {"qwen2", "gguf-arch/qwen2-F32.gguf", "gguf-arch/tokenizer"},
+    {"gemma3-arch", "gguf-arch2/gemma3-F32.gguf", "gguf-arch2/gemma3.tokenizer"},
     /* Real tokenizers converted from Hugging Face files (vocab/README-vocab-real.md). */
     {"llama3", "vocab/llama3.gguf", "vocab/llama3.gguf"},
     {"qwen3", "vocab/qwen3.gguf", "vocab/qwen3.gguf"},

@@ -37,6 +37,7 @@ import cases_gguf_split  # noqa: E402
 import cases_hardware  # noqa: E402
 import cases_matrix  # noqa: E402
 import cases_moe  # noqa: E402
+import cases_gemma3  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
@@ -123,6 +124,7 @@ def main():
                    cases_parallel, cases_robust_gguf, cases_storage, cases_big_models, cases_context,
                    cases_gguf_split, cases_hardware, cases_matrix,
                    cases_moe,
+                   cases_gemma3,
                    ):
         cases += module.CASES
     cases = [c for c in cases if args.filter in c.__name__]
