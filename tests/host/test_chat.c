@@ -203,14 +203,53 @@ static void test_kv_reuse(Model *m, const char *label, ChatTemplate tmpl, const 
     chat_destroy(&c);
 }
 
+/* A greedy sampler and a conversation with the system prompt "Be brief.". */
+static void greedy_chat(Model *m, Chat *c, Sampler *s, ChatTemplate tmpl) {
+    char err[200];
+    SamplerConfig sc = sampler_default_config();
+    sc.temperature = 0;
+    sampler_create(s, m->t.config.vocab_size, &sc, err, sizeof err);
+    chat_create(c, &m->t, &m->tok, tmpl, "Be brief.", err, sizeof err);
+}
+
+/* Qwen3 with thinking off: the turn ends with the empty think block, which
+ * the next turn's history no longer has (the template drops it), so the
+ * history is the thinking-on rendering of the first turn, the answer, the
+ * suffix; the cache is re-prefilled from where the block was. */
+static void test_qwen3_history(Model *m) {
+    char err[200];
+    Chat c;
+    Sampler s;
+    greedy_chat(m, &c, &s, CHAT_TEMPLATE_QWEN3);
+    c.options.enable_thinking = 0;
+    int with_block = chat_turn_tokens(&c, &m->tok, "Hi", err, sizeof err);
+    ChatOptions on = chat_default_options();
+    const char *hi[] = {"Hi"};
+    int plain[128];
+    int n = chat_encode(CHAT_TEMPLATE_QWEN3, &on, &m->tok, "Be brief.", hi, 1, plain, 128, err, sizeof err);
+    GenerateStats st;
+    int rc = chat_turn(&c, &m->t, &m->tok, &s, "Hi", 3, NULL, &st, err, sizeof err);
+    int answer = st.generated_tokens;
+    check(rc == 0 && st.prompt_tokens == with_block && with_block > n && c.answer_start == n &&
+              c.count == n + answer + c.suffix_count &&
+              memcmp(c.tokens, plain, sizeof(int) * (size_t)n) == 0 && c.pos <= n,
+          "qwen3 thinking off: the empty block is gone from history",
+          "rc %d, %d/%d/%d tokens, count %d, pos %d", rc, st.prompt_tokens, with_block, n, c.count, c.pos);
+    int pos_before = c.pos, count_before = c.count;
+    int turn2 = chat_turn_tokens(&c, &m->tok, "More", err, sizeof err);
+    rc = chat_turn(&c, &m->t, &m->tok, &s, "More", 3, NULL, &st, err, sizeof err);
+    check(rc == 0 && st.prompt_tokens == count_before - pos_before + turn2,
+          "the next turn prefills from the cut", "%d vs %d", st.prompt_tokens,
+          count_before - pos_before + turn2);
+    sampler_destroy(&s);
+    chat_destroy(&c);
+}
+
 static void test_context_limit(Model *m) {
     char err[200];
     Chat c;
     Sampler s;
-    SamplerConfig sc = sampler_default_config();
-    sc.temperature = 0;
-    sampler_create(&s, m->t.config.vocab_size, &sc, err, sizeof err);
-    chat_create(&c, &m->t, &m->tok, CHAT_TEMPLATE_CHATML, "Be brief.", err, sizeof err);
+    greedy_chat(m, &c, &s, CHAT_TEMPLATE_CHATML);
     GenerateStats st;
     int rc = 0, turns = 0;
     while ((rc = chat_turn(&c, &m->t, &m->tok, &s, "Tell me a story", 12, NULL, &st, err, sizeof err)) == 0)
@@ -258,6 +297,7 @@ int main(void) {
     test_kv_reuse(&qwen, "qwen3 chatml", CHAT_TEMPLATE_CHATML, "Be brief.");
     test_kv_reuse(&stories, "stories260K none", CHAT_TEMPLATE_NONE, NULL);
     test_context_limit(&qwen);
+    test_qwen3_history(&qwen);
     unload(&qwen);
     unload(&stories);
     return failures ? 1 : 0;
