@@ -34,6 +34,7 @@ import cases_storage  # noqa: E402
 import cases_big_models  # noqa: E402
 import cases_context  # noqa: E402
 import cases_gguf_split  # noqa: E402
+import cases_chat_templates  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
@@ -114,7 +115,7 @@ def main():
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
 
-    cases = cases_boot.CASES + cases_llm.CASES + cases_usb.CASES + cases_smp.CASES + cases_screen.CASES + cases_gguf.CASES + cases_robust.CASES + cases_parallel.CASES + cases_robust_gguf.CASES + cases_storage.CASES + cases_big_models.CASES + cases_context.CASES + cases_gguf_split.CASES
+    cases = cases_boot.CASES + cases_llm.CASES + cases_usb.CASES + cases_smp.CASES + cases_screen.CASES + cases_gguf.CASES + cases_robust.CASES + cases_parallel.CASES + cases_robust_gguf.CASES + cases_storage.CASES + cases_big_models.CASES + cases_context.CASES + cases_gguf_split.CASES + cases_chat_templates.CASES
     cases = [c for c in cases if args.filter in c.__name__]
     # The test_big_ cases are make test-big's, not make test's: left out here
     # (not skipped, so a CI run of make test has nothing missing to fail on).
