@@ -102,12 +102,20 @@ void chat_reset(Chat *c) {
 
 int chat_slide(Chat *c, int needed) {
     if (c->turns == 0) return c->count + needed <= c->capacity ? 0 : -1;
-    /* Turn 0 carries the BOS and the system part: keep its prefix. */
+    /* Turn 0 carries the BOS and the system part: keep its prefix. Where the
+     * system part sits inside the first user turn (Gemma), the prefix ends
+     * with it, so the first kept turn goes on after its own user header. */
     int keep_from = c->prefix_count;
     int dropped = 0;
     while (dropped < c->turns) {
-        int start = dropped + 1 < c->turns ? c->turn_starts[dropped + 1] : c->count;
         dropped++;
+        if (dropped == c->turns) {
+            /* Nothing kept: the next turn is a first turn again, system part and all. */
+            if (needed > c->capacity) return -1;
+            c->count = c->turns = c->pos = 0;
+            return dropped;
+        }
+        int start = c->turn_starts[dropped] + c->fold_header;
         if (keep_from + (c->count - start) + needed <= c->capacity) {
             int rest = c->count - start;
             memmove(c->tokens + keep_from, c->tokens + start, (size_t)rest * sizeof(int));
@@ -115,7 +123,6 @@ int chat_slide(Chat *c, int needed) {
                 c->turn_starts[i - dropped] = c->turn_starts[i] - start + keep_from;
             c->turns -= dropped;
             c->count = keep_from + rest;
-            if (c->turns == 0) c->count = keep_from;
             c->pos = 0; /* everything is prefilled again by the next turn */
             return dropped;
         }
@@ -152,8 +159,7 @@ static void emit_token(Chat *c, const Tokenizer *tok, const GenerateIO *io, int 
 /* The turn's prefix length when it is the first turn: the BOS and system
  * part, i.e. what a turn without them would not have. */
 static int first_turn_prefix(Chat *c, const Tokenizer *tok, int full_count) {
-    /* Gemma's system prompt lives inside the first user turn: only BOS stays. */
-    if (chat_template_folds_system(c->template)) return chat_template_wants_bos(c->template, tok);
+    c->fold_header = 0;
     Chat probe = *c;
     probe.turns = 1; /* a later turn: no system part */
     char err[8];
@@ -162,6 +168,21 @@ static int first_turn_prefix(Chat *c, const Tokenizer *tok, int full_count) {
     int first_empty = chat_turn_tokens(&first, tok, "", err, sizeof err);
     if (later < 0 || first_empty < 0 || first_empty < later) return 0;
     int prefix = first_empty - later;
+    if (chat_template_folds_system(c->template) && c->system && *c->system) {
+        /* The system part follows the user header, which both turns share:
+         * the prefix runs to the end of the system part. */
+        int *first_ids, *later_ids, bos = chat_template_wants_bos(c->template, tok);
+        if (encode_turn(&first, tok, "", &first_ids, NULL, err, sizeof err) < 0) return 0;
+        if (encode_turn(&probe, tok, "", &later_ids, NULL, err, sizeof err) < 0) {
+            free(first_ids);
+            return 0;
+        }
+        while (c->fold_header < later && first_ids[bos + c->fold_header] == later_ids[c->fold_header])
+            c->fold_header++;
+        free(first_ids);
+        free(later_ids);
+        prefix += c->fold_header;
+    }
     return prefix < full_count ? prefix : 0;
 }
 

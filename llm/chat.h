@@ -82,6 +82,7 @@ typedef struct {
     int *turn_starts; /* history index where each turn begins */
     int turns;
     int prefix_count; /* BOS + system part: kept when sliding */
+    int fold_header;  /* Gemma: the user header inside the prefix, skipped in the first kept turn */
     int stop_ids[CHAT_MAX_STOP];
     int stop_count;
     int suffix_ids[32]; /* the answer suffix, tokenized */

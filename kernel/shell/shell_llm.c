@@ -105,8 +105,8 @@ static void show_settings(const struct session *session) {
         kprintf("%llu", (unsigned long long)set->seed);
     else
         kprintf("random");
-    kprintf(", simd %s, think %s %s, kv %s, ctx ", session_simd_names[set->simd],
-            set->no_think ? "off" : "on", set->hide_think ? "hide" : "show", kv_type_name(set->kv_type));
+    kprintf(", simd %s, think %s, think %s, kv %s, ctx ", session_simd_names[set->simd],
+            set->hide_think ? "hide" : "show", set->no_think ? "off" : "on", kv_type_name(set->kv_type));
     if (set->ctx)
         kprintf("%d", set->ctx);
     else
