@@ -5,7 +5,8 @@ which carry their tokenizer.chat_template) each hold a two-turn conversation,
 and the conversation's token ids (/chat tokens) are those of the text
 written by hand from each Jinja template, as llama.cpp's llama-tokenize
 gives them (stored here), with the one sampled answer token of each turn
-between them."""
+between them; /stats's prompt count shows what each turn prefilled (with
+Qwen3's empty think block, which its history then drops)."""
 import os
 import re
 import subprocess
@@ -40,6 +41,10 @@ VOCABS = {
                [106, 107],
                [105, 2364, 107, 3689, 563, 236743, 236778, 236862, 236778, 236881, 106, 107, 105, 4368, 107]),
 }
+# Qwen3's empty think block, "<think>\n\n</think>\n\n" (llama-tokenize: 151667 271 151668 271), ends the
+# prompt with /set think off and is gone from history: it is prefilled but not listed.
+QWEN3_BLOCK = 4
+PROMPT_TOKENS = re.compile(r"last answer: (\d+) prompt tokens")
 TOKENS = re.compile(r"chat: (\d+) tokens:((?: \d+)*)$", re.M)
 
 
@@ -65,13 +70,21 @@ def chat_tokens(vm):
     return ids
 
 
+def prompt_tokens(vm):
+    out = vm.command("/stats")
+    m = PROMPT_TOKENS.search(out)
+    assert m, f"/stats: {out!r}"
+    return int(m.group(1))
+
+
 def split_answer(ids, head, suffix, what):
-    """ids = head + (at most one sampled token) + suffix + rest; returns rest."""
+    """ids = head + (at most one sampled token) + suffix + rest; returns
+    (rest, the answer's length)."""
     assert ids[:len(head)] == head, f"{what}: {ids[:len(head)]} instead of {head}"
     for answer_len in (1, 0):  # one token, or none when it was a stop token
         end = len(head) + answer_len
         if ids[end:end + len(suffix)] == suffix:
-            return ids[end + len(suffix):]
+            return ids[end + len(suffix):], answer_len
     raise AssertionError(f"{what}: no {suffix} after the answer: {ids[len(head):]}")
 
 
@@ -87,12 +100,18 @@ def test_chat_real_templates_token_ids(ctx):
             vm.command("/set think off" if name == "qwen3" else "/set think on")
             out = vm.command("/chat")
             assert f"chat: template {template} (tokenizer.chat_template has" in out, f"{name}: {out!r}"
+            block = QWEN3_BLOCK if name == "qwen3" else 0
             answer(vm, "Hello!")
-            rest = split_answer(chat_tokens(vm), t1, suffix, f"{name} turn 1")
+            assert prompt_tokens(vm) == len(t1) + block, f"{name} turn 1: prompt of {prompt_tokens(vm)} tokens"
+            rest, answered = split_answer(chat_tokens(vm), t1, suffix, f"{name} turn 1")
             assert rest == [], f"{name} turn 1: tokens after the answer's end: {rest}"
             answer(vm, "What is 2+2?")
-            rest = split_answer(chat_tokens(vm), t1, suffix, f"{name} turn 1 in history")
-            rest = split_answer(rest, t2, suffix, f"{name} turn 2")
+            # What the cache lacked: the sampled token (never run), or for Qwen3 everything from the dropped
+            # block on (the answer too), then the suffix and the new turn.
+            lacked = answered + len(suffix) + len(t2) + block
+            assert prompt_tokens(vm) == lacked, f"{name} turn 2: prompt of {prompt_tokens(vm)}, not {lacked}"
+            rest, _ = split_answer(chat_tokens(vm), t1, suffix, f"{name} turn 1 in history")
+            rest, _ = split_answer(rest, t2, suffix, f"{name} turn 2")
             assert rest == [], f"{name} turn 2: tokens after the answer's end: {rest}"
             vm.command("/chat off")
 
