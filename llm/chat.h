@@ -24,6 +24,8 @@ typedef enum {
     CHAT_TEMPLATE_SMOLLM3,  /* ChatML with a metadata system block, "Reasoning Mode: /think|/no_think" */
     CHAT_TEMPLATE_GEMMA,    /* <start_of_turn>user\n...<end_of_turn>\n<start_of_turn>model\n, system
                                folded into the first user turn */
+    CHAT_TEMPLATE_LLAMA31,  /* Llama 3.1/3.2: Llama 3 with a system block always there, opening with
+                               "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n" */
     CHAT_TEMPLATE_COUNT
 } ChatTemplate;
 
@@ -34,7 +36,7 @@ typedef enum {
 ChatTemplate chat_template_detect(const Tokenizer *tok);
 ChatTemplate chat_template_detect_why(const Tokenizer *tok, char *why, size_t why_size);
 const char *chat_template_name(ChatTemplate t);
-/* "none" "chatml" "llama3" "llama2" "zephyr" "qwen3" "smollm3" "gemma";
+/* "none" "chatml" "llama3" "llama2" "zephyr" "qwen3" "smollm3" "gemma" "llama3.1";
  * returns 0, or -1 for another name. */
 int chat_template_parse(const char *name, ChatTemplate *out);
 /* Whether the template has a thinking switch (Qwen3's enable_thinking,

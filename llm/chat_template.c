@@ -25,6 +25,7 @@ static const TemplateSpec specs[CHAT_TEMPLATE_COUNT] = {
     [CHAT_TEMPLATE_QWEN3] = {"qwen3", 0, "<|im_end|>\n", "<|im_end|>", 1, 1, 0, 0},
     [CHAT_TEMPLATE_SMOLLM3] = {"smollm3", 0, "<|im_end|>\n", "<|im_end|>", 1, 0, 0, 0},
     [CHAT_TEMPLATE_GEMMA] = {"gemma", 1, "<end_of_turn>\n", "<end_of_turn>", 0, 0, 1, 1},
+    [CHAT_TEMPLATE_LLAMA31] = {"llama3.1", 1, "<|eot_id|>", "<|eot_id|>", 0, 0, 0, 1},
 };
 
 /* Recognition: the first row whose markers all occur in the Jinja text. */
@@ -36,6 +37,7 @@ static const struct {
     {CHAT_TEMPLATE_SMOLLM3, {"<|im_start|>", "Reasoning Mode"}},
     {CHAT_TEMPLATE_QWEN3, {"<|im_start|>", "enable_thinking"}},
     {CHAT_TEMPLATE_CHATML, {"<|im_start|>", NULL}},
+    {CHAT_TEMPLATE_LLAMA31, {"<|start_header_id|>", "Cutting Knowledge Date"}},
     {CHAT_TEMPLATE_LLAMA3, {"<|start_header_id|>", NULL}},
     {CHAT_TEMPLATE_ZEPHYR, {"<|user|>", NULL}},
     {CHAT_TEMPLATE_LLAMA2, {"[INST]", NULL}},
@@ -257,8 +259,18 @@ int chat_parts_turn(ChatParts *p, ChatTemplate t, const ChatOptions *o, const ch
                     smollm3_thinks(o, system) ? "<|im_end|>\n<|im_start|>assistant\n"
                                               : "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n");
         break;
+    case CHAT_TEMPLATE_LLAMA31:
     case CHAT_TEMPLATE_LLAMA3:
-        if (with_system)
+        /* Llama 3.1/3.2 write the system block with or without a system
+         * prompt; their date is strftime_now's, else (no clock here, and
+         * always in 3.1) "26 Jul 2024". */
+        if (t == CHAT_TEMPLATE_LLAMA31 && first)
+            add_message(
+                p,
+                "<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n"
+                "Today Date: 26 Jul 2024\n\n",
+                system ? system : "", 1, "<|eot_id|>");
+        else if (with_system)
             add_message(p, "<|start_header_id|>system<|end_header_id|>\n\n", system, 1, "<|eot_id|>");
         add_message(p, "<|start_header_id|>user<|end_header_id|>\n\n", user, 1,
                     "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");

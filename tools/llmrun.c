@@ -42,8 +42,8 @@ static void usage(void) {
             "  -z <string> path to the tokenizer, default tokenizer.bin\n"
             "  -m <string> mode: generate|chat (chat: one user turn per stdin line, one answer line each)\n"
             "  -y <string> chat: system prompt\n"
-            "  --chat-template <name>    chat: llama3|qwen3|smollm3|gemma|chatml|llama2|zephyr|none\n"
-            "                            (default: the model's)\n"
+            "  --chat-template <name>    chat: llama3|llama3.1|qwen3|smollm3|gemma|chatml|llama2|\n"
+            "                            zephyr|none (default: the model's)\n"
             "  --think on|off            chat: the template's thinking switch (qwen3, smollm3), default on\n"
             "  --chat-scratch            chat: run the whole conversation from position 0 every turn\n"
             "  -k <int>    top-k sampling, 0 = off (default)\n"
@@ -153,7 +153,8 @@ static int run_chat(Transformer *t, const Tokenizer *tok, Sampler *s, const char
     char err[256], why[200];
     ChatTemplate tmpl = chat_template_detect_why(tok, why, sizeof why);
     if (template_name && chat_template_parse(template_name, &tmpl) != 0)
-        die("--chat-template: not llama3|qwen3|smollm3|gemma|chatml|llama2|zephyr|none:", template_name);
+        die("--chat-template: not llama3|llama3.1|qwen3|smollm3|gemma|chatml|llama2|zephyr|none:",
+            template_name);
     fprintf(stderr, "chat: template %s (%s)\n", chat_template_name(tmpl),
             template_name ? "chosen by --chat-template" : why);
     Chat chat;

@@ -257,7 +257,7 @@ void shell_cmd_stats(struct session *session, const char *args) {
 
 static void chat_usage(void) {
     kprintf("usage: /chat [off|reset|slide|tokens|template "
-            "llama3|qwen3|smollm3|gemma|chatml|llama2|zephyr|none|auto]\n");
+            "llama3|llama3.1|qwen3|smollm3|gemma|chatml|llama2|zephyr|none|auto]\n");
 }
 
 static void chat_started(const struct session *session) {

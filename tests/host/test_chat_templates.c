@@ -37,6 +37,22 @@ static const int llama3_ids[] = {
     374,    220,    17,     10,     17,    30,     128009, 128006, 78191,  128007, 271,    19,     128009,
     128006, 882,    128007, 271,    12947, 128009, 128006, 78191,  128007, 271};
 
+/* ---- Llama 3.1/3.2's published template (not in ../shared): the system
+ * block is always written, "Cutting Knowledge Date: December 2023\n", "Today
+ * Date: " + date_string ("26 Jul 2024" without strftime_now) + "\n\n", the
+ * trimmed system prompt (or nothing), <|eot_id|>; then the messages as Llama 3's. */
+static const char llama31_system[] = "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
+                                     "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n";
+/* llama-tokenize -m llama3.gguf of llama31_system + "Be brief.<|eot_id|>" + llama3_text from its user turn on
+ */
+static const int llama31_ids[] = {
+    128000, 128006, 9125,   128007, 271,    38766, 1303,  33025,  2696,   25,     6790,   220,    2366,   18,
+    198,    15724,  2696,   25,     220,    1627,  10263, 220,    2366,   19,     271,    3513,   10015,  13,
+    128009, 128006, 882,    128007, 271,    9906,  0,     128009, 128006, 78191,  128007, 271,    14023,  771,
+    397,    10267,  757,    1781,   627,    524,   27963, 1363,   13347,  1070,   13,     128009, 128006, 882,
+    128007, 271,    3923,   374,    220,    17,    10,    17,     30,     128009, 128006, 78191,  128007, 271,
+    19,     128009, 128006, 882,    128007, 271,   12947, 128009, 128006, 78191,  128007, 271};
+
 /* ---- from qwen3.chat_template.txt, no tools: the system message, then each
  * message raw; assistant messages before the last user query keep what follows
  * '</think>', lstripped of '\n'; enable_thinking false adds the empty block. */
@@ -108,6 +124,16 @@ static void test_render(void) {
     check_text("llama3: the conversation as the Jinja writes it", out, llama3_text);
 
     char want[2048];
+    const char *llama3_user = strstr(llama3_text, "<|start_header_id|>user");
+    snprintf(want, sizeof want, "%sBe brief.<|eot_id|>%s", llama31_system, llama3_user);
+    chat_render(CHAT_TEMPLATE_LLAMA31, &o, " " SYSTEM "\n", conversation, CONVERSATION_COUNT,
+                "<|begin_of_text|>", out, sizeof out);
+    check_text("llama3.1: the system block with its dates, then Llama 3's turns", out, want);
+    snprintf(want, sizeof want, "%s<|eot_id|>%s", llama31_system,
+             strstr(llama3_user + 1, "<|start_header_id|>user"));
+    chat_render(CHAT_TEMPLATE_LLAMA31, &o, NULL, conversation + 2, 3, "<|begin_of_text|>", out, sizeof out);
+    check_text("llama3.1 without a system prompt: the block is still written", out, want);
+
     snprintf(want, sizeof want, "%s", qwen3_text_head);
     chat_render(CHAT_TEMPLATE_QWEN3, &o, SYSTEM, conversation, CONVERSATION_COUNT, NULL, out, sizeof out);
     check_text("qwen3 thinking on: no empty block, history without think blocks", out, want);
@@ -185,6 +211,12 @@ static void test_detect(void) {
         "{{- \"<|im_start|>system\\n\" -}}{{- \"Reasoning Mode: \" + reasoning_mode + \"\\n\\n\" -}}";
     check(chat_template_detect_why(&fake, why, sizeof why) == CHAT_TEMPLATE_SMOLLM3, "smollm3 recognised",
           "%s", why);
+    /* Llama 3.1's and 3.2's (not in ../shared either): their system header lines. */
+    fake.chat_template =
+        "{{- \"<|start_header_id|>system<|end_header_id|>\\n\\n\" }}{{- \"Cutting Knowledge Date: "
+        "December 2023\\n\" }}";
+    check(chat_template_detect_why(&fake, why, sizeof why) == CHAT_TEMPLATE_LLAMA31, "llama3.1 recognised",
+          "%s", why);
     fake.chat_template = "{% for m in messages %}{{'<|im_start|>' + m['role'] + '\\n'}}{% endfor %}";
     check(chat_template_detect(&fake) == CHAT_TEMPLATE_CHATML, "plain ChatML stays chatml", "?");
     fake.chat_template = "{{ messages }}";
@@ -203,7 +235,7 @@ static void test_detect(void) {
 
 typedef struct {
     const char *file;
-    ChatTemplate tmpl;
+    ChatTemplate tmpl, detected; /* rendered with tmpl; the file's own template is `detected` */
     int enable_thinking;
     const int *ids;
     int count;
@@ -256,8 +288,8 @@ static void test_vocab(const VocabCase *vc) {
     char why[200];
     ChatTemplate found = chat_template_detect_why(&tok, why, sizeof why);
     snprintf(name, sizeof name, "%s: its tokenizer.chat_template gives %s", vc->file,
-             chat_template_name(vc->tmpl));
-    check(found == vc->tmpl, name, "got %s (%s)", chat_template_name(found), why);
+             chat_template_name(vc->detected));
+    check(found == vc->detected, name, "got %s (%s)", chat_template_name(found), why);
 
     ChatOptions o = chat_default_options();
     o.enable_thinking = vc->enable_thinking;
@@ -294,11 +326,13 @@ int main(void) {
 #define IDS(a) a, (int)(sizeof a / sizeof a[0])
     /* clang-format off */
     static const VocabCase cases[] = {
-        {"llama3.gguf", CHAT_TEMPLATE_LLAMA3, 1, IDS(llama3_ids),
+        {"llama3.gguf", CHAT_TEMPLATE_LLAMA3, CHAT_TEMPLATE_LLAMA3, 1, IDS(llama3_ids),
          {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"}, 128009},
-        {"qwen3.gguf", CHAT_TEMPLATE_QWEN3, 0, IDS(qwen3_ids), {"<|im_start|>", "<|im_end|>", "<think>", "</think>"},
+        {"llama3.gguf", CHAT_TEMPLATE_LLAMA31, CHAT_TEMPLATE_LLAMA3, 1, IDS(llama31_ids),
+         {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"}, 128009},
+        {"qwen3.gguf", CHAT_TEMPLATE_QWEN3, CHAT_TEMPLATE_QWEN3, 0, IDS(qwen3_ids), {"<|im_start|>", "<|im_end|>", "<think>", "</think>"},
          151645},
-        {"gemma3.gguf", CHAT_TEMPLATE_GEMMA, 1, IDS(gemma3_ids), {"<bos>", "<start_of_turn>", "<end_of_turn>", NULL},
+        {"gemma3.gguf", CHAT_TEMPLATE_GEMMA, CHAT_TEMPLATE_GEMMA, 1, IDS(gemma3_ids), {"<bos>", "<start_of_turn>", "<end_of_turn>", NULL},
          106},
     };
     /* clang-format on */
