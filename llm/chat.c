@@ -1,195 +1,33 @@
-/* chat.c - chat templates and conversations that keep the KV cache. */
+/* chat.c - conversations that keep the KV cache (the templates are in
+ * chat_template.c). */
 #include "llm/chat.h"
+#include "llm/chat_internal.h"
 
 #include "lib/format.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
 
-/* ------------------------------------------------------------ templates */
-
-static const char *const template_names[] = {"none", "chatml", "llama3", "llama2", "zephyr"};
-
-const char *chat_template_name(ChatTemplate t) {
-    return (unsigned)t < sizeof template_names / sizeof template_names[0] ? template_names[t] : "unknown";
-}
-
-int chat_template_parse(const char *name, ChatTemplate *out) {
-    for (unsigned i = 0; i < sizeof template_names / sizeof template_names[0]; i++) {
-        if (strcmp(name, template_names[i]) == 0) {
-            *out = (ChatTemplate)i;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-static int has_token(const Tokenizer *tok, const char *piece) {
-    return tokenizer_lookup(tok, piece, strlen(piece)) >= 0;
-}
-
-ChatTemplate chat_template_detect(const Tokenizer *tok) {
-    const char *tmpl = tok->chat_template;
-    if (tmpl) {
-        if (strstr(tmpl, "<|im_start|>")) return CHAT_TEMPLATE_CHATML;
-        if (strstr(tmpl, "<|start_header_id|>")) return CHAT_TEMPLATE_LLAMA3;
-        if (strstr(tmpl, "<|user|>")) return CHAT_TEMPLATE_ZEPHYR;
-        if (strstr(tmpl, "[INST]")) return CHAT_TEMPLATE_LLAMA2;
-    }
-    if (tok->kind == TOKENIZER_LLAMA2C) return CHAT_TEMPLATE_NONE;
-    if (has_token(tok, "<|im_start|>")) return CHAT_TEMPLATE_CHATML;
-    if (has_token(tok, "<|start_header_id|>")) return CHAT_TEMPLATE_LLAMA3;
-    return CHAT_TEMPLATE_NONE;
-}
-
-/* A piece of a turn: template text (special tokens parsed), the user's or
- * system's text (never parsed), or a BOS token (text NULL). */
-typedef struct {
-    const char *text;
-    int special;
-} Segment;
-
-#define MAX_SEGMENTS 10
-
-/* The segments of one turn. `bos` says whether the turn starts with BOS
- * (decided by the caller for the first turn; Llama 2 repeats it per turn). */
-static int turn_segments(ChatTemplate t, const char *system, const char *user, int first, int bos,
-                         Segment *seg) {
-    int n = 0;
-    int with_system = first && system && *system;
-    if (bos && (first || t == CHAT_TEMPLATE_LLAMA2)) seg[n++] = (Segment){NULL, 1};
-    switch (t) {
-    case CHAT_TEMPLATE_NONE:
-        if (with_system) seg[n++] = (Segment){system, 0};
-        seg[n++] = (Segment){user, 0};
-        break;
-    case CHAT_TEMPLATE_CHATML:
-        if (with_system) {
-            seg[n++] = (Segment){"<|im_start|>system\n", 1};
-            seg[n++] = (Segment){system, 0};
-            seg[n++] = (Segment){"<|im_end|>\n", 1};
-        }
-        seg[n++] = (Segment){"<|im_start|>user\n", 1};
-        seg[n++] = (Segment){user, 0};
-        seg[n++] = (Segment){"<|im_end|>\n<|im_start|>assistant\n", 1};
-        break;
-    case CHAT_TEMPLATE_LLAMA3:
-        if (with_system) {
-            seg[n++] = (Segment){"<|start_header_id|>system<|end_header_id|>\n\n", 1};
-            seg[n++] = (Segment){system, 0};
-            seg[n++] = (Segment){"<|eot_id|>", 1};
-        }
-        seg[n++] = (Segment){"<|start_header_id|>user<|end_header_id|>\n\n", 1};
-        seg[n++] = (Segment){user, 0};
-        seg[n++] = (Segment){"<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n", 1};
-        break;
-    case CHAT_TEMPLATE_LLAMA2:
-        seg[n++] = (Segment){"[INST] ", 1};
-        if (with_system) {
-            seg[n++] = (Segment){"<<SYS>>\n", 1};
-            seg[n++] = (Segment){system, 0};
-            seg[n++] = (Segment){"\n<</SYS>>\n\n", 1};
-        }
-        seg[n++] = (Segment){user, 0};
-        seg[n++] = (Segment){" [/INST]", 1};
-        break;
-    case CHAT_TEMPLATE_ZEPHYR:
-        if (with_system) {
-            seg[n++] = (Segment){"<|system|>\n", 1};
-            seg[n++] = (Segment){system, 0};
-            seg[n++] = (Segment){"</s>\n", 1};
-        }
-        seg[n++] = (Segment){"<|user|>\n", 1};
-        seg[n++] = (Segment){user, 0};
-        seg[n++] = (Segment){"</s>\n<|assistant|>\n", 1};
-        break;
-    }
-    return n;
-}
-
-const char *chat_answer_suffix(ChatTemplate t) {
-    switch (t) {
-    case CHAT_TEMPLATE_CHATML:
-        return "<|im_end|>\n";
-    case CHAT_TEMPLATE_LLAMA3:
-        return "<|eot_id|>";
-    case CHAT_TEMPLATE_LLAMA2:
-        return "</s>";
-    case CHAT_TEMPLATE_ZEPHYR:
-        return "</s>\n";
-    default:
-        return "";
-    }
-}
-
-size_t chat_render_turn(ChatTemplate t, const char *system, const char *user, int first, char *out,
-                        size_t out_size) {
-    Segment seg[MAX_SEGMENTS];
-    int n = turn_segments(t, system, user, first, 0, seg);
-    size_t len = 0;
-    if (out_size) out[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        if (!seg[i].text) continue;
-        size_t add = strlen(seg[i].text);
-        if (out_size && len < out_size - 1) {
-            size_t room = out_size - 1 - len;
-            memcpy(out + len, seg[i].text, add < room ? add : room);
-            out[len + (add < room ? add : room)] = '\0';
-        }
-        len += add;
-    }
-    return len < out_size ? len : (out_size ? out_size - 1 : 0);
-}
-
 /* ------------------------------------------------------------ conversation */
 
-/* Whether the conversation starts with BOS. */
-static int starts_with_bos(const Chat *c, const Tokenizer *tok) {
-    if (tok->bos_id < 0) return 0;
-    if (tok->kind == TOKENIZER_LLAMA2C) return 1;
-    return tok->add_bos || c->template == CHAT_TEMPLATE_LLAMA3 || c->template == CHAT_TEMPLATE_LLAMA2;
-}
-
-/* Encodes segments into a fresh malloc'd array; returns the count or -1. */
-static int encode_segments(const Tokenizer *tok, const Segment *seg, int n, int **out, char *err,
-                           size_t err_size) {
-    size_t capacity = 1;
-    for (int i = 0; i < n; i++) capacity += seg[i].text ? tokenizer_max_tokens(strlen(seg[i].text)) : 1;
-    int *ids = malloc(capacity * sizeof(int));
-    if (!ids) {
-        strlcpy(err, "out of memory for the turn's tokens", err_size);
+/* The tokens of the turn for `user`; *gen_think_at gets the index where
+ * the part of the generation prompt that history drops begins. */
+static int encode_turn(const Chat *c, const Tokenizer *tok, const char *user, int **out, int *gen_think_at,
+                       char *err, size_t err_size) {
+    ChatParts p = {0};
+    int first = c->turns == 0;
+    if (chat_parts_turn(&p, c->template, &c->options, c->system, user, first,
+                        chat_template_wants_bos(c->template, tok)) != 0) {
+        strlcpy(err, "out of memory for the system prompt", err_size);
         return -1;
     }
-    size_t count = 0;
-    for (int i = 0; i < n; i++) {
-        if (!seg[i].text) {
-            ids[count++] = tok->bos_id;
-            continue;
-        }
-        if (!*seg[i].text) continue;
-        int got = tokenizer_encode_ex(tok, seg[i].text, strlen(seg[i].text),
-                                      seg[i].special ? TOKENIZE_PARSE_SPECIAL : 0, ids + count,
-                                      capacity - count, err, err_size);
-        if (got < 0) {
-            free(ids);
-            return -1;
-        }
-        count += (size_t)got;
-    }
-    *out = ids;
-    return (int)count;
-}
-
-static int encode_turn(const Chat *c, const Tokenizer *tok, const char *user, int **out, char *err,
-                       size_t err_size) {
-    Segment seg[MAX_SEGMENTS];
-    int first = c->turns == 0;
-    int n = turn_segments(c->template, c->system, user, first, starts_with_bos(c, tok), seg);
-    return encode_segments(tok, seg, n, out, err, err_size);
+    int n = chat_parts_encode_alloc(&p, tok, out, gen_think_at, err, err_size);
+    chat_parts_destroy(&p);
+    return n;
 }
 
 int chat_turn_tokens(const Chat *c, const Tokenizer *tok, const char *user, char *err, size_t err_size) {
     int *ids;
-    int n = encode_turn(c, tok, user, &ids, err, err_size);
+    int n = encode_turn(c, tok, user, &ids, NULL, err, err_size);
     if (n >= 0) free(ids);
     return n;
 }
@@ -211,6 +49,7 @@ int chat_create(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplat
                 char *err, size_t err_size) {
     memset(c, 0, sizeof *c);
     c->template = tmpl;
+    c->options = chat_default_options();
     c->capacity = t->config.seq_len;
     c->tokens = malloc((size_t)c->capacity * sizeof(int));
     c->turn_starts = malloc((size_t)c->capacity * sizeof(int));
@@ -227,14 +66,16 @@ int chat_create(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplat
     /* Stop tokens: EOS, BOS (run.c's rule), and the vocabulary's end-of-turn tokens. */
     generate_stop_tokens(tok, c->stop_ids, CHAT_MAX_STOP, &c->stop_count);
     add_stop(c, tok->bos_id);
+    const char *end_of_turn = tok->kind == TOKENIZER_LLAMA2C ? NULL : chat_template_end_of_turn(tmpl);
+    if (end_of_turn) add_stop(c, tokenizer_lookup(tok, end_of_turn, strlen(end_of_turn)));
     c->think_open = tok->kind == TOKENIZER_LLAMA2C ? -1 : tokenizer_lookup(tok, "<think>", 7);
     c->think_close = tok->kind == TOKENIZER_LLAMA2C ? -1 : tokenizer_lookup(tok, "</think>", 8);
 
     const char *suffix = chat_answer_suffix(tmpl);
     if (*suffix) {
-        Segment seg = {suffix, 1};
+        ChatParts p = {.seg = {{SEG_TEMPLATE, suffix, strlen(suffix)}}, .n = 1};
         int *ids;
-        int n = encode_segments(tok, &seg, 1, &ids, err, err_size);
+        int n = chat_parts_encode_alloc(&p, tok, &ids, NULL, err, err_size);
         if (n < 0 || n > (int)(sizeof c->suffix_ids / sizeof c->suffix_ids[0])) {
             if (n >= 0) free(ids), strlcpy(err, "the template's answer suffix is too long", err_size);
             chat_destroy(c);
@@ -261,12 +102,20 @@ void chat_reset(Chat *c) {
 
 int chat_slide(Chat *c, int needed) {
     if (c->turns == 0) return c->count + needed <= c->capacity ? 0 : -1;
-    /* Turn 0 carries the BOS and the system part: keep its prefix. */
+    /* Turn 0 carries the BOS and the system part: keep its prefix. Where the
+     * system part sits inside the first user turn (Gemma), the prefix ends
+     * with it, so the first kept turn goes on after its own user header. */
     int keep_from = c->prefix_count;
     int dropped = 0;
     while (dropped < c->turns) {
-        int start = dropped + 1 < c->turns ? c->turn_starts[dropped + 1] : c->count;
         dropped++;
+        if (dropped == c->turns) {
+            /* Nothing kept: the next turn is a first turn again, system part and all. */
+            if (needed > c->capacity) return -1;
+            c->count = c->turns = c->pos = 0;
+            return dropped;
+        }
+        int start = c->turn_starts[dropped] + c->fold_header;
         if (keep_from + (c->count - start) + needed <= c->capacity) {
             int rest = c->count - start;
             memmove(c->tokens + keep_from, c->tokens + start, (size_t)rest * sizeof(int));
@@ -274,7 +123,6 @@ int chat_slide(Chat *c, int needed) {
                 c->turn_starts[i - dropped] = c->turn_starts[i] - start + keep_from;
             c->turns -= dropped;
             c->count = keep_from + rest;
-            if (c->turns == 0) c->count = keep_from;
             c->pos = 0; /* everything is prefilled again by the next turn */
             return dropped;
         }
@@ -311,6 +159,7 @@ static void emit_token(Chat *c, const Tokenizer *tok, const GenerateIO *io, int 
 /* The turn's prefix length when it is the first turn: the BOS and system
  * part, i.e. what a turn without them would not have. */
 static int first_turn_prefix(Chat *c, const Tokenizer *tok, int full_count) {
+    c->fold_header = 0;
     Chat probe = *c;
     probe.turns = 1; /* a later turn: no system part */
     char err[8];
@@ -319,15 +168,57 @@ static int first_turn_prefix(Chat *c, const Tokenizer *tok, int full_count) {
     int first_empty = chat_turn_tokens(&first, tok, "", err, sizeof err);
     if (later < 0 || first_empty < 0 || first_empty < later) return 0;
     int prefix = first_empty - later;
+    if (chat_template_folds_system(c->template) && c->system && *c->system) {
+        /* The system part follows the user header, which both turns share:
+         * the prefix runs to the end of the system part. */
+        int *first_ids, *later_ids, bos = chat_template_wants_bos(c->template, tok);
+        if (encode_turn(&first, tok, "", &first_ids, NULL, err, sizeof err) < 0) return 0;
+        if (encode_turn(&probe, tok, "", &later_ids, NULL, err, sizeof err) < 0) {
+            free(first_ids);
+            return 0;
+        }
+        while (c->fold_header < later && first_ids[bos + c->fold_header] == later_ids[c->fold_header])
+            c->fold_header++;
+        free(first_ids);
+        free(later_ids);
+        prefix += c->fold_header;
+    }
     return prefix < full_count ? prefix : 0;
+}
+
+static int is_newlines(const Tokenizer *tok, int token) {
+    size_t len;
+    const char *piece = tokenizer_decode(tok, -1, token, &len);
+    if (!len) return 0;
+    for (size_t i = 0; i < len; i++)
+        if (piece[i] != '\n') return 0;
+    return 1;
+}
+
+/* Qwen3 writes an earlier answer without its think block: the empty block
+ * of the generation prompt (answer_start..gen_start) goes, and when the
+ * model wrote a block of its own, everything up to its last </think> and
+ * the newlines after it. The KV cache keeps its positions up to the cut; the
+ * next turn prefills the rest again. */
+static void drop_think_block(Chat *c, const Tokenizer *tok, int gen_start) {
+    int end = c->count - c->suffix_count, cut_end = gen_start;
+    for (int i = gen_start; i < end; i++)
+        if (c->tokens[i] == c->think_close) cut_end = i + 1;
+    if (cut_end > gen_start)
+        while (cut_end < end && is_newlines(tok, c->tokens[cut_end])) cut_end++;
+    int removed = cut_end - c->answer_start;
+    if (removed <= 0) return;
+    memmove(c->tokens + c->answer_start, c->tokens + cut_end, (size_t)(c->count - cut_end) * sizeof(int));
+    c->count -= removed;
+    if (c->pos > c->answer_start) c->pos = c->answer_start;
 }
 
 int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const char *user, int max_new,
               const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size) {
     memset(stats, 0, sizeof *stats);
     if (!user) user = "";
-    int *turn;
-    int n = encode_turn(c, tok, user, &turn, err, err_size);
+    int *turn, gen_think_at;
+    int n = encode_turn(c, tok, user, &turn, &gen_think_at, err, err_size);
     if (n < 0) {
         stats->reason = STOP_ERROR;
         return -1;
@@ -345,6 +236,7 @@ int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const c
     memcpy(c->tokens + c->count, turn, (size_t)n * sizeof(int));
     free(turn);
     c->turn_starts[c->turns++] = turn_start;
+    c->answer_start = turn_start + gen_think_at;
     c->count += n;
     c->thinking = c->after_think = 0;
 
@@ -397,6 +289,7 @@ int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const c
     /* Close the answer the way the template expects (room was reserved). */
     memcpy(c->tokens + c->count, c->suffix_ids, (size_t)c->suffix_count * sizeof(int));
     c->count += c->suffix_count;
+    if (chat_template_drops_think(c->template)) drop_think_block(c, tok, turn_start + n);
 
     uint64_t end = clock_now(io);
     stats->positions = prefill + stats->generated_tokens; /* so positions - prompt_tokens = answer tokens */

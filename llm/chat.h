@@ -1,6 +1,7 @@
-/* chat.h - multi-turn conversations: chat templates (ChatML, Llama 3,
- * Llama 2, Zephyr, none) and a conversation that keeps the KV cache across
- * turns, so each turn prefills only its own new tokens.
+/* chat.h - multi-turn conversations: chat templates (Llama 3, ChatML,
+ * Qwen3 and SmolLM3 with their thinking switches, Gemma, Llama 2, Zephyr,
+ * none; llm/chat_template.c) and a conversation that keeps the KV cache
+ * across turns, so each turn prefills only its own new tokens.
  *
  * Template text (role headers, <|im_start|>...) is tokenized with
  * TOKENIZE_PARSE_SPECIAL; the user's and the system prompt's text never is,
@@ -18,15 +19,36 @@ typedef enum {
     CHAT_TEMPLATE_LLAMA3,   /* <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|> */
     CHAT_TEMPLATE_LLAMA2,   /* <s>[INST] <<SYS>>\n...\n<</SYS>>\n\n... [/INST] ...</s> */
     CHAT_TEMPLATE_ZEPHYR,   /* <|user|>\n...</s>\n<|assistant|>\n (TinyLlama) */
+    CHAT_TEMPLATE_QWEN3,    /* ChatML; thinking off: an empty <think> block opens the answer;
+                               earlier answers lose their think block */
+    CHAT_TEMPLATE_SMOLLM3,  /* ChatML with a metadata system block, "Reasoning Mode: /think|/no_think" */
+    CHAT_TEMPLATE_GEMMA,    /* <start_of_turn>user\n...<end_of_turn>\n<start_of_turn>model\n, system
+                               folded into the first user turn */
+    CHAT_TEMPLATE_LLAMA31,  /* Llama 3.1/3.2: Llama 3 with a system block always there, opening with
+                               "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n" */
+    CHAT_TEMPLATE_COUNT
 } ChatTemplate;
 
-/* The template a vocabulary asks for: substrings of tokenizer.chat_template,
- * else its special tokens (<|im_start|> -> ChatML, <|eot_id|> -> Llama 3),
- * else none. */
+/* The template a vocabulary asks for: the first row of a marker table whose
+ * markers all occur in tokenizer.chat_template, else its special tokens
+ * (<|im_start|> -> ChatML, <|start_header_id|> -> Llama 3, <start_of_turn>
+ * -> Gemma), else none. `why` (may be NULL) gets one line saying which. */
 ChatTemplate chat_template_detect(const Tokenizer *tok);
+ChatTemplate chat_template_detect_why(const Tokenizer *tok, char *why, size_t why_size);
 const char *chat_template_name(ChatTemplate t);
-/* "chatml" "llama3" "llama2" "zephyr" "none"; returns 0, or -1 for another name. */
+/* "none" "chatml" "llama3" "llama2" "zephyr" "qwen3" "smollm3" "gemma" "llama3.1";
+ * returns 0, or -1 for another name. */
 int chat_template_parse(const char *name, ChatTemplate *out);
+/* Whether the template has a thinking switch (Qwen3's enable_thinking,
+ * SmolLM3's /think and /no_think). */
+int chat_template_has_thinking(ChatTemplate t);
+
+/* What a template's Jinja takes besides the messages. */
+typedef struct {
+    int enable_thinking; /* 1 (the templates' default) or 0 */
+    const char *date;    /* SmolLM3's "Today Date" ("%d %B %Y"); NULL: the build date */
+} ChatOptions;
+ChatOptions chat_default_options(void);
 
 /* The text a turn adds before the answer (system part only when first),
  * and the text that closes the answer. BOS tokens are not shown. Returns the
@@ -34,6 +56,20 @@ int chat_template_parse(const char *name, ChatTemplate *out);
 size_t chat_render_turn(ChatTemplate t, const char *system, const char *user, int first, char *out,
                         size_t out_size);
 const char *chat_answer_suffix(ChatTemplate t);
+
+/* A whole conversation as the template's Jinja renders it with
+ * add_generation_prompt: system (NULL: none), then messages[0] user,
+ * messages[1] assistant, ..., messages[count-1] user. Earlier answers are
+ * written as the template writes history (Qwen3 drops their think block,
+ * Llama 3 and Gemma trim them). bos_text stands for bos_token (NULL: not
+ * written). Returns the full length (out truncated to out_size - 1). */
+size_t chat_render(ChatTemplate t, const ChatOptions *o, const char *system, const char *const *messages,
+                   int count, const char *bos_text, char *out, size_t out_size);
+/* The same conversation as token ids, the way a /chat turn encodes it
+ * (template text with special tokens parsed, message text never). Returns
+ * the count, or -1 with a reason in err (too small for `capacity` too). */
+int chat_encode(ChatTemplate t, const ChatOptions *o, const Tokenizer *tok, const char *system,
+                const char *const *messages, int count, int *ids, int capacity, char *err, size_t err_size);
 
 #define CHAT_MAX_STOP 8
 #define CHAT_NO_ROOM 1 /* chat_turn's return when the turn does not fit the context */
@@ -48,6 +84,7 @@ typedef struct {
     int *turn_starts; /* history index where each turn begins */
     int turns;
     int prefix_count; /* BOS + system part: kept when sliding */
+    int fold_header;  /* Gemma: the user header inside the prefix, skipped in the first kept turn */
     int stop_ids[CHAT_MAX_STOP];
     int stop_count;
     int suffix_ids[32]; /* the answer suffix, tokenized */
@@ -55,6 +92,8 @@ typedef struct {
     int think_open, think_close; /* <think> / </think> token ids, -1 if absent */
     int hide_think;              /* 1: the think block is not emitted */
     int thinking;                /* inside a hidden think block */
+    ChatOptions options;         /* enable_thinking, date: set before the first turn */
+    int answer_start;            /* history index where the last answer's message begins */
     int after_think;             /* newlines right after a hidden block are dropped too */
 } Chat;
 

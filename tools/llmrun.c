@@ -5,7 +5,8 @@
  *                [-k TOPK] [--min-p X] [--repeat-penalty X] [--repeat-last-n N] [--threads N] [--avx2]
  *   llmrun [MODEL] [-z TOKENIZER] --tokenize          ids of stdin's text (no BOS) on one line
  *   llmrun MODEL --logits-out FILE --tokens "ID ..."  raw float32 logits [positions][vocab]
- *   llmrun MODEL -m chat [-y SYSTEM] [--chat-template T] [--chat-scratch]   one turn per stdin line
+ *   llmrun MODEL -m chat [-y SYSTEM] [--chat-template T] [--think on|off] [--chat-scratch]
+ *                                                  one turn per stdin line
  */
 #include <errno.h>
 #include <signal.h>
@@ -42,7 +43,9 @@ static void usage(void) {
             "  -z <string> path to the tokenizer, default tokenizer.bin\n"
             "  -m <string> mode: generate|chat (chat: one user turn per stdin line, one answer line each)\n"
             "  -y <string> chat: system prompt\n"
-            "  --chat-template <name>    chat: chatml|llama3|llama2|zephyr|none (default: the model's)\n"
+            "  --chat-template <name>    chat: llama3|llama3.1|qwen3|smollm3|gemma|chatml|llama2|\n"
+            "                            zephyr|none (default: the model's)\n"
+            "  --think on|off            chat: the template's thinking switch (qwen3, smollm3), default on\n"
             "  --chat-scratch            chat: run the whole conversation from position 0 every turn\n"
             "  -k <int>    top-k sampling, 0 = off (default)\n"
             "  --min-p <float>           min-p sampling, 0 = off (default)\n"
@@ -147,13 +150,17 @@ static double per_second(double count, uint64_t ns) {
  * line (figures on stderr). The KV cache is kept across turns unless
  * scratch asks for a from-scratch run of the whole conversation each turn. */
 static int run_chat(Transformer *t, const Tokenizer *tok, Sampler *s, const char *system,
-                    const char *template_name, int steps, int scratch) {
-    char err[256];
-    ChatTemplate tmpl = chat_template_detect(tok);
+                    const char *template_name, int steps, int scratch, int thinking) {
+    char err[256], why[200];
+    ChatTemplate tmpl = chat_template_detect_why(tok, why, sizeof why);
     if (template_name && chat_template_parse(template_name, &tmpl) != 0)
-        die("--chat-template: not chatml|llama3|llama2|zephyr|none:", template_name);
+        die("--chat-template: not llama3|llama3.1|qwen3|smollm3|gemma|chatml|llama2|zephyr|none:",
+            template_name);
+    fprintf(stderr, "chat: template %s (%s)\n", chat_template_name(tmpl),
+            template_name ? "chosen by --chat-template" : why);
     Chat chat;
     if (chat_create(&chat, t, tok, tmpl, system, err, sizeof err) != 0) die(err, NULL);
+    chat.options.enable_thinking = thinking;
     GenerateIO io = {emit_stdout, stop_requested, monotonic_ns, NULL, NULL};
     char line[4096];
     while (fgets(line, sizeof line, stdin)) {
@@ -246,7 +253,7 @@ int main(int argc, char **argv) {
     const char *checkpoint = NULL, *tokenizer_path = "tokenizer.bin", *prompt = NULL, *mode = "generate";
     const char *logits_out = NULL, *token_list = NULL;
     const char *chat_system = NULL, *chat_template = NULL;
-    int chat_scratch = 0;
+    int chat_scratch = 0, chat_thinking = 1;
     float temperature = 1.0f, topp = 0.9f;
     unsigned long long seed = 0;
     const char *simd = "auto";
@@ -311,7 +318,10 @@ int main(int argc, char **argv) {
             mode = value;
         else if (strcmp(flag, "-y") == 0)
             chat_system = value;
-        else if (strcmp(flag, "--chat-template") == 0)
+        else if (strcmp(flag, "--think") == 0) {
+            if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) die("--think: not on|off:", value);
+            chat_thinking = strcmp(value, "on") == 0;
+        } else if (strcmp(flag, "--chat-template") == 0)
             chat_template = value;
         else if (strcmp(flag, "-k") == 0) {
             long long v = parse_integer(flag, value);
@@ -450,8 +460,8 @@ int main(int argc, char **argv) {
     if (sampler_create(&sampler, vocab_size, &config, err, sizeof err) != 0) die(err, NULL);
     signal(SIGINT, on_sigint);
     if (strcmp(mode, "chat") == 0) {
-        int rc =
-            run_chat(&transformer, &tokenizer, &sampler, chat_system, chat_template, steps, chat_scratch);
+        int rc = run_chat(&transformer, &tokenizer, &sampler, chat_system, chat_template, steps, chat_scratch,
+                          chat_thinking);
         sampler_destroy(&sampler);
         tokenizer_destroy(&tokenizer);
         transformer_destroy(&transformer);

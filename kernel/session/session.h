@@ -40,6 +40,7 @@ struct session_settings {
     uint64_t seed;  /* 0: a fresh seed from the TSC for every answer */
     int simd;       /* enum session_simd */
     int hide_think; /* /set think hide: Qwen3's <think> block is not printed */
+    int no_think;   /* /set think off: a template's thinking switch (Qwen3, SmolLM3) is off in /chat */
     int ctx; /* context positions asked for (/set ctx, boot.cfg ctx=); 0: the model's own, fitted to RAM */
     uint32_t kv_type; /* GGUF KV cache (llm/kv_cache.h: f16, q8_0, f32); llama2.c keeps fp32 */
 };

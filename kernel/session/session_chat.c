@@ -17,14 +17,19 @@ int session_chat_create(struct session *s) {
     c->active = 0;
     c->full = 0;
     c->pending[0] = '\0';
-    ChatTemplate tmpl = c->template_override >= 0 ? (ChatTemplate)c->template_override
-                                                  : chat_template_detect(&s->model.tokenizer);
-    char err[200];
+    char err[200], why[200];
+    ChatTemplate tmpl = chat_template_detect_why(&s->model.tokenizer, why, sizeof why);
+    if (c->template_override >= 0) {
+        tmpl = (ChatTemplate)c->template_override;
+        strlcpy(why, "chosen by /chat template", sizeof why);
+    }
+    kprintf("chat: template %s (%s)\n", chat_template_name(tmpl), why);
     if (chat_create(&c->chat, &s->model.transformer, &s->model.tokenizer, tmpl, c->system, err, sizeof err) !=
         0) {
         kprintf("chat: %s\n", err);
         return -1;
     }
+    c->chat.options.enable_thinking = !s->settings.no_think;
     c->active = 1;
     return 0;
 }

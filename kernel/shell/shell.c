@@ -30,7 +30,7 @@ static const struct shell_command shell_commands[] = {
     {"/load", "MODEL [TOKENIZER] [q8]", "switch model (q8: int8 weights, faster)", shell_cmd_load},
     {"/set", "[NAME VALUE]", "sampling: temp topp topk minp penalty seed steps simd think kv", shell_cmd_set},
     {"/stats", "", "figures of the last answer and of all answers", shell_cmd_stats},
-    {"/chat", "[off|reset|slide|template T]",
+    {"/chat", "[off|reset|slide|tokens|template T]",
      "conversation mode: plain lines are turns, the KV cache is kept", shell_cmd_chat},
     {"/system", "[TEXT]", "the system prompt of the next /chat (restarts the current one)", shell_cmd_system},
     {"/echo", "TEXT", "print TEXT", shell_cmd_echo},

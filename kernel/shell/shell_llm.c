@@ -111,8 +111,8 @@ static void show_settings(const struct session *session) {
         kprintf("%llu", (unsigned long long)set->seed);
     else
         kprintf("random");
-    kprintf(", simd %s, think %s, kv %s, ctx ", session_simd_names[set->simd],
-            set->hide_think ? "hide" : "show", kv_type_name(set->kv_type));
+    kprintf(", simd %s, think %s, think %s, kv %s, ctx ", session_simd_names[set->simd],
+            set->hide_think ? "hide" : "show", set->no_think ? "off" : "on", kv_type_name(set->kv_type));
     if (set->ctx)
         kprintf("%d", set->ctx);
     else
@@ -136,6 +136,20 @@ static int parse_int_in(const char *text, long lo, long hi, long *out) {
     if (end == text || *end || v < lo || v > hi) return 0;
     *out = v;
     return 1;
+}
+
+static void chat_started(const struct session *session);
+
+/* /set think on|off: the thinking switch of the templates that have one; a
+ * conversation starts over with it (the template's system part may change). */
+static void set_thinking(struct session *session, int on) {
+    session->settings.no_think = !on;
+    ChatTemplate t = session->chat.active ? session->chat.chat.template : CHAT_TEMPLATE_NONE;
+    kprintf("set: think %s (the /chat templates with a switch: qwen3, smollm3)\n", on ? "on" : "off");
+    if (session->chat.active && chat_template_has_thinking(t) && session_chat_create(session) == 0) {
+        kprintf("chat: the conversation starts over with it\n");
+        chat_started(session);
+    }
 }
 
 void shell_cmd_set(struct session *session, const char *args) {
@@ -164,6 +178,9 @@ void shell_cmd_set(struct session *session, const char *args) {
             return;
         }
         if (session_set_kv_type(session, (uint32_t)type) != 0) return;
+    } else if (strcmp(name, "think") == 0 && (strcmp(value, "on") == 0 || strcmp(value, "off") == 0)) {
+        set_thinking(session, strcmp(value, "on") == 0);
+        return;
     } else if (strcmp(name, "think") == 0) {
         int hide = strcmp(value, "hide") == 0 ? 1 : strcmp(value, "show") == 0 ? 0 : -1;
         ok = hide >= 0;
@@ -245,7 +262,8 @@ void shell_cmd_stats(struct session *session, const char *args) {
 /* ------------------------------------------------------------ /chat, /system */
 
 static void chat_usage(void) {
-    kprintf("usage: /chat [off|reset|slide|template chatml|llama3|llama2|zephyr|none|auto]\n");
+    kprintf("usage: /chat [off|reset|slide|tokens|template "
+            "llama3|llama3.1|qwen3|smollm3|gemma|chatml|llama2|zephyr|none|auto]\n");
 }
 
 static void chat_started(const struct session *session) {
@@ -302,6 +320,15 @@ void shell_cmd_chat(struct session *session, const char *args) {
             session->chat.full = 0;
             session_chat_answer(session, session->chat.pending);
         }
+    } else if (strcmp(args, "tokens") == 0) {
+        if (!session->chat.active) {
+            kprintf("chat: not in a conversation (/chat starts one)\n");
+            return;
+        }
+        const Chat *c = &session->chat.chat;
+        kprintf("chat: %d tokens:", c->count);
+        for (int i = 0; i < c->count; i++) kprintf(" %d", c->tokens[i]);
+        kprintf("\n");
     } else if (strncmp(args, "template", 8) == 0) {
         const char *name = args + 8;
         while (isspace((unsigned char)*name)) name++;

@@ -67,6 +67,16 @@ static void exercise_chat(const Tokenizer *t, const char *user) {
     const char *suffix = chat_answer_suffix(tmpl);
     FUZZ_ASSERT(suffix != NULL, "no answer suffix");
     exercise(t, suffix, strlen(suffix), TOKENIZE_PARSE_SPECIAL);
+    /* A whole conversation, an earlier answer with a think block included. */
+    const char *conversation[] = {user, "<think>\nx\n</think>\n\nok ", user};
+    ChatOptions o = chat_default_options();
+    o.enable_thinking = (user[0] & 1) == 0;
+    static int ids[16384];
+    char err[160];
+    int n = chat_encode(tmpl, &o, t, "be brief /no_think", conversation, 3, ids, 16384, err, sizeof err);
+    FUZZ_ASSERT(n >= 0 || err[0], "chat_encode failed without a reason");
+    for (int i = 0; i < n; i++)
+        FUZZ_ASSERT(ids[i] >= 0 && ids[i] < t->vocab_size, "conversation id out of range");
 }
 
 static uint8_t *describe(const uint8_t *data, size_t size, size_t *out_size, const uint8_t **text,

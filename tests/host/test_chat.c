@@ -203,18 +203,112 @@ static void test_kv_reuse(Model *m, const char *label, ChatTemplate tmpl, const 
     chat_destroy(&c);
 }
 
+/* A greedy sampler and a conversation with the system prompt "Be brief.". */
+static void greedy_chat(Model *m, Chat *c, Sampler *s, ChatTemplate tmpl) {
+    char err[200];
+    SamplerConfig sc = sampler_default_config();
+    sc.temperature = 0;
+    sampler_create(s, m->t.config.vocab_size, &sc, err, sizeof err);
+    chat_create(c, &m->t, &m->tok, tmpl, "Be brief.", err, sizeof err);
+}
+
+/* Qwen3 with thinking off: the turn ends with the empty think block, which
+ * the next turn's history no longer has (the template drops it), so the
+ * history is the thinking-on rendering of the first turn, the answer, the
+ * suffix; the cache is re-prefilled from where the block was. */
+static void test_qwen3_history(Model *m) {
+    char err[200];
+    Chat c;
+    Sampler s;
+    greedy_chat(m, &c, &s, CHAT_TEMPLATE_QWEN3);
+    c.options.enable_thinking = 0;
+    int with_block = chat_turn_tokens(&c, &m->tok, "Hi", err, sizeof err);
+    ChatOptions on = chat_default_options();
+    const char *hi[] = {"Hi"};
+    int plain[128];
+    int n = chat_encode(CHAT_TEMPLATE_QWEN3, &on, &m->tok, "Be brief.", hi, 1, plain, 128, err, sizeof err);
+    GenerateStats st;
+    int rc = chat_turn(&c, &m->t, &m->tok, &s, "Hi", 3, NULL, &st, err, sizeof err);
+    int answer = st.generated_tokens;
+    check(rc == 0 && st.prompt_tokens == with_block && with_block > n && c.answer_start == n &&
+              c.count == n + answer + c.suffix_count &&
+              memcmp(c.tokens, plain, sizeof(int) * (size_t)n) == 0 && c.pos <= n,
+          "qwen3 thinking off: the empty block is gone from history",
+          "rc %d, %d/%d/%d tokens, count %d, pos %d", rc, st.prompt_tokens, with_block, n, c.count, c.pos);
+    int pos_before = c.pos, count_before = c.count;
+    int turn2 = chat_turn_tokens(&c, &m->tok, "More", err, sizeof err);
+    rc = chat_turn(&c, &m->t, &m->tok, &s, "More", 3, NULL, &st, err, sizeof err);
+    check(rc == 0 && st.prompt_tokens == count_before - pos_before + turn2,
+          "the next turn prefills from the cut", "%d vs %d", st.prompt_tokens,
+          count_before - pos_before + turn2);
+    sampler_destroy(&s);
+    chat_destroy(&c);
+}
+
+/* Turns of `user` until one does not fit; returns that turn's code, err its reason (200 bytes). */
+static int chat_until_full(Model *m, Chat *c, Sampler *s, const char *user, int max_new, char *err) {
+    GenerateStats st;
+    int rc;
+    while ((rc = chat_turn(c, &m->t, &m->tok, s, user, max_new, NULL, &st, err, 200)) == 0) continue;
+    return rc;
+}
+
+/* Gemma folds the system prompt into the first user turn: after sliding,
+ * the kept history is the prefix up to the end of the system part, then
+ * the first kept turn after its own user header, as the template renders a
+ * conversation that starts with that turn. */
+static void test_gemma_slide(Model *m) {
+    char err[200];
+    Chat c;
+    Sampler s;
+    greedy_chat(m, &c, &s, CHAT_TEMPLATE_GEMMA);
+    int rc = chat_until_full(m, &c, &s, "Go on", 4, err);
+    check(rc == CHAT_NO_ROOM, "gemma: the context fills", "%d %s", rc, err);
+    int *old = malloc(sizeof(int) * (size_t)c.count);
+    memcpy(old, c.tokens, sizeof(int) * (size_t)c.count);
+    int old_count = c.count, old_starts[64];
+    memcpy(old_starts, c.turn_starts, sizeof(int) * (size_t)(c.turns < 64 ? c.turns : 64));
+    /* Gemma's user header as this vocabulary spells it, and the system part. */
+    int header[16], sys[32];
+    int header_n = tokenizer_encode_ex(&m->tok, "<start_of_turn>user\n", 20, TOKENIZE_PARSE_SPECIAL, header,
+                                       16, err, sizeof err);
+    int sys_n = tokenizer_encode_ex(&m->tok, "Be brief.", 9, 0, sys, 32, err, sizeof err);
+    int gap_n = tokenizer_encode_ex(&m->tok, "\n\n", 2, TOKENIZE_PARSE_SPECIAL, sys + sys_n, 32 - sys_n, err,
+                                    sizeof err);
+    int turns = c.turns;
+    int dropped =
+        chat_slide(&c, chat_turn_tokens(&c, &m->tok, "Go on", err, sizeof err) + 1 + c.suffix_count + 4);
+    int prefix = 1 + header_n + sys_n + gap_n; /* BOS, header, system, "\n\n" */
+    int kept_from = dropped > 0 && dropped < 64 ? old_starts[dropped] + header_n : old_count;
+    check(turns >= 2 && dropped > 0 && c.turns > 0 && c.fold_header == header_n && c.prefix_count == prefix &&
+              memcmp(c.tokens, old, sizeof(int) * (size_t)prefix) == 0 &&
+              memcmp(c.tokens + 1 + header_n, sys, sizeof(int) * (size_t)(sys_n + gap_n)) == 0 &&
+              c.count == prefix + old_count - kept_from &&
+              memcmp(c.tokens + prefix, old + kept_from, sizeof(int) * (size_t)(old_count - kept_from)) == 0,
+          "gemma: sliding keeps the system part and the kept turn's text after it",
+          "dropped %d, prefix %d/%d, header %d/%d, turns %d, count %d vs %d", dropped, c.prefix_count, prefix,
+          c.fold_header, header_n, c.turns, c.count, prefix + old_count - kept_from);
+    int turns_left = c.turns;
+    check(chat_slide(&c, c.capacity) == turns_left && c.count == 0 && c.turns == 0,
+          "sliding every turn away starts over", "%d tokens", c.count);
+    int first = chat_turn_tokens(&c, &m->tok, "Hi", err, sizeof err);
+    GenerateStats st;
+    rc = chat_turn(&c, &m->t, &m->tok, &s, "Hi", 1, NULL, &st, err, sizeof err);
+    check(rc == 0 && st.prompt_tokens == first && c.tokens[0] == m->tok.bos_id && c.prefix_count == prefix,
+          "then the next turn is a first turn, system part and all, once", "%d vs %d", st.prompt_tokens,
+          first);
+    free(old);
+    sampler_destroy(&s);
+    chat_destroy(&c);
+}
+
 static void test_context_limit(Model *m) {
     char err[200];
     Chat c;
     Sampler s;
-    SamplerConfig sc = sampler_default_config();
-    sc.temperature = 0;
-    sampler_create(&s, m->t.config.vocab_size, &sc, err, sizeof err);
-    chat_create(&c, &m->t, &m->tok, CHAT_TEMPLATE_CHATML, "Be brief.", err, sizeof err);
+    greedy_chat(m, &c, &s, CHAT_TEMPLATE_CHATML);
     GenerateStats st;
-    int rc = 0, turns = 0;
-    while ((rc = chat_turn(&c, &m->t, &m->tok, &s, "Tell me a story", 12, NULL, &st, err, sizeof err)) == 0)
-        turns++;
+    int rc = chat_until_full(m, &c, &s, "Tell me a story", 12, err), turns = c.turns;
     check(rc == CHAT_NO_ROOM && turns >= 2 && strstr(err, "context"), "a turn that does not fit is refused",
           "rc %d after %d turns: %s", rc, turns, err);
     int before = c.count;
@@ -258,6 +352,8 @@ int main(void) {
     test_kv_reuse(&qwen, "qwen3 chatml", CHAT_TEMPLATE_CHATML, "Be brief.");
     test_kv_reuse(&stories, "stories260K none", CHAT_TEMPLATE_NONE, NULL);
     test_context_limit(&qwen);
+    test_qwen3_history(&qwen);
+    test_gemma_slide(&qwen);
     unload(&qwen);
     unload(&stories);
     return failures ? 1 : 0;

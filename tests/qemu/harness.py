@@ -38,6 +38,7 @@ import cases_hardware  # noqa: E402
 import cases_matrix  # noqa: E402
 import cases_moe  # noqa: E402
 import cases_gemma3  # noqa: E402
+import cases_chat_templates  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
@@ -125,6 +126,7 @@ def main():
                    cases_gguf_split, cases_hardware, cases_matrix,
                    cases_moe,
                    cases_gemma3,
+                   cases_chat_templates,
                    ):
         cases += module.CASES
     cases = [c for c in cases if args.filter in c.__name__]
