@@ -60,4 +60,4 @@ static float dot_q4_k(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q4_k, row, act, n);
 }
 
-const GgmlKernel ggml_q4_k_avx512 = {dot_q4_k, matmul_q4_k};
+const GgmlKernel ggml_q4_k_avx512 = {dot_q4_k, matmul_q4_k, NULL};

@@ -58,4 +58,4 @@ static float dot_q6_k(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q6_k, row, act, n);
 }
 
-const GgmlKernel ggml_q6_k_avx512 = {dot_q6_k, matmul_q6_k};
+const GgmlKernel ggml_q6_k_avx512 = {dot_q6_k, matmul_q6_k, NULL};
