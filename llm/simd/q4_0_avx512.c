@@ -113,6 +113,6 @@ q4_0_tile(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t ac
             res[k * 8 + r] = lane_sum(acc[k][0], r), res[k * 8 + 4 + r] = lane_sum(acc[k][1], r);
 }
 
-AVX512_GEMM(q4_0)
+AVX512_GEMM(q4_0, QK32, 4)
 
 const GgmlKernel ggml_q4_0_avx512 = {dot_q4_0, matmul_q4_0, gemm_q4_0};

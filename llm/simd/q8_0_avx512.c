@@ -85,6 +85,6 @@ q8_0_tile(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t ac
             res[k * 8 + 2 * g] = half_sum(acc[k][g], 0), res[k * 8 + 2 * g + 1] = half_sum(acc[k][g], 1);
 }
 
-AVX512_GEMM(q8_0)
+AVX512_GEMM(q8_0, QK32, 4)
 
 const GgmlKernel ggml_q8_0_avx512 = {dot_q8_0, matmul_q8_0, gemm_q8_0};
