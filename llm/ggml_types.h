@@ -176,5 +176,13 @@ typedef void (*ggml_matmul_fn)(float *out, const uint8_t *rows, size_t row_bytes
                                int count);
 ggml_matmul_fn ggml_matmul_simd(uint32_t type, int avx2);
 ggml_matmul_fn ggml_matmul_best(uint32_t type); /* for the active kernel set */
+/* Rows times a batch of positions (a GEMM): out[p * out_stride + i] = row i
+ * . activations of position p (act + p * act_stride bytes) for i < count,
+ * p < batch. Each weight block is decoded once per tile of rows and
+ * positions and used from registers; every output is bit-identical to the
+ * same variant's ggml_matmul_fn. NULL when the type has none in that set. */
+typedef void (*ggml_gemm_fn)(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                             const void *act, size_t act_stride, int n, int count, int batch);
+ggml_gemm_fn ggml_gemm_best(uint32_t type); /* for the active kernel set */
 
 #endif

@@ -4,6 +4,7 @@
  * together, so they meet once for q, k and v (or gate and up). */
 #include "llm/gguf_matmul.h"
 
+#include "lib/string.h"
 #include "llm/kernels.h"
 #include "llm/parallel.h"
 
@@ -17,6 +18,7 @@
  * product per row. Position b's output and activations lie b * out_stride
  * floats and b * act_stride bytes on. */
 typedef struct {
+    ggml_gemm_fn gemm;
     ggml_matmul_fn fn;
     ggml_vec_dot_fn dot;
     float *out;
@@ -48,6 +50,11 @@ static void part_rows(const MatmulPart *part, int n, int batch, int lo, int hi) 
     for (int t0 = lo; t0 < hi; t0 += tile) {
         int t1 = hi - t0 < tile ? hi : t0 + tile;
         const uint8_t *rows = part->rows + (size_t)t0 * part->row_bytes;
+        if (batch > 1 && part->gemm) {
+            part->gemm(part->out + t0, part->out_stride, rows, part->row_bytes, part->act, part->act_stride,
+                       n, t1 - t0, batch);
+            continue;
+        }
         for (int b = 0; b < batch; b++) {
             float *out = part->out + (size_t)b * part->out_stride;
             const void *act = part->act + (size_t)b * part->act_stride;
@@ -101,6 +108,27 @@ static const void *activations_for(GgufModel *m, MatmulInput *in, const GTensor 
     }
 }
 
+/* F32 weights: the kernel set's batched fp32 matmul (each position's
+ * arithmetic is its single matmul's, so the bits are the same), which reads
+ * every weight row once for the batch. It takes densely packed positions:
+ * the input rows are moved together in place and back (the floats between
+ * rows are not live), the outputs spread to their stride afterwards. */
+static void f32_matmul(const MatmulInput *in, float *out, int out_stride, const GTensor *w) {
+    int n = in->n, d = w->rows, batch = in->batch;
+    if (batch == 1) {
+        parallel_matmul(out, in->x, (const float *)w->data, n, d);
+        return;
+    }
+    float *x = (float *)in->x; /* the forward pass's own scratch rows */
+    for (int b = 1; b < batch && in->stride != n; b++)
+        memmove(x + (size_t)b * n, x + (size_t)b * in->stride, (size_t)n * sizeof(float));
+    parallel_matmul_batch(out, x, batch, (const float *)w->data, n, d);
+    for (int b = batch - 1; b > 0 && in->stride != n; b--)
+        memmove(x + (size_t)b * in->stride, x + (size_t)b * n, (size_t)n * sizeof(float));
+    for (int b = batch - 1; b > 0 && out_stride != d; b--)
+        memmove(out + (size_t)b * out_stride, out + (size_t)b * d, (size_t)d * sizeof(float));
+}
+
 void gguf_matmuls(GgufModel *m, MatmulInput *in, int count, float *const outs[], const int out_strides[],
                   const GTensor *const ws[]) {
     int n = in->n;
@@ -108,10 +136,10 @@ void gguf_matmuls(GgufModel *m, MatmulInput *in, int count, float *const outs[],
     int total = 0;
     for (int i = 0; i < count && i < MAX_GROUP; i++) {
         const GTensor *w = ws[i];
-        for (int b = 0; w->type == GGML_TYPE_F32 && b < in->batch; b++)
-            parallel_matmul(outs[i] + (size_t)b * out_strides[i], in->x + (size_t)b * in->stride,
-                            (const float *)w->data, n, w->rows);
-        if (w->type == GGML_TYPE_F32) continue;
+        if (w->type == GGML_TYPE_F32) {
+            f32_matmul(in, outs[i], out_strides[i], w);
+            continue;
+        }
         if (m->reference) { /* dequantise each row, fp32 dot (one position at a time) */
             for (int b = 0; b < in->batch; b++)
                 for (int r = 0; r < w->rows; r++) {
@@ -123,6 +151,7 @@ void gguf_matmuls(GgufModel *m, MatmulInput *in, int count, float *const outs[],
             continue;
         }
         MatmulPart *part = &g.part[g.parts++];
+        part->gemm = ggml_gemm_best(w->type);
         part->fn = ggml_matmul_best(w->type);
         part->dot = part->fn ? NULL : ggml_vec_dot_best(w->type);
         part->out = outs[i];

@@ -234,7 +234,7 @@ static void run_job(GgufModel *m, int rows, uint64_t work, parallel_range_fn fn,
 void moe_ffn(GgufModel *m, const GLayer *L, int batch) {
     int dim = m->config.dim, W = m->wide, eff = m->expert_ffn, k = m->n_experts_used;
     int hidden = m->config.hidden_dim;
-    Route routes[GGUF_PREFILL_BATCH];
+    Route routes[GGUF_PREFILL_MAX];
     for (int b = 0; b < batch; b++) route(m, L, m->xb + (size_t)b * W, &routes[b]);
     MoeJob job = {.m = m, .L = L, .routes = routes, .batch = batch};
     int done = 0;

@@ -196,7 +196,7 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
     return m->arch == GGUF_ARCH_GEMMA3 ? gemma3_read_hparams(m, ctx, err, n) : 0;
 }
 
-/* Per-position arrays, GGUF_PREFILL_BATCH rows each: x, xb, xb2 (wide),
+/* Per-position arrays, GGUF_PREFILL_MAX rows each: x, xb, xb2 (wide),
  * hb, hb2 (hidden), q, k, v, rope cos/sin, and the quantised activations;
  * then att, logits, one dequantised row and the RoPE pair frequencies. The
  * KV cache is an allocation of its own (a type change re-creates it). */
@@ -210,9 +210,8 @@ static uint64_t state_block_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim,
     if (wide > ((uint64_t)1 << 24) || vocab > ((uint64_t)1 << 24)) return 0;
     uint64_t per_position = 3 * wide + 2 * hidden + q_dim + 2 * kv_dim + 2 * n_rot;
     uint64_t act = (wide / 32 + 1) * sizeof(BlockQ8A) + (wide / 256 + 1) * sizeof(BlockQ8K);
-    uint64_t floats =
-        GGUF_PREFILL_BATCH * per_position + heads * seq_len + vocab + wide + 2 * (n_rot / 2 + 1);
-    return floats * 4 + GGUF_PREFILL_BATCH * act + 64 * (STATE_ARRAYS + 1);
+    uint64_t floats = GGUF_PREFILL_MAX * per_position + heads * seq_len + vocab + wide + 2 * (n_rot / 2 + 1);
+    return floats * 4 + GGUF_PREFILL_MAX * act + 64 * (STATE_ARRAYS + 1);
 }
 
 uint64_t gguf_kv_cache_bytes(uint64_t layers, uint64_t seq_len, uint64_t kv_dim, uint32_t kv_type) {
@@ -333,7 +332,7 @@ static int alloc_state(Transformer *t, GgufModel *m, char *err, size_t n) {
     if (m->q_dim > m->wide) m->wide = m->q_dim;
     m->act_a_blocks = m->wide / 32 + 1;
     m->act_k_blocks = m->wide / 256 + 1;
-    const uint64_t B = GGUF_PREFILL_BATCH;
+    const uint64_t B = GGUF_PREFILL_MAX;
     uint8_t *p = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
 #define TAKE(PTR, COUNT, TYPE)                                                                               \
     PTR = (TYPE *)p;                                                                                         \

@@ -29,12 +29,19 @@ int gguf_model_create(Transformer *t, const void *data, size_t size, const struc
 void gguf_model_destroy(Transformer *t);
 /* One position; NULL when out of range. compute_logits 0 skips the classifier. */
 float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits);
-/* Positions start_pos..start_pos+n-1 (checked by the caller), up to
- * GGUF_PREFILL_BATCH at a time: each weight row is read once for the whole
- * batch. The logits of the last position, the KV cache and everything
- * after are bit-identical to n calls of gguf_model_forward. */
-#define GGUF_PREFILL_BATCH 16
+/* Positions start_pos..start_pos+n-1 (checked by the caller), a batch at a
+ * time: each weight block is decoded once for the whole batch. The logits
+ * of the last position, the KV cache and everything after are
+ * bit-identical to n calls of gguf_model_forward. */
 void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos);
+/* Positions per batch: chosen for the cache (gguf_model_prefill_batch),
+ * from GGUF_PREFILL_BATCH to GGUF_PREFILL_MAX (the rows the run state
+ * holds); gguf_model_set_prefill_batch fixes it (1..GGUF_PREFILL_MAX, 0:
+ * the cache's choice again), for tests and measurements. */
+#define GGUF_PREFILL_BATCH 16
+#define GGUF_PREFILL_MAX 64
+int gguf_model_prefill_batch(const Transformer *t);
+void gguf_model_set_prefill_batch(Transformer *t, int batch);
 /* Heap bytes of the run state for these sizes with a KV cache of kv_type
  * (what the load allocates; model_estimate.c uses it before loading). 0
  * when it would not fit. window, pattern: a sliding-window model's (gemma3;

@@ -97,7 +97,7 @@ static void attention_heads(void *ctx, int h0, int h1) {
     }
 }
 
-/* Positions start..start+batch-1 (batch <= GGUF_PREFILL_BATCH) through every
+/* Positions start..start+batch-1 (batch <= GGUF_PREFILL_MAX) through every
  * layer together; logits of the last one when compute_logits. Row b of each
  * per-position array holds position start + b; a batch of one is the
  * single-position forward. */
@@ -190,10 +190,32 @@ float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits
     return m->logits;
 }
 
+/* The L2 share a batch's activations may take (an assumed 1 MiB L2, half
+ * of it left to the weight tile in use): the batch is as many positions as
+ * keep the widest matmul's quantised input and float output there. More
+ * positions read each weight block for more of them; past the cache they
+ * stream the activations from further out for every row tile. */
+#define PREFILL_ACT_BUDGET (512 * 1024)
+
+int gguf_model_prefill_batch(const Transformer *t) {
+    const GgufModel *m = t->gguf;
+    if (m->prefill_batch) return m->prefill_batch;
+    size_t per_position = (size_t)m->wide * (sizeof(float) + sizeof(BlockQ8A) / 32 + 1);
+    size_t fit = PREFILL_ACT_BUDGET / per_position / 8 * 8;
+    return fit < GGUF_PREFILL_BATCH ? GGUF_PREFILL_BATCH
+           : fit > GGUF_PREFILL_MAX ? GGUF_PREFILL_MAX
+                                    : (int)fit;
+}
+
+void gguf_model_set_prefill_batch(Transformer *t, int batch) {
+    t->gguf->prefill_batch = batch < 0 ? 0 : batch > GGUF_PREFILL_MAX ? GGUF_PREFILL_MAX : batch;
+}
+
 void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos) {
     if (!t->gguf->key_cache) return; /* a failed KV type change left none */
-    for (int done = 0; done < n; done += GGUF_PREFILL_BATCH) {
-        int batch = n - done < GGUF_PREFILL_BATCH ? n - done : GGUF_PREFILL_BATCH;
+    int most = gguf_model_prefill_batch(t);
+    for (int done = 0; done < n; done += most) {
+        int batch = n - done < most ? n - done : most;
         forward_batch(t->gguf, tokens + done, batch, start_pos + done, done + batch == n);
     }
 }

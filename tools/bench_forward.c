@@ -1,11 +1,12 @@
 /* bench_forward - times the forward pass on a checkpoint file (llama2.c .bin or GGUF).
  * Usage: bench_forward MODEL.bin [-n POSITIONS] [--kernels auto|scalar|sse2|avx2|avx512]
- *                      [--q8 [GS]] [--prefill N] [--threads N] [--kv TYPE] [--at P]
+ *                      [--q8 [GS]] [--prefill N | --prefill-only N] [--threads N] [--kv TYPE] [--at P]
  * Decode: feeds its own greedy argmax back in (from BOS), prints ms/token and
  * tok/s. --q8 quantises an fp32 model to int8 at load (group size GS, default
  * 32). --prefill N also times one batched transformer_prefill of N tokens
  * against N single transformer_forward calls, and checks both give the same
- * last logits. --threads N runs the matmuls and attention on N threads
+ * last logits (--prefill-only N: the prefill alone, median of five, wall
+ * and CPU seconds). --threads N runs the matmuls and attention on N threads
  * (default 1). GGUF: --kv f16|q8_0|f32 sets the KV cache type; --at P
  * times one decode step at position 0 and at position P (attending over
  * P + 1 positions; the cache rows before P are copies of real rows). */
@@ -26,7 +27,7 @@
 
 static const char *usage =
     "usage: bench_forward MODEL.bin|MODEL.gguf [-n POSITIONS] [--kernels auto|scalar|sse2|avx2|avx512] "
-    "[--q8 [GS]] [--prefill N] [--threads N] [--kv f16|q8_0|f32] [--at P]\n";
+    "[--q8 [GS]] [--prefill N | --prefill-only N] [--threads N] [--kv f16|q8_0|f32] [--at P]\n";
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -49,8 +50,42 @@ static int positive_int(const char *s, int *out) {
     return 0;
 }
 
-/* Times prefill of n tokens vs n single forwards from position 0. */
-static void bench_prefill(Transformer *t, int n) {
+/* Seconds of wall clock and of process CPU for one prefill of n tokens
+ * from position 0; the CPU time moves far less than the wall clock on a
+ * machine shared with other work. */
+static int timed_prefill(Transformer *t, const int *tokens, int n, double *wall, double *cpu) {
+    struct timespec cpu0, cpu1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
+    double start = now_seconds();
+    int rc = transformer_prefill(t, tokens, n, 0);
+    *wall = now_seconds() - start;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1);
+    *cpu = (double)(cpu1.tv_sec - cpu0.tv_sec) + (double)(cpu1.tv_nsec - cpu0.tv_nsec) * 1e-9;
+    return rc;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* --prefill-only: the median of five prefills of the same tokens. */
+static void bench_prefill_only(Transformer *t, const int *tokens, int n) {
+    double wall[5], cpu[5];
+    for (int r = 0; r < 5; r++)
+        if (timed_prefill(t, tokens, n, &wall[r], &cpu[r]) != 0) {
+            printf("prefill %d tokens FAILED\n", n);
+            return;
+        }
+    qsort(wall, 5, sizeof *wall, compare_doubles);
+    qsort(cpu, 5, sizeof *cpu, compare_doubles);
+    printf("prefill %d tokens, median of 5: %.3f s (%.1f tok/s), %.3f s CPU (%.1f tok/s per CPU second)\n", n,
+           wall[2], n / wall[2], cpu[2], n / cpu[2]);
+}
+
+/* Times prefill of n tokens vs n single forwards from position 0 (only:
+ * the prefill alone, five times). */
+static void bench_prefill(Transformer *t, int n, int only) {
     const TransformerConfig *c = &t->config;
     int *tokens = malloc(sizeof(int) * n);
     float *single = malloc(sizeof(float) * c->vocab_size);
@@ -64,21 +99,25 @@ static void bench_prefill(Transformer *t, int n) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         tokens[i] = i == 0 ? 1 : (int)((state >> 33) % (uint64_t)c->vocab_size);
     }
+    if (only) {
+        bench_prefill_only(t, tokens, n);
+        free(tokens), free(single);
+        return;
+    }
     double start = now_seconds();
     for (int pos = 0; pos < n; pos++) transformer_forward(t, tokens[pos], pos);
     double single_s = now_seconds() - start;
     memcpy(single, t->state.logits, sizeof(float) * c->vocab_size);
-    start = now_seconds();
-    int rc = transformer_prefill(t, tokens, n, 0);
-    double batch_s = now_seconds() - start;
+    double batch_s, batch_cpu;
+    int rc = timed_prefill(t, tokens, n, &batch_s, &batch_cpu);
     double worst = 0, range = 0;
     for (int i = 0; i < c->vocab_size; i++) {
         worst = fmax(worst, fabs((double)single[i] - t->state.logits[i]));
         range = fmax(range, fabs((double)single[i]));
     }
-    printf("prefill %d tokens: %d single forwards %.3f s (%.1f tok/s), batched prefill %.3f s (%.1f tok/s): "
-           "%.2fx; last logits max |diff| %.3g (max |logit| %.3g)%s\n",
-           n, n, single_s, n / single_s, batch_s, n / batch_s, single_s / batch_s, worst, range,
+    printf("prefill %d tokens: %d single forwards %.3f s (%.1f tok/s), batched prefill %.3f s (%.1f tok/s, "
+           "%.3f s CPU): %.2fx; last logits max |diff| %.3g (max |logit| %.3g)%s\n",
+           n, n, single_s, n / single_s, batch_s, n / batch_s, batch_cpu, single_s / batch_s, worst, range,
            rc == 0 ? "" : " PREFILL FAILED");
     free(tokens), free(single);
 }
@@ -141,7 +180,7 @@ static int finish(Transformer *t, void *data, int rc) {
 
 int main(int argc, char **argv) {
     const char *path = NULL, *kernel = "auto";
-    int positions = 256, group_size = 0, prefill = 0, threads = 1, at = 0, kv = -1;
+    int positions = 256, group_size = 0, prefill = 0, prefill_only = 0, threads = 1, at = 0, kv = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-n") && value) {
@@ -152,7 +191,8 @@ int main(int argc, char **argv) {
             group_size = 32;
             if (value && value[0] >= '0' && value[0] <= '9' && positive_int(argv[++i], &group_size) != 0)
                 return bad_argument("--q8 group size must be a positive number");
-        } else if (!strcmp(a, "--prefill") && value) {
+        } else if ((!strcmp(a, "--prefill") || !strcmp(a, "--prefill-only")) && value) {
+            prefill_only = !strcmp(a, "--prefill-only");
             if (positive_int(argv[++i], &prefill) != 0)
                 return bad_argument("--prefill needs a positive number");
         } else if (!strcmp(a, "--threads") && value) {
@@ -243,7 +283,7 @@ int main(int argc, char **argv) {
     printf("kernels %s, %d thread%s: %d positions in %.3f s: %.3f ms/token, %.1f tok/s\n", kernels->name,
            threads, threads == 1 ? "" : "s", positions, elapsed, 1e3 * elapsed / positions,
            positions / elapsed);
-    if (prefill) bench_prefill(&t, prefill);
+    if (prefill) bench_prefill(&t, prefill, prefill_only);
     thread_pool_stop();
     return finish(&t, data, 0);
 }

@@ -37,5 +37,5 @@ TARGET_AVX2 static float dot_bf16(const void *row, const void *act, int n) {
     return dot_halves(row, act, n, bf16_8, ggml_bf16_to_fp32);
 }
 
-const GgmlKernel ggml_f16_avx2 = {dot_f16, NULL};
-const GgmlKernel ggml_bf16_avx2 = {dot_bf16, NULL};
+const GgmlKernel ggml_f16_avx2 = {dot_f16, NULL, NULL};
+const GgmlKernel ggml_bf16_avx2 = {dot_bf16, NULL, NULL};

@@ -47,5 +47,5 @@ static float dot_bf16(const void *row, const void *act, int n) {
     return sum;
 }
 
-const GgmlKernel ggml_f16_sse2 = {dot_f16, NULL};
-const GgmlKernel ggml_bf16_sse2 = {dot_bf16, NULL};
+const GgmlKernel ggml_f16_sse2 = {dot_f16, NULL, NULL};
+const GgmlKernel ggml_bf16_sse2 = {dot_bf16, NULL, NULL};

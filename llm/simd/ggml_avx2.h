@@ -82,6 +82,65 @@ avx2_matmul_rows(float *out, const uint8_t *rows, size_t row_bytes, const void *
     }
 }
 
+/* ---- rows times positions (prefill) ----
+ * A tile of R rows (1 or 2) by P positions (1..4) runs the same steps as
+ * avx2_matmul_rows, block by block, each (row, position) on its own
+ * accumulator: each output is bit-identical to the matmul's. Within a
+ * block the steps of one weight block differ only in their activations, so
+ * the compiler decodes the weights once for the P positions (common
+ * subexpressions: nothing is stored in between) and the activation loads
+ * are shared by the R rows. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+avx2_gemm_tile(float *out, size_t out_stride, const uint8_t *w, size_t row_bytes, const uint8_t *a,
+               size_t act_stride, int blocks, size_t block_bytes, size_t act_bytes, int R, int P,
+               avx2_step_fn step) {
+    __m256 acc[2][4];
+#pragma GCC unroll 2
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; p++) acc[r][p] = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; b++)
+#pragma GCC unroll 2
+        for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+            for (int p = 0; p < P; p++)
+                acc[r][p] =
+                    step(w + r * row_bytes + b * block_bytes, a + p * act_stride + b * act_bytes, acc[r][p]);
+#pragma GCC unroll 2
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; p++) out[p * out_stride + r] = avx2_hsum_ps(acc[r][p]);
+}
+
+/* R rows (w) by every position: four positions at a time, then one. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+avx2_gemm_positions(float *out, size_t out_stride, const uint8_t *w, size_t row_bytes, const uint8_t *act,
+                    size_t act_stride, int blocks, int batch, size_t block_bytes, size_t act_bytes, int R,
+                    avx2_step_fn step) {
+    int p = 0;
+    for (; p + 4 <= batch; p += 4)
+        avx2_gemm_tile(out + (size_t)p * out_stride, out_stride, w, row_bytes, act + (size_t)p * act_stride,
+                       act_stride, blocks, block_bytes, act_bytes, R, 4, step);
+    for (; p < batch; p++)
+        avx2_gemm_tile(out + (size_t)p * out_stride, out_stride, w, row_bytes, act + (size_t)p * act_stride,
+                       act_stride, blocks, block_bytes, act_bytes, R, 1, step);
+}
+
+/* The tiles of rows 0..count-1 by positions 0..batch-1: two rows at a time
+ * (a last odd row alone). Inlined for each type: step is a constant. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+avx2_gemm_rows(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes, const void *act,
+               size_t act_stride, int n, int count, int batch, size_t block_bytes, size_t act_bytes,
+               int elems, avx2_step_fn step) {
+    int blocks = n / elems, i = 0;
+    for (; i + 2 <= count; i += 2)
+        avx2_gemm_positions(out + i, out_stride, rows + (size_t)i * row_bytes, row_bytes, act, act_stride,
+                            blocks, batch, block_bytes, act_bytes, 2, step);
+    if (i < count)
+        avx2_gemm_positions(out + i, out_stride, rows + (size_t)i * row_bytes, row_bytes, act, act_stride,
+                            blocks, batch, block_bytes, act_bytes, 1, step);
+}
+
 /* The Q4_K/Q5_K mins term: min j (bytes 8-15 of k4_scales_mins' words)
  * times the sum of x over its 32 values (two bsums), as eight int32. */
 TARGET_AVX2 static inline __m256i avx2_k4_min_sums(const uint32_t words[4], const int16_t bsums[16]) {

@@ -65,6 +65,74 @@ static inline __attribute__((always_inline)) void avx512_matmul_rows(avx512_eigh
     }
 }
 
+/* ---- rows times positions (prefill) ----
+ * A type's tile: eight rows rb apart (rb 0: one row eight times) by P
+ * positions act_stride bytes apart, into res[p * 8 + r]; P is 1 or the
+ * type's wide tile (at most AVX512_GEMM_POSITIONS). Each (row, position) runs the eight-row
+ * matmul's arithmetic on its own accumulator lanes, so results are its
+ * bits; the weights are decoded once per block for the P positions. */
+#define AVX512_GEMM_POSITIONS 4
+typedef void (*avx512_tile_fn)(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride,
+                               int blocks, int P);
+
+/* The eight rows at p (rb apart) for every position, in tiles of P. */
+static inline __attribute__((always_inline)) void
+avx512_gemm_eight(avx512_tile_fn tile4, avx512_tile_fn tile1, int wide, float *out, size_t out_stride,
+                  int first, int rows, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride,
+                  int blocks, int batch) {
+    float res[AVX512_GEMM_POSITIONS * 8];
+    for (int q = 0; q < batch;) {
+        int P = batch - q >= wide ? wide : 1;
+        (P == 1 ? tile1 : tile4)(res, p, rb, act + (size_t)q * act_stride, act_stride, blocks, P);
+        for (int k = 0; k < P; k++)
+            for (int r = first; r < rows; r++) out[(size_t)(q + k) * out_stride + r - first] = res[k * 8 + r];
+        q += P;
+    }
+}
+
+/* Rows in groups of eight; a short tail is the last eight rows again, or
+ * row by row (rb 0) when there are fewer than eight in all, as
+ * avx512_matmul_rows does. */
+static inline __attribute__((always_inline)) void avx512_gemm_rows(avx512_tile_fn tile4, avx512_tile_fn tile1,
+                                                                   int wide, float *out, size_t out_stride,
+                                                                   const uint8_t *rows, size_t row_bytes,
+                                                                   const void *act, size_t act_stride,
+                                                                   int blocks, int count, int batch) {
+    int i = 0;
+    for (; i + 8 <= count; i += 8)
+        avx512_gemm_eight(tile4, tile1, wide, out + i, out_stride, 0, 8, rows + (size_t)i * row_bytes,
+                          row_bytes, act, act_stride, blocks, batch);
+    if (i == count) return;
+    if (count >= 8) {
+        int first = i - (count - 8);
+        avx512_gemm_eight(tile4, tile1, wide, out + i, out_stride, first, 8,
+                          rows + (size_t)(count - 8) * row_bytes, row_bytes, act, act_stride, blocks, batch);
+        return;
+    }
+    for (; i < count; i++)
+        avx512_gemm_eight(tile4, tile1, wide, out + i, out_stride, 0, 1, rows + (size_t)i * row_bytes, 0, act,
+                          act_stride, blocks, batch);
+}
+
+/* A type's gemm from its always-inlined tile TYPE_tile(res, p, rb, act,
+ * act_stride, blocks, P): the tile made for P = WIDE and P = 1 (constants,
+ * so its loops unroll), and the rows walked by avx512_gemm_rows. */
+#define AVX512_GEMM(TYPE, ELEMS, WIDE)                                                                       \
+    TARGET_AVX512_VNNI static void TYPE##_tile4(float *res, const uint8_t *p, size_t rb, const uint8_t *act, \
+                                                size_t act_stride, int blocks, int P) {                      \
+        TYPE##_tile(res, p, rb, act, act_stride, blocks, WIDE);                                              \
+    }                                                                                                        \
+    TARGET_AVX512_VNNI static void TYPE##_tile1(float *res, const uint8_t *p, size_t rb, const uint8_t *act, \
+                                                size_t act_stride, int blocks, int P) {                      \
+        TYPE##_tile(res, p, rb, act, act_stride, blocks, 1);                                                 \
+    }                                                                                                        \
+    TARGET_AVX512_VNNI static void gemm_##TYPE(float *out, size_t out_stride, const uint8_t *rows,           \
+                                               size_t row_bytes, const void *act, size_t act_stride, int n,  \
+                                               int count, int batch) {                                       \
+        avx512_gemm_rows(TYPE##_tile4, TYPE##_tile1, WIDE, out, out_stride, rows, row_bytes, act,            \
+                         act_stride, n / (ELEMS), count, batch);                                             \
+    }
+
 /* ---- k-quants (Q4_K, Q6_K): one accumulator per row ---- */
 
 /* Activations of a Q8K block rearranged to meet the weights: register k
@@ -100,5 +168,41 @@ kq_eight(float *out, const uint8_t *p, size_t rb, const BlockQ8K *a, int blocks,
     }
     for (int r = 0; r < 8; r++) out[r] = _mm512_reduce_add_ps(acc[r]);
 }
+
+/* Eight rows of a k-quant type by P (at most 2) positions: kq_eight's
+ * steps for each position on its own accumulators (the block step's weight
+ * decoding is shared by the two positions where the compiler finds it). */
+TARGET_AVX512_VNNI static inline __attribute__((always_inline)) void
+kq_tile(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride, int blocks, int P,
+        size_t block_bytes, const int start[4], int gap, kq_picks_fn picks, kq_block_fn block) {
+    __m512i pick[4];
+    picks(pick);
+    __m512 acc[2][8];
+    for (int k = 0; k < P; k++)
+        for (int r = 0; r < 8; r++) acc[k][r] = _mm512_setzero_ps();
+    for (int b = 0; b < blocks; b++, p += block_bytes) {
+        __m512i x[2][4];
+        const BlockQ8K *a[2];
+        for (int k = 0; k < P; k++) {
+            a[k] = (const BlockQ8K *)(act + (size_t)k * act_stride) + b;
+            k_act(a[k]->qs, start, gap, x[k]);
+        }
+        for (int r = 0; r < 8; r++)
+            for (int k = 0; k < P; k++) acc[k][r] = block(p + r * rb, a[k], x[k], pick, acc[k][r]);
+    }
+    for (int k = 0; k < P; k++)
+        for (int r = 0; r < 8; r++) res[k * 8 + r] = _mm512_reduce_add_ps(acc[k][r]);
+}
+
+/* A k-quant type's gemm: kq_tile with its block layout (activations from
+ * the four starts, GAP between halves), two positions per tile. */
+#define KQ_GEMM(TYPE, BLOCK, GAP, ...)                                                                       \
+    TARGET_AVX512_VNNI static inline __attribute__((always_inline)) void TYPE##_tile(                        \
+        float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride, int blocks, int P) { \
+        static const int start[4] = {__VA_ARGS__};                                                           \
+        kq_tile(res, p, rb, act, act_stride, blocks, P, sizeof(BLOCK), start, GAP, TYPE##_picks,             \
+                TYPE##_block);                                                                               \
+    }                                                                                                        \
+    AVX512_GEMM(TYPE, QK_K, 2)
 
 #endif

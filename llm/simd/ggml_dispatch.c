@@ -60,6 +60,11 @@ ggml_matmul_fn ggml_matmul_best(uint32_t type) {
     return kernels_level() >= KERNELS_SSE2 ? ggml_matmul_simd(type, active_level()) : NULL;
 }
 
+ggml_gemm_fn ggml_gemm_best(uint32_t type) {
+    const GgmlKernel *k = kernels_level() >= KERNELS_SSE2 ? kernel_for(type, active_level()) : NULL;
+    return k ? k->gemm : NULL;
+}
+
 ggml_vec_dot_fn ggml_vec_dot_best(uint32_t type) {
     if (kernels == &kernels_scalar) return ggml_vec_dot_scalar(type);
     ggml_vec_dot_fn fn = ggml_vec_dot_simd(type, active_level());

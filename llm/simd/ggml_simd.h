@@ -19,11 +19,13 @@
  * there, whatever the compiler's size heuristics say. */
 #define STEP static inline __attribute__((always_inline))
 
-/* One type's kernels in one instruction set: the single-row dot, and the
- * multi-row matmul (NULL when the type has none in that set). */
+/* One type's kernels in one instruction set: the single-row dot, the
+ * multi-row matmul and the rows-by-positions gemm (NULL when the type has
+ * none in that set). */
 typedef struct {
     ggml_vec_dot_fn dot;
     ggml_matmul_fn matmul;
+    ggml_gemm_fn gemm;
 } GgmlKernel;
 
 extern const GgmlKernel ggml_q8_0_sse2, ggml_q8_0_avx2, ggml_q8_0_avx512;

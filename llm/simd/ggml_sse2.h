@@ -136,6 +136,75 @@ static inline __attribute__((always_inline)) void sse2_matmul_rows(float *out, c
     }
 }
 
+/* ---- rows times positions (prefill), Q8_0 and Q4_0 ----
+ * A type gives its weights as int16 (decode: one row's block, values 0-7,
+ * 8-15, 16-23, 24-31) and the correction of the four totals (finish); its
+ * totals step is the two together. The gemm decodes each block of four rows
+ * once, with their half scales, and runs every position of a chunk over
+ * them; each position's float arithmetic is sse2_matmul_rows' own, so its
+ * outputs are the matmul's bits. */
+typedef void (*sse2_decode_fn)(const uint8_t *block, __m128i v[4]);
+typedef __m128i (*sse2_finish_fn)(__m128i totals, const BlockQ8A *a);
+
+/* Lane r = row r's integer block sum at offset off (a type's totals step). */
+static inline __attribute__((always_inline)) __m128i sse2_decoded_totals(const uint8_t *const w[4],
+                                                                         size_t off, const BlockQ8A *a,
+                                                                         sse2_decode_fn decode,
+                                                                         sse2_finish_fn finish) {
+    __m128i x[4], s[4];
+    sse2_widen32(a->qs, x);
+    for (int r = 0; r < 4; r++) {
+        __m128i v[4];
+        decode(w[r] + off, v);
+        s[r] = sse2_dot32_i16(v[0], v[1], v[2], v[3], x);
+    }
+    return finish(sse2_row_totals(s), a);
+}
+
+/* Positions per chunk: their accumulators (one register each) stay in L1. */
+#define SSE2_GEMM_CHUNK 64
+
+static inline __attribute__((always_inline)) void
+sse2_gemm_rows(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes, const void *act,
+               size_t act_stride, int n, int count, int batch, size_t block_bytes, sse2_decode_fn decode,
+               sse2_finish_fn finish) {
+    __m128 acc[SSE2_GEMM_CHUNK];
+    for (int i = 0; i < count; i += 4) {
+        const uint8_t *w[4];
+        for (int r = 0; r < 4; r++) w[r] = rows + (size_t)(i + r < count ? i + r : count - 1) * row_bytes;
+        for (int p0 = 0; p0 < batch; p0 += SSE2_GEMM_CHUNK) {
+            int chunk = batch - p0 < SSE2_GEMM_CHUNK ? batch - p0 : SSE2_GEMM_CHUNK;
+            const uint8_t *a0 = (const uint8_t *)act + (size_t)p0 * act_stride;
+            for (int p = 0; p < chunk; p++) acc[p] = _mm_setzero_ps();
+            for (int b = 0; b < n / QK32; b++) {
+                size_t off = (size_t)b * block_bytes;
+                __m128i v[4][4];
+                uint16_t h[4];
+                for (int r = 0; r < 4; r++) {
+                    decode(w[r] + off, v[r]);
+                    __builtin_memcpy(&h[r], w[r] + off, 2);
+                }
+                __m128 hs =
+                    _mm_setr_ps(half_scale(h[0]), half_scale(h[1]), half_scale(h[2]), half_scale(h[3]));
+                for (int p = 0; p < chunk; p++) {
+                    const BlockQ8A *a = (const BlockQ8A *)(a0 + (size_t)p * act_stride) + b;
+                    __m128i x[4], s[4];
+                    sse2_widen32(a->qs, x);
+                    for (int r = 0; r < 4; r++) s[r] = sse2_dot32_i16(v[r][0], v[r][1], v[r][2], v[r][3], x);
+                    __m128 sums = _mm_cvtepi32_ps(finish(sse2_row_totals(s), a));
+                    acc[p] = _mm_add_ps(acc[p], _mm_mul_ps(sums, _mm_mul_ps(hs, _mm_set1_ps(a->d))));
+                }
+            }
+            for (int p = 0; p < chunk; p++) {
+                float sums[4];
+                _mm_storeu_ps(sums, acc[p]);
+                for (int r = 0; r < 4 && i + r < count; r++)
+                    out[(size_t)(p0 + p) * out_stride + i + r] = sums[r];
+            }
+        }
+    }
+}
+
 /* ---- Q4_1, Q5_0, Q5_1: d (and m) halves, Q5's 32 fifth bits, 16 bytes of
  * nibbles ---- */
 

@@ -61,5 +61,5 @@ static float dot_q3_k(const void *row, const void *act, int n) {
     return k_row_dot(row, act, n, sizeof(BlockQ3_K), q3_k_block);
 }
 
-const GgmlKernel ggml_q2_k_sse2 = {dot_q2_k, NULL};
-const GgmlKernel ggml_q3_k_sse2 = {dot_q3_k, NULL};
+const GgmlKernel ggml_q2_k_sse2 = {dot_q2_k, NULL, NULL};
+const GgmlKernel ggml_q3_k_sse2 = {dot_q3_k, NULL, NULL};

@@ -80,4 +80,39 @@ static float dot_q4_0(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q4_0, row, act, n);
 }
 
-const GgmlKernel ggml_q4_0_avx512 = {dot_q4_0, matmul_q4_0};
+/* Eight rows by P positions: each group of four rows' nibbles and scales
+ * once per block, q4_0_four's arithmetic for every position. */
+TARGET_AVX512_VNNI static inline __attribute__((always_inline)) void
+q4_0_tile(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride, int blocks, int P) {
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    __m512 acc[AVX512_GEMM_POSITIONS][2];
+    for (int k = 0; k < P; k++) acc[k][0] = acc[k][1] = _mm512_setzero_ps();
+    for (int b = 0; b < blocks; b++, p += sizeof(BlockQ4_0)) {
+        __m512i lo[2], hi[2];
+        __m512 scales[2];
+        for (int g = 0; g < 2; g++) {
+            __m512i q = row_bytes4(p + 4 * g * rb + __builtin_offsetof(BlockQ4_0, qs), rb);
+            lo[g] = _mm512_and_si512(q, m4);
+            hi[g] = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+            scales[g] = row_scales4(p + 4 * g * rb, rb);
+        }
+        for (int k = 0; k < P; k++) {
+            const BlockQ8A *a = (const BlockQ8A *)(act + (size_t)k * act_stride) + b;
+            __m512i xlo = _mm512_broadcast_i32x4(load16(a->qs));
+            __m512i xhi = _mm512_broadcast_i32x4(load16(a->qs + 16));
+            __m512i bias = _mm512_maskz_set1_epi32(0x1111, -8 * a->qsum);
+            __m512 dx = _mm512_set1_ps(a->d);
+            for (int g = 0; g < 2; g++) {
+                __m512i s = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(bias, lo[g], xlo), hi[g], xhi);
+                acc[k][g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(scales[g], dx), acc[k][g]);
+            }
+        }
+    }
+    for (int k = 0; k < P; k++)
+        for (int r = 0; r < 4; r++)
+            res[k * 8 + r] = lane_sum(acc[k][0], r), res[k * 8 + 4 + r] = lane_sum(acc[k][1], r);
+}
+
+AVX512_GEMM(q4_0, QK32, 4)
+
+const GgmlKernel ggml_q4_0_avx512 = {dot_q4_0, matmul_q4_0, gemm_q4_0};

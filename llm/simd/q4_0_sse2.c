@@ -2,20 +2,24 @@
  * (ggml_sse2.h). */
 #include "llm/simd/ggml_sse2.h"
 
-/* Lane r = row r's block sum. The nibbles are unsigned (0..15), widened
+/* One row's block as int16: the nibbles are unsigned (0..15), widened
  * with zeros; the -8 comes off the totals as 8 * sum(x) (the activations'
  * exact integer sum). */
-STEP __m128i q4_0_totals(const uint8_t *const w[4], size_t off, const BlockQ8A *a) {
+STEP void q4_0_decode(const uint8_t *block, __m128i v[4]) {
     const __m128i zero = _mm_setzero_si128();
-    __m128i x[4], s[4];
-    sse2_widen32(a->qs, x);
-    for (int r = 0; r < 4; r++) {
-        __m128i lo, hi;
-        sse2_nibbles(w[r] + off + __builtin_offsetof(BlockQ4_0, qs), &lo, &hi);
-        s[r] = sse2_dot32_i16(_mm_unpacklo_epi8(lo, zero), _mm_unpackhi_epi8(lo, zero),
-                              _mm_unpacklo_epi8(hi, zero), _mm_unpackhi_epi8(hi, zero), x);
-    }
-    return _mm_sub_epi32(sse2_row_totals(s), _mm_set1_epi32(8 * a->qsum));
+    __m128i lo, hi;
+    sse2_nibbles(block + __builtin_offsetof(BlockQ4_0, qs), &lo, &hi);
+    v[0] = _mm_unpacklo_epi8(lo, zero), v[1] = _mm_unpackhi_epi8(lo, zero);
+    v[2] = _mm_unpacklo_epi8(hi, zero), v[3] = _mm_unpackhi_epi8(hi, zero);
+}
+
+STEP __m128i q4_0_finish(__m128i totals, const BlockQ8A *a) {
+    return _mm_sub_epi32(totals, _mm_set1_epi32(8 * a->qsum));
+}
+
+/* Lane r = row r's block sum. */
+STEP __m128i q4_0_totals(const uint8_t *const w[4], size_t off, const BlockQ8A *a) {
+    return sse2_decoded_totals(w, off, a, q4_0_decode, q4_0_finish);
 }
 
 HOT_LOOP static void matmul_q4_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
@@ -27,4 +31,10 @@ static float dot_q4_0(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q4_0, row, act, n);
 }
 
-const GgmlKernel ggml_q4_0_sse2 = {dot_q4_0, matmul_q4_0};
+HOT_LOOP static void gemm_q4_0(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                               const void *act, size_t act_stride, int n, int count, int batch) {
+    sse2_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, sizeof(BlockQ4_0),
+                   q4_0_decode, q4_0_finish);
+}
+
+const GgmlKernel ggml_q4_0_sse2 = {dot_q4_0, matmul_q4_0, gemm_q4_0};

@@ -29,6 +29,6 @@ static float dot_q5_1(const void *row, const void *act, int n) {
     return dot_q4q5(row, act, n, sizeof(BlockQ5_1), 1, 1);
 }
 
-const GgmlKernel ggml_q4_1_sse2 = {dot_q4_1, NULL};
-const GgmlKernel ggml_q5_0_sse2 = {dot_q5_0, NULL};
-const GgmlKernel ggml_q5_1_sse2 = {dot_q5_1, NULL};
+const GgmlKernel ggml_q4_1_sse2 = {dot_q4_1, NULL, NULL};
+const GgmlKernel ggml_q5_0_sse2 = {dot_q5_0, NULL, NULL};
+const GgmlKernel ggml_q5_1_sse2 = {dot_q5_1, NULL, NULL};

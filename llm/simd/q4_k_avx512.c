@@ -60,4 +60,6 @@ static float dot_q4_k(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q4_k, row, act, n);
 }
 
-const GgmlKernel ggml_q4_k_avx512 = {dot_q4_k, matmul_q4_k};
+KQ_GEMM(q4_k, BlockQ4_K, 64, 0, 32, 128, 160)
+
+const GgmlKernel ggml_q4_k_avx512 = {dot_q4_k, matmul_q4_k, gemm_q4_k};

@@ -26,4 +26,4 @@ static float dot_q4_k(const void *row, const void *act, int n) {
     return k_row_dot(row, act, n, sizeof(BlockQ4_K), q4_k_block);
 }
 
-const GgmlKernel ggml_q4_k_sse2 = {dot_q4_k, NULL};
+const GgmlKernel ggml_q4_k_sse2 = {dot_q4_k, NULL, NULL};

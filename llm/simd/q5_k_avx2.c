@@ -30,4 +30,4 @@ TARGET_AVX2 static float dot_q5_k(const void *row, const void *act, int n) {
     return k_row_dot(row, act, n, sizeof(BlockQ5_K), q5_k_block);
 }
 
-const GgmlKernel ggml_q5_k_avx2 = {dot_q5_k, NULL};
+const GgmlKernel ggml_q5_k_avx2 = {dot_q5_k, NULL, NULL};

@@ -45,4 +45,10 @@ static float dot_q6_k(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q6_k, row, act, n);
 }
 
-const GgmlKernel ggml_q6_k_avx2 = {dot_q6_k, matmul_q6_k};
+TARGET_AVX2 static void gemm_q6_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                                  const void *act, size_t act_stride, int n, int count, int batch) {
+    avx2_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, sizeof(BlockQ6_K),
+                   sizeof(BlockQ8K), QK_K, q6_k_step);
+}
+
+const GgmlKernel ggml_q6_k_avx2 = {dot_q6_k, matmul_q6_k, gemm_q6_k};

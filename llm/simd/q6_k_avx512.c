@@ -58,4 +58,6 @@ static float dot_q6_k(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q6_k, row, act, n);
 }
 
-const GgmlKernel ggml_q6_k_avx512 = {dot_q6_k, matmul_q6_k};
+KQ_GEMM(q6_k, BlockQ6_K, 128, 0, 32, 64, 96)
+
+const GgmlKernel ggml_q6_k_avx512 = {dot_q6_k, matmul_q6_k, gemm_q6_k};

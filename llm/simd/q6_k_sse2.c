@@ -34,4 +34,4 @@ static float dot_q6_k(const void *row, const void *act, int n) {
     return k_row_dot(row, act, n, sizeof(BlockQ6_K), q6_k_block);
 }
 
-const GgmlKernel ggml_q6_k_sse2 = {dot_q6_k, NULL};
+const GgmlKernel ggml_q6_k_sse2 = {dot_q6_k, NULL, NULL};

@@ -19,4 +19,10 @@ static float dot_q8_0(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q8_0, row, act, n);
 }
 
-const GgmlKernel ggml_q8_0_avx2 = {dot_q8_0, matmul_q8_0};
+TARGET_AVX2 static void gemm_q8_0(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                                  const void *act, size_t act_stride, int n, int count, int batch) {
+    avx2_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, sizeof(BlockQ8_0),
+                   sizeof(BlockQ8A), QK32, q8_0_step);
+}
+
+const GgmlKernel ggml_q8_0_avx2 = {dot_q8_0, matmul_q8_0, gemm_q8_0};

@@ -53,4 +53,38 @@ static float dot_q8_0(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q8_0, row, act, n);
 }
 
-const GgmlKernel ggml_q8_0_avx512 = {dot_q8_0, matmul_q8_0};
+/* Eight rows by P positions: each pair of rows' bytes, weight sums and
+ * scales once per block, q8_0_two's arithmetic for every position. */
+TARGET_AVX512_VNNI static inline __attribute__((always_inline)) void
+q8_0_tile(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride, int blocks, int P) {
+    const __m512i flip = _mm512_set1_epi8((char)0x80), zero = _mm512_setzero_si512();
+    __m512 acc[AVX512_GEMM_POSITIONS][4];
+    for (int k = 0; k < P; k++)
+        for (int g = 0; g < 4; g++) acc[k][g] = _mm512_setzero_ps();
+    for (int b = 0; b < blocks; b++, p += sizeof(BlockQ8_0)) {
+        __m512i q[4], wsum[4];
+        __m512 scales[4];
+        for (int g = 0; g < 4; g++) {
+            const uint8_t *qs = p + 2 * g * rb + __builtin_offsetof(BlockQ8_0, qs);
+            q[g] = _mm512_inserti64x4(_mm512_castsi256_si512(load32(qs)), load32(qs + rb), 1);
+            wsum[g] = _mm512_dpbusd_epi32(zero, flip, q[g]);
+            scales[g] = row_scales2(p + 2 * g * rb, rb);
+        }
+        for (int k = 0; k < P; k++) {
+            const BlockQ8A *a = (const BlockQ8A *)(act + (size_t)k * act_stride) + b;
+            __m512i xu = _mm512_xor_si512(_mm512_broadcast_i64x4(load32(a->qs)), flip);
+            __m512 dx = _mm512_set1_ps(a->d);
+            for (int g = 0; g < 4; g++) {
+                __m512i s = _mm512_sub_epi32(_mm512_dpbusd_epi32(zero, xu, q[g]), wsum[g]);
+                acc[k][g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(scales[g], dx), acc[k][g]);
+            }
+        }
+    }
+    for (int k = 0; k < P; k++)
+        for (int g = 0; g < 4; g++)
+            res[k * 8 + 2 * g] = half_sum(acc[k][g], 0), res[k * 8 + 2 * g + 1] = half_sum(acc[k][g], 1);
+}
+
+AVX512_GEMM(q8_0, QK32, 4)
+
+const GgmlKernel ggml_q8_0_avx512 = {dot_q8_0, matmul_q8_0, gemm_q8_0};

@@ -340,10 +340,11 @@ static void test_memory(const void *data, size_t size) {
     ModelShape shape;
     int rc = model_shape_read(&shape, data, size);
     shape.kv_type = GGML_TYPE_F32;
-    /* 5 local layers of 31 + 15 slots, 1 global of 128; one kv head of 128 floats, keys and values. */
-    uint64_t want = 2 * (5 * 46 + 128) * 128 * 4;
+    /* 5 local layers of a ring of 16 + 63 (a prefill batch of up to GGUF_PREFILL_MAX = 64 rows) plus 15
+     * mirrored slots, 1 global of 128; one kv head of 128 floats, keys and values. */
+    uint64_t want = 2 * (5 * 94 + 128) * 128 * 4;
     check(rc == 0 && gguf_model_kv_bytes(&t) == want && model_kv_bytes(&shape, 128) == want,
-          "gemma3 ctx 128: local layers keep a ring of 31 positions (+15 mirrored), KV cache 358 rows",
+          "gemma3 ctx 128: local layers keep a ring of 79 positions (+15 mirrored), KV cache 598 rows",
           "model %llu, estimate %llu, want %llu", (unsigned long long)gguf_model_kv_bytes(&t),
           (unsigned long long)model_kv_bytes(&shape, 128), (unsigned long long)want);
     check(model_state_bytes(&shape, 128) == transformer_state_bytes(&t), "gemma3: estimate equals the load",
@@ -355,14 +356,14 @@ static void test_memory(const void *data, size_t size) {
               strstr(details, "head_dim 128"),
           "gemma3 details name window, pattern and head_dim", "%s", details);
     transformer_destroy(&t);
-    /* The Gemma 3 1B shape at ctx 8192: 22 local layers hold 512 + 15 + 511 positions, 4 global 8192. */
+    /* The Gemma 3 1B shape at ctx 8192: 22 local layers hold 512 + 63 + 511 positions, 4 global 8192. */
     /* (the KV cache depends on these fields alone) */
     ModelShape g1b = {.gguf = 1, .layers = 26, .kv_dim = 256, .head_size = 256, .kv_type = GGML_TYPE_F16};
     g1b.swa_window = 512, g1b.swa_pattern = 6;
     uint64_t bounded = model_kv_bytes(&g1b, 8192);
     g1b.swa_window = 0;
     uint64_t full = model_kv_bytes(&g1b, 8192);
-    check(bounded == 2 * (22ull * 1038 + 4 * 8192) * 256 * 2,
+    check(bounded == 2 * (22ull * 1086 + 4 * 8192) * 256 * 2,
           "Gemma 3 1B shape, ctx 8192: f16 KV cache bounded", "%.1f MiB with the window vs %.1f MiB without",
           bounded / 1048576.0, full / 1048576.0);
     printf("# Gemma 3 1B shape at ctx 8192, f16 KV cache: %.1f MiB (every layer full: %.1f MiB)\n",

@@ -1,0 +1,129 @@
+/* test_prefill_batch.c - batched prefill against one position at a time,
+ * for every weight type (gguf-tests/synthA-TYPE.gguf) and the gemma3,
+ * qwen3moe and smollm3 files of gguf-arch2, every kernel set this
+ * CPU runs (scalar, SSE2, AVX2, AVX-512) and batches of 1, 7, 16 and 64
+ * positions: the KV cache of every layer and position, the last logits and
+ * the next position's logits must be the same bits. The cache catches a
+ * batch whose attention looks ahead: a position that saw later positions of
+ * its batch writes different keys and values from the second layer on. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/cpu_features.h"
+#include "llm/gguf_model.h"
+#include "llm/kernels.h"
+#include "llm/transformer.h"
+#include "llm/transformer_gguf.h"
+#include "tests/host/check.h"
+#include "tests/host/llm_test_util.h"
+
+/* Longer than the largest batch, so it ends on a partial batch. */
+enum { PROMPT = 71 };
+
+static const char *models_dir;
+
+/* The widest level whose GGUF kernels run here (their AVX-512 code also
+ * needs VNNI). */
+static int top_level(void) {
+    int top = kernels_widest_level();
+    return top == KERNELS_AVX512 && !cpu_features()->avx512vnni ? KERNELS_AVX2 : top;
+}
+
+/* Both caches of positions 0..n-1 of every layer and key/value head equal. */
+static int same_cache(const GgufModel *a, const GgufModel *b, int n) {
+    const TransformerConfig *c = &a->config;
+    for (int l = 0; l < c->n_layers; l++)
+        for (int kv = 0; kv < c->n_kv_heads; kv++) {
+            size_t at = kv_offset(a, l, kv, 0), bytes = (size_t)n * a->kv_head_bytes;
+            if (memcmp(a->key_cache + at, b->key_cache + at, bytes) ||
+                memcmp(a->value_cache + at, b->value_cache + at, bytes))
+                return 0;
+        }
+    return 1;
+}
+
+/* One model file on the active kernel set: single positions on `one`, then
+ * each batch size's prefill on `batched`. */
+static void compare_batches(const char *file, Transformer *one, Transformer *batched, const int *ids) {
+    int vocab = one->config.vocab_size;
+    float *last = malloc(2 * (size_t)vocab * sizeof(float)), *next = last + vocab;
+    const float *logits = NULL;
+    for (int i = 0; i < PROMPT; i++) logits = transformer_forward(one, ids[i], i);
+    memcpy(last, logits, (size_t)vocab * sizeof(float));
+    memcpy(next, transformer_forward(one, ids[1], PROMPT), (size_t)vocab * sizeof(float));
+    static const int batches[] = {1, 7, 16, 64};
+    for (size_t k = 0; k < sizeof batches / sizeof *batches; k++) {
+        char name[200];
+        snprintf(name, sizeof name, "%s, %s kernels: prefill of %d in batches of %d equals single positions",
+                 file, kernels->name, PROMPT, batches[k]);
+        gguf_model_set_prefill_batch(batched, batches[k]);
+        if (transformer_prefill(batched, ids, PROMPT, 0) != 0) {
+            check(0, name, "prefill failed");
+            continue;
+        }
+        int cache = same_cache(batched->gguf, one->gguf, PROMPT);
+        int last_same = memcmp(batched->state.logits, last, (size_t)vocab * sizeof(float)) == 0;
+        int next_same =
+            memcmp(transformer_forward(batched, ids[1], PROMPT), next, (size_t)vocab * sizeof(float)) == 0;
+        check(cache && last_same && next_same, name, "differs: KV cache %s, last logits %s, next logits %s",
+              cache ? "same" : "DIFFERS", last_same ? "same" : "DIFFER", next_same ? "same" : "DIFFER");
+    }
+    free(last);
+}
+
+int main(void) {
+    models_dir = models_dir_from_env();
+    static const char *const types[] = {"F32",  "F16",  "BF16", "Q8_0", "Q4_0", "Q4_1",   "Q5_0",  "Q5_1",
+                                        "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "Q5_K_M"};
+    int ids[PROMPT];
+    for (int i = 0; i < PROMPT; i++) ids[i] = 1 + (i * 7919 + 13) % 500;
+    /* Then the architectures whose layers differ: gemma3's sliding-window ring
+     * (the prompt is longer than its window of 16), qwen3moe's experts,
+     * smollm3's layers without RoPE. */
+    static const char *const archs[] = {"gguf-arch2/gemma3-Q4_K.gguf", "gguf-arch2/qwen3moe-Q4_K.gguf",
+                                        "gguf-arch2/smollm3-Q8_0.gguf"};
+    size_t n_types = sizeof types / sizeof *types, n_archs = sizeof archs / sizeof *archs;
+    for (size_t t = 0; t < n_types + n_archs; t++) {
+        char file[128];
+        if (t < n_types)
+            snprintf(file, sizeof file, "gguf-tests/synthA-%s.gguf", types[t]);
+        else
+            snprintf(file, sizeof file, "%s", archs[t - n_types]);
+        size_t size;
+        void *data = read_file_in(models_dir, file, &size);
+        if (!data) {
+            check(0, file, "missing in %s", models_dir);
+            continue;
+        }
+        for (int level = KERNELS_SCALAR; level <= top_level(); level++) {
+            if (level == KERNELS_SCALAR)
+                kernels = &kernels_scalar; /* kernels_select_level takes SSE2 as its lowest */
+            else
+                kernels_select_level(level);
+            Transformer one, batched;
+            char err[256];
+            if (transformer_create(&one, data, size, err, sizeof err) != 0) {
+                check(0, file, "%s", err);
+                break;
+            }
+            if (transformer_create(&batched, data, size, err, sizeof err) != 0) {
+                check(0, file, "%s", err);
+                transformer_destroy(&one);
+                break;
+            }
+            if (one.config.seq_len <= PROMPT || one.config.vocab_size <= 500)
+                check(0, file, "context %d or vocabulary %d too small for the test", one.config.seq_len,
+                      one.config.vocab_size);
+            else
+                compare_batches(file, &one, &batched, ids);
+            transformer_destroy(&one);
+            transformer_destroy(&batched);
+        }
+        free(data);
+    }
+    printf("# kernel sets compared: scalar to %s (the widest this CPU runs)\n",
+           (const char *[]){"SSE2", "AVX2", "AVX-512"}[top_level()]);
+    kernels_select(0);
+    return failures ? 1 : 0;
+}
