@@ -2,6 +2,18 @@
 # stories15M/42M/110M shapes are generated once into build/bench/, and the
 # largest converted to GGUF Q4_0/Q4_K_M/Q8_0 there.
 # BENCH_QUICK=1 make bench: stories15M only, shorter runs.
+# Then llama-bench's tests (pp128, tg128, pp512 at 1 and 2 threads) on
+# gen_gguf's F32/Q8_0/Q4_0/Q4_K_M files of the stories110M shape
+# (tools/bench_compare.py); with LLAMA_BENCH=path/to/llama-bench, llama.cpp
+# runs on the same files, interleaved with ours, and each row shows the ratio.
+# make bench-1b: that comparison on the Llama-3.2-1B shape (files of 0.7-5 GB).
 BENCH_DIR := $(BUILD)/bench
-bench: $(BUILD)/host/bench $(BUILD)/host/gen_model $(BUILD)/host/gguf_convert
+BENCH_ROUNDS ?= 5
+BENCH_COMPARE = python3 tools/bench_compare.py --dir $(BENCH_DIR) --rounds $(BENCH_ROUNDS) \
+	--gen $(BUILD)/host/gen_gguf --ours $(BUILD)/host/bench_pp_tg $(if $(LLAMA_BENCH),--llama-bench $(LLAMA_BENCH))
+bench: $(BUILD)/host/bench $(BUILD)/host/gen_model $(BUILD)/host/gguf_convert $(BUILD)/host/gen_gguf $(BUILD)/host/bench_pp_tg
 	$(BUILD)/host/bench --dir $(BENCH_DIR) --gen $(BUILD)/host/gen_model --convert $(BUILD)/host/gguf_convert
+	$(BENCH_COMPARE) --shape stories110M
+bench-1b: $(BUILD)/host/gen_gguf $(BUILD)/host/bench_pp_tg
+	$(BENCH_COMPARE) --shape llama-3.2-1b
+.PHONY: bench-1b

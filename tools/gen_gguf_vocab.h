@@ -4,7 +4,8 @@
  * byte-level BPE one of any size laid out as Llama 3's (256 byte tokens,
  * merged tokens with their merges, then 256 special tokens at the end, so a
  * 128256-token vocabulary has <|begin_of_text|> at 128000). Header only:
- * every tools/NAME.c is a program of its own. */
+ * every tools/NAME.c is a program of its own (gen_gguf, gguf_convert), and
+ * its functions are inline so a program may use some of them. */
 #ifndef TOOLS_GEN_GGUF_VOCAB_H
 #define TOOLS_GEN_GGUF_VOCAB_H
 
@@ -23,7 +24,7 @@ typedef struct {
     uint64_t n_kv;
 } MetaBuf;
 
-static void meta_put(MetaBuf *b, const void *p, size_t n) {
+static inline void meta_put(MetaBuf *b, const void *p, size_t n) {
     if (b->len + n > b->cap) {
         b->cap = (b->len + n) * 2 + 4096;
         b->data = realloc(b->data, b->cap);
@@ -35,56 +36,56 @@ static void meta_put(MetaBuf *b, const void *p, size_t n) {
     memcpy(b->data + b->len, p, n);
     b->len += n;
 }
-static void meta_u32(MetaBuf *b, uint32_t v) {
+static inline void meta_u32(MetaBuf *b, uint32_t v) {
     meta_put(b, &v, 4);
 }
-static void meta_u64(MetaBuf *b, uint64_t v) {
+static inline void meta_u64(MetaBuf *b, uint64_t v) {
     meta_put(b, &v, 8);
 }
-static void meta_str(MetaBuf *b, const char *s, size_t n) {
+static inline void meta_str(MetaBuf *b, const char *s, size_t n) {
     meta_u64(b, n);
     meta_put(b, s, n);
 }
-static void meta_key(MetaBuf *b, const char *key, uint32_t type) {
+static inline void meta_key(MetaBuf *b, const char *key, uint32_t type) {
     meta_str(b, key, strlen(key));
     meta_u32(b, type);
     b->n_kv++;
 }
-static void kv_string(MetaBuf *b, const char *key, const char *v) {
+static inline void kv_string(MetaBuf *b, const char *key, const char *v) {
     meta_key(b, key, GGUF_TYPE_STRING);
     meta_str(b, v, strlen(v));
 }
-static void kv_uint32(MetaBuf *b, const char *key, uint32_t v) {
+static inline void kv_uint32(MetaBuf *b, const char *key, uint32_t v) {
     meta_key(b, key, GGUF_TYPE_UINT32);
     meta_u32(b, v);
 }
-static void kv_uint16(MetaBuf *b, const char *key, uint16_t v) {
+static inline void kv_uint16(MetaBuf *b, const char *key, uint16_t v) {
     meta_key(b, key, GGUF_TYPE_UINT16);
     meta_put(b, &v, 2);
 }
-static void kv_int32(MetaBuf *b, const char *key, int32_t v) {
+static inline void kv_int32(MetaBuf *b, const char *key, int32_t v) {
     meta_key(b, key, GGUF_TYPE_INT32);
     meta_put(b, &v, 4);
 }
-static void kv_float32(MetaBuf *b, const char *key, float v) {
+static inline void kv_float32(MetaBuf *b, const char *key, float v) {
     meta_key(b, key, GGUF_TYPE_FLOAT32);
     meta_put(b, &v, 4);
 }
-static void kv_bool(MetaBuf *b, const char *key, int v) {
+static inline void kv_bool(MetaBuf *b, const char *key, int v) {
     uint8_t byte = v != 0;
     meta_key(b, key, GGUF_TYPE_BOOL);
     meta_put(b, &byte, 1);
 }
 /* An array's header; the caller appends count elements of elem_type. */
-static void kv_array(MetaBuf *b, const char *key, uint32_t elem_type, uint64_t count) {
+static inline void kv_array(MetaBuf *b, const char *key, uint32_t elem_type, uint64_t count) {
     meta_key(b, key, GGUF_TYPE_ARRAY);
     meta_u32(b, elem_type);
     meta_u64(b, count);
 }
 
 /* An array whose count elements of elem_type are the bytes of elems. */
-static void kv_array_of(MetaBuf *b, const char *key, uint32_t elem_type, uint64_t count,
-                        const MetaBuf *elems) {
+static inline void kv_array_of(MetaBuf *b, const char *key, uint32_t elem_type, uint64_t count,
+                               const MetaBuf *elems) {
     kv_array(b, key, elem_type, count);
     meta_put(b, elems->data, elems->len);
 }
@@ -92,7 +93,7 @@ static void kv_array_of(MetaBuf *b, const char *key, uint32_t elem_type, uint64_
 /* Llama 2's vocabulary from a llama2.c tokenizer.bin (max_token_length,
  * then per token: f32 score, i32 length, bytes). Returns the token count,
  * or 0 when the file cannot be read. */
-static int vocab_llama2(MetaBuf *b, const char *path) {
+static inline int vocab_llama2(MetaBuf *b, const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
     int32_t max_len;
@@ -160,7 +161,7 @@ static const char *const LLAMA3_SPECIALS[] = {
  * 256 byte tokens, then tokens of two and three characters built from
  * space ('G' with a dot: U+0120) and printable ASCII, each with its merge,
  * then 256 Llama 3 special tokens. */
-static void vocab_bpe(MetaBuf *b, int n) {
+static inline void vocab_bpe(MetaBuf *b, int n) {
     static const char order[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
                                 ".,!?'\"-:;()[]{}<>/\\|@#$%^&*_+=~`";
     char base[96][4]; /* the characters merged tokens are made of, byte-encoded */

@@ -1,7 +1,11 @@
 /* gguf_convert - makes quantised GGUF llama models:
  *
- *   gguf_convert IN.bin  OUT.gguf [--type T]   a llama2.c fp32 checkpoint (v0
- *       or v1); no vocabulary is written (use llmrun -z tokenizer.bin)
+ *   gguf_convert IN.bin  OUT.gguf [--type T] [--tokenizer tokenizer.bin]
+ *       a llama2.c fp32 checkpoint (v0 or v1); with its tokenizer.bin, the
+ *       vocabulary is written as llama.cpp reads a SentencePiece one
+ *       (tokenizer.ggml.model "llama", tokens, scores, token types, BOS and
+ *       EOS), so llama.cpp loads the file; without it there is none (use
+ *       llmrun -z tokenizer.bin)
  *   gguf_convert IN.gguf OUT.gguf [--type T]   requantises a GGUF file: its
  *       metadata (vocabulary, chat template...) is copied as it is, every
  *       matrix is dequantised and quantised to T (kept as it is when it is
@@ -23,6 +27,7 @@
 #include "llm/ggml_types.h"
 #include "llm/gguf.h"
 #include "tools/file_util.h"
+#include "tools/gen_gguf_vocab.h"
 #include "tools/ggml_quantize.h"
 #include "tools/gguf_mix.h"
 
@@ -57,11 +62,6 @@ static void kv_u32(FILE *f, const char *key, uint32_t v) {
     put32(f, GGUF_TYPE_UINT32);
     put32(f, v);
 }
-static void kv_f32(FILE *f, const char *key, float v) {
-    putstr(f, key);
-    put32(f, GGUF_TYPE_FLOAT32);
-    put(f, &v, 4);
-}
 static void pad(FILE *f, uint64_t *pos) {
     static const uint8_t zeros[32];
     uint64_t n = (32 - *pos % 32) % 32;
@@ -71,7 +71,7 @@ static void pad(FILE *f, uint64_t *pos) {
 
 /* A llama2.c fp32 checkpoint to GGUF. */
 static int convert_checkpoint(const void *data, size_t size, const char *in_path, const char *out_path,
-                              uint32_t qtype, int k_mix) {
+                              uint32_t qtype, int k_mix, const char *tokenizer_path) {
     TransformerConfig c;
     TransformerWeights w;
     char err[256];
@@ -116,22 +116,36 @@ static int convert_checkpoint(const void *data, size_t size, const char *in_path
 
     FILE *out = fopen(out_path, "wb");
     if (!out) die("cannot create", out_path);
+    MetaBuf meta = {0};
+    kv_string(&meta, "general.architecture", "llama");
+    kv_string(&meta, "general.name", "llama2.c checkpoint");
+    kv_uint32(&meta, "general.file_type", file_type(qtype, k_mix));
+    kv_uint32(&meta, "general.quantization_version", 2);
+    if (tokenizer_path) {
+        int n = vocab_llama2(&meta, tokenizer_path);
+        if (n == 0) die("cannot read a llama2.c tokenizer from", tokenizer_path);
+        if (n != c.vocab_size) {
+            fprintf(stderr, "gguf_convert: %s has %d tokens, the checkpoint's vocabulary %d\n",
+                    tokenizer_path, n, c.vocab_size);
+            exit(1);
+        }
+    }
+    kv_uint32(&meta, "llama.vocab_size", (uint32_t)c.vocab_size);
+    kv_uint32(&meta, "llama.context_length", (uint32_t)c.seq_len);
+    kv_uint32(&meta, "llama.embedding_length", (uint32_t)c.dim);
+    kv_uint32(&meta, "llama.feed_forward_length", (uint32_t)c.hidden_dim);
+    kv_uint32(&meta, "llama.block_count", (uint32_t)c.n_layers);
+    kv_uint32(&meta, "llama.attention.head_count", (uint32_t)c.n_heads);
+    kv_uint32(&meta, "llama.attention.head_count_kv", (uint32_t)c.n_kv_heads);
+    kv_uint32(&meta, "llama.rope.dimension_count", (uint32_t)c.head_size);
+    kv_float32(&meta, "llama.rope.freq_base", 10000.0f); /* llama2.c's */
+    kv_float32(&meta, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
     put32(out, GGUF_MAGIC);
     put32(out, 3);
     put64(out, (uint64_t)nt);
-    put64(out, 10);
-    putstr(out, "general.architecture");
-    put32(out, GGUF_TYPE_STRING);
-    putstr(out, "llama");
-    kv_u32(out, "general.file_type", file_type(qtype, k_mix));
-    kv_u32(out, "llama.context_length", (uint32_t)c.seq_len);
-    kv_u32(out, "llama.embedding_length", (uint32_t)c.dim);
-    kv_u32(out, "llama.feed_forward_length", (uint32_t)c.hidden_dim);
-    kv_u32(out, "llama.block_count", (uint32_t)c.n_layers);
-    kv_u32(out, "llama.attention.head_count", (uint32_t)c.n_heads);
-    kv_u32(out, "llama.attention.head_count_kv", (uint32_t)c.n_kv_heads);
-    kv_u32(out, "llama.rope.dimension_count", (uint32_t)c.head_size);
-    kv_f32(out, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    put64(out, meta.n_kv);
+    put(out, meta.data, meta.len);
+    free(meta.data);
     uint64_t pos = 4 + 4 + 8 + 8;
     for (int i = 0; i < nt; i++) {
         putstr(out, ts[i].name);
@@ -273,13 +287,18 @@ static int requantize_gguf(const void *data, size_t size, const char *in_path, c
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr,
-                "usage: gguf_convert IN.bin|IN.gguf OUT.gguf [--type F32|Q8_0|Q4_0|Q4_K|Q6_K|Q4_K_M]\n");
+        fprintf(stderr, "usage: gguf_convert IN.bin|IN.gguf OUT.gguf [--type F32|Q8_0|Q4_0|Q4_K|Q6_K|Q4_K_M] "
+                        "[--tokenizer tokenizer.bin]\n");
         return 2;
     }
     uint32_t qtype = GGML_TYPE_F32;
-    int k_mix = 0; /* Q4_K_M: Q6_K for the sensitive tensors */
+    int k_mix = 0;                     /* Q4_K_M: Q6_K for the sensitive tensors */
+    const char *tokenizer_path = NULL; /* a checkpoint's tokenizer.bin */
     for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) {
+            tokenizer_path = argv[++i];
+            continue;
+        }
         if (strcmp(argv[i], "--type") || i + 1 >= argc) die("unknown argument", argv[i]);
         const char *t = argv[++i];
         if (!strcmp(t, "F32"))
@@ -300,8 +319,11 @@ int main(int argc, char **argv) {
     size_t size;
     void *data = file_read_all(argv[1], &size);
     if (!data) die("cannot read", argv[1]);
-    int rc = gguf_is_gguf(data, size) ? requantize_gguf(data, size, argv[1], argv[2], qtype, k_mix)
-                                      : convert_checkpoint(data, size, argv[1], argv[2], qtype, k_mix);
+    if (tokenizer_path && gguf_is_gguf(data, size))
+        die("--tokenizer is for a llama2.c checkpoint; a GGUF file keeps its own vocabulary", NULL);
+    int rc = gguf_is_gguf(data, size)
+                 ? requantize_gguf(data, size, argv[1], argv[2], qtype, k_mix)
+                 : convert_checkpoint(data, size, argv[1], argv[2], qtype, k_mix, tokenizer_path);
     free(data);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* attention_avx2.c - AVX2+FMA attention over one head's cached positions. */
 #include "llm/ggml_types.h"
 #include "llm/simd/avx2_ops.h"
+#include "llm/simd/attention_group.h"
 #include "llm/simd/kernel_sets.h"
 
 /* out[c .. c + 8*W) = sum_p att[p] * v_p[c ..], in registers over all positions. */
@@ -35,98 +36,126 @@ TARGET_AVX2 static inline __m256 i8x8(const int8_t *p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
 }
 
-/* q . k for `count` (1..4) f16 keys row_bytes apart, in lanes 0..count-1. */
-TARGET_AVX2 static inline __m128 scores_f16(const float *q, const void *keys, size_t row_bytes, int count,
-                                            int hs) {
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    int i = 0;
-    for (; i + 8 <= hs; i += 8) {
-        __m256 qv = _mm256_loadu_ps(q + i);
-        for (int r = 0; r < count; r++)
-            acc[r] =
-                _mm256_fmadd_ps(qv, f16x8((const uint16_t *)kv_cache_row(keys, row_bytes, r) + i), acc[r]);
-    }
-    float tail[4] = {0};
-    for (int r = 0; r < count; r++)
-        for (int j = i; j < hs; j++)
-            tail[r] += q[j] * ggml_fp16_to_fp32(((const uint16_t *)kv_cache_row(keys, row_bytes, r))[j]);
-    return _mm_add_ps(avx2_hsum4(acc[0], acc[1], acc[2], acc[3]), _mm_loadu_ps(tail));
-}
+/* The grouped kernels below run G (1..4) query heads over one key/value
+ * head, reading and converting each cached row once for all of them, as
+ * attention_sse2.c's do: every head's arithmetic is what it is alone, in
+ * the same order; only how many keys or columns share the registers (16)
+ * shrinks as G grows. */
 
-TARGET_AVX2 static void attend_f16_one(float *out, float *att, const float *q, const void *keys,
-                                       const void *values, size_t row_bytes, int n_pos, int hs, float scale) {
-    /* Four keys at a time (count 4 is a constant there: the accumulators stay
-     * in registers), then the last one to three. */
-    int p = 0;
-    for (; p + 4 <= n_pos; p += 4)
-        _mm_storeu_ps(att + p, _mm_mul_ps(scores_f16(q, kv_cache_row(keys, row_bytes, p), row_bytes, 4, hs),
-                                          _mm_set1_ps(scale)));
-    if (p < n_pos) {
-        float s[4];
-        _mm_storeu_ps(s, _mm_mul_ps(scores_f16(q, kv_cache_row(keys, row_bytes, p), row_bytes, n_pos - p, hs),
-                                    _mm_set1_ps(scale)));
-        for (int r = 0; p + r < n_pos; r++) att[p + r] = s[r];
-    }
-    kernels_softmax_avx2(att, n_pos);
-    /* Up to 32 columns at a time in registers over every position. */
-    int c = 0;
-    while (c + 8 <= hs) {
-        int vectors = (hs - c) / 8 < 4 ? (hs - c) / 8 : 4;
-        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-        for (int p = 0; p < n_pos; p++) {
-            __m256 a = _mm256_set1_ps(att[p]);
-            const uint16_t *v = (const uint16_t *)kv_cache_row(values, row_bytes, p) + c;
-            for (int w = 0; w < vectors; w++) acc[w] = _mm256_fmadd_ps(a, f16x8(v + 8 * w), acc[w]);
+/* Scores of `count` (1..4) f16 keys row_bytes apart for G heads, into
+ * att[i * att_stride + 0 .. count). */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+scores_f16_group(float *att, int att_stride, const float *q, const void *keys, size_t row_bytes, int count,
+                 int hs, float scale, const int G) {
+    __m256 acc[4][4];
+    for (int i = 0; i < G; i++)
+        for (int r = 0; r < 4; r++) acc[i][r] = _mm256_setzero_ps();
+    int j = 0;
+    for (; j + 8 <= hs; j += 8) {
+        __m256 k[4];
+        for (int r = 0; r < count; r++) k[r] = f16x8((const uint16_t *)kv_cache_row(keys, row_bytes, r) + j);
+        for (int i = 0; i < G; i++) {
+            __m256 qv = _mm256_loadu_ps(q + (size_t)i * hs + j);
+            for (int r = 0; r < count; r++) acc[i][r] = _mm256_fmadd_ps(qv, k[r], acc[i][r]);
         }
-        for (int w = 0; w < vectors; w++) _mm256_storeu_ps(out + c + 8 * w, acc[w]);
-        c += 8 * vectors;
     }
-    for (int i = c; i < hs; i++) {
-        float sum = 0.0f;
-        for (int p = 0; p < n_pos; p++)
-            sum += att[p] * ggml_fp16_to_fp32(((const uint16_t *)kv_cache_row(values, row_bytes, p))[i]);
-        out[i] = sum;
+    for (int i = 0; i < G; i++) {
+        const float *qi = q + (size_t)i * hs;
+        float tail[4] = {0}, s[4];
+        for (int r = 0; r < count; r++)
+            for (int t = j; t < hs; t++)
+                tail[r] += qi[t] * ggml_fp16_to_fp32(((const uint16_t *)kv_cache_row(keys, row_bytes, r))[t]);
+        /* avx2_hsum4's lanes are independent: with two keys, lanes 2 and 3
+         * repeat lanes 0 and 1 and are not stored. */
+        __m128 sums = count > 2 ? avx2_hsum4(acc[i][0], acc[i][1], acc[i][2], acc[i][3])
+                                : avx2_hsum4(acc[i][0], acc[i][1], acc[i][0], acc[i][1]);
+        _mm_storeu_ps(s, _mm_mul_ps(_mm_add_ps(sums, _mm_loadu_ps(tail)), _mm_set1_ps(scale)));
+        for (int r = 0; r < count; r++) att[(size_t)i * att_stride + r] = s[r];
     }
 }
 
-TARGET_AVX2 static void attend_q8_0_one(float *out, float *att, const float *q, const void *keys,
-                                        const void *values, size_t row_bytes, int n_pos, int hs,
-                                        float scale) {
+/* out[i * hs + c .. + 8 * W) = sum_p att_i[p] * v_p[c ..] for G heads, in
+ * registers over every position. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+values_f16_group(float *out, const float *att, int att_stride, const void *values, size_t row_bytes,
+                 int n_pos, int hs, int c, int W, const int G) {
+    __m256 acc[4][4];
+    for (int i = 0; i < G; i++)
+        for (int w = 0; w < W; w++) acc[i][w] = _mm256_setzero_ps();
+    for (int p = 0; p < n_pos; p++) {
+        const uint16_t *v = (const uint16_t *)kv_cache_row(values, row_bytes, p) + c;
+        __m256 f[4];
+        for (int w = 0; w < W; w++) f[w] = f16x8(v + 8 * w);
+        for (int i = 0; i < G; i++) {
+            __m256 a = _mm256_set1_ps(att[(size_t)i * att_stride + p]);
+            for (int w = 0; w < W; w++) acc[i][w] = _mm256_fmadd_ps(a, f[w], acc[i][w]);
+        }
+    }
+    for (int i = 0; i < G; i++)
+        for (int w = 0; w < W; w++) _mm256_storeu_ps(out + (size_t)i * hs + c + 8 * w, acc[i][w]);
+}
+
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+attend_f16_group(float *out, float *att, int att_stride, const float *q, const void *keys, const void *values,
+                 size_t row_bytes, int n_pos, int hs, float scale, const int G) {
+    attend_f16_grouped(out, att, att_stride, q, keys, values, row_bytes, n_pos, hs, scale, 8,
+                       scores_f16_group, values_f16_group, kernels_softmax_avx2, G);
+}
+
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+attend_q8_0_group(float *out, float *att, int att_stride, const float *q, const void *keys,
+                  const void *values, size_t row_bytes, int n_pos, int hs, float scale, const int G) {
     int blocks = hs / QK32;
     for (int p = 0; p < n_pos; p++) {
         const BlockQ8_0 *k = kv_cache_row(keys, row_bytes, p);
-        __m256 acc = _mm256_setzero_ps();
+        __m256 acc[4];
+        for (int i = 0; i < G; i++) acc[i] = _mm256_setzero_ps();
         for (int b = 0; b < blocks; b++) {
-            const float *qb = q + b * QK32;
-            __m256 block = _mm256_mul_ps(_mm256_loadu_ps(qb), i8x8(k[b].qs));
-            for (int w = 1; w < 4; w++)
-                block = _mm256_fmadd_ps(_mm256_loadu_ps(qb + 8 * w), i8x8(k[b].qs + 8 * w), block);
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(ggml_fp16_to_fp32(k[b].d)), block, acc);
+            __m256 f[4], d = _mm256_set1_ps(ggml_fp16_to_fp32(k[b].d));
+            for (int w = 0; w < 4; w++) f[w] = i8x8(k[b].qs + 8 * w);
+            for (int i = 0; i < G; i++) {
+                const float *qb = q + (size_t)i * hs + b * QK32;
+                __m256 block = _mm256_mul_ps(_mm256_loadu_ps(qb), f[0]);
+                for (int w = 1; w < 4; w++) block = _mm256_fmadd_ps(_mm256_loadu_ps(qb + 8 * w), f[w], block);
+                acc[i] = _mm256_fmadd_ps(d, block, acc[i]);
+            }
         }
-        att[p] = avx2_hsum(acc) * scale;
+        for (int i = 0; i < G; i++) att[(size_t)i * att_stride + p] = avx2_hsum(acc[i]) * scale;
     }
-    kernels_softmax_avx2(att, n_pos);
-    /* One block's 32 columns at a time, in registers over every position. */
-    for (int b = 0; b < blocks; b++) {
-        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-        for (int p = 0; p < n_pos; p++) {
-            const BlockQ8_0 *v = (const BlockQ8_0 *)kv_cache_row(values, row_bytes, p) + b;
-            __m256 a = _mm256_set1_ps(att[p] * ggml_fp16_to_fp32(v->d));
-            for (int w = 0; w < 4; w++) acc[w] = _mm256_fmadd_ps(a, i8x8(v->qs + 8 * w), acc[w]);
+    for (int i = 0; i < G; i++) kernels_softmax_avx2(att + (size_t)i * att_stride, n_pos);
+    /* 8 * W columns of one block at a time, in registers over every position. */
+    const int W = G <= 2 ? 4 : 2;
+    for (int b = 0; b < blocks; b++)
+        for (int c = 0; c < QK32; c += 8 * W) {
+            __m256 acc[4][4];
+            for (int i = 0; i < G; i++)
+                for (int w = 0; w < W; w++) acc[i][w] = _mm256_setzero_ps();
+            for (int p = 0; p < n_pos; p++) {
+                const BlockQ8_0 *v = (const BlockQ8_0 *)kv_cache_row(values, row_bytes, p) + b;
+                float d = ggml_fp16_to_fp32(v->d);
+                __m256 f[4];
+                for (int w = 0; w < W; w++) f[w] = i8x8(v->qs + c + 8 * w);
+                for (int i = 0; i < G; i++) {
+                    __m256 a = _mm256_set1_ps(att[(size_t)i * att_stride + p] * d);
+                    for (int w = 0; w < W; w++) acc[i][w] = _mm256_fmadd_ps(a, f[w], acc[i][w]);
+                }
+            }
+            for (int i = 0; i < G; i++)
+                for (int w = 0; w < W; w++)
+                    _mm256_storeu_ps(out + (size_t)i * hs + b * QK32 + c + 8 * w, acc[i][w]);
         }
-        for (int w = 0; w < 4; w++) _mm256_storeu_ps(out + b * QK32 + 8 * w, acc[w]);
-    }
 }
 
 TARGET_AVX2 void kernels_attend_f16_avx2(float *out, float *att, int att_stride, const float *q, int n_q,
                                          const void *keys, const void *values, size_t row_bytes, int n_pos,
                                          int hs, float scale) {
-    attend_each_head(attend_f16_one, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
+    ATTEND_IN_GROUPS_OF_FOUR(attend_f16_group, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos,
+                             hs, scale);
 }
 
 TARGET_AVX2 void kernels_attend_q8_0_avx2(float *out, float *att, int att_stride, const float *q, int n_q,
                                           const void *keys, const void *values, size_t row_bytes, int n_pos,
                                           int hs, float scale) {
-    attend_each_head(attend_q8_0_one, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs,
-                     scale);
+    ATTEND_IN_GROUPS_OF_FOUR(attend_q8_0_group, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos,
+                             hs, scale);
 }

@@ -1,6 +1,7 @@
 /* attention_sse2.c - SSE2 attention over one head's cached positions. */
 #include "lib/string.h"
 #include "llm/ggml_types.h"
+#include "llm/simd/attention_group.h"
 #include "llm/simd/kernel_sets.h"
 #include "llm/simd/sse2_ops.h"
 
@@ -60,102 +61,146 @@ static inline void sse2_i8x16(const int8_t *p, __m128 f[4]) {
     f[3] = _mm_cvtepi32_ps(_mm_srai_epi32(_mm_unpackhi_epi16(z, hi), 24));
 }
 
+/* Eight int8 values as two vectors of floats. */
+static inline void sse2_i8x8(const int8_t *p, __m128 f[2]) {
+    __m128i z = _mm_setzero_si128(), lo = _mm_unpacklo_epi8(z, _mm_loadl_epi64((const __m128i *)p));
+    f[0] = _mm_cvtepi32_ps(_mm_srai_epi32(_mm_unpacklo_epi16(z, lo), 24));
+    f[1] = _mm_cvtepi32_ps(_mm_srai_epi32(_mm_unpackhi_epi16(z, lo), 24));
+}
+
 static inline const uint16_t *f16_row(const void *base, size_t row_bytes, int p) {
     return kv_cache_row(base, row_bytes, p);
 }
 
-/* q . k for `count` (1..4) f16 keys row_bytes apart, in lanes 0..count-1. */
-static inline __m128 sse2_scores_f16(const float *q, const void *keys, size_t row_bytes, int count, int hs) {
-    __m128 acc[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
-    int i = 0;
-    for (; i + 4 <= hs; i += 4) {
-        __m128 qv = _mm_loadu_ps(q + i);
-        for (int r = 0; r < count; r++)
-            acc[r] = _mm_add_ps(acc[r], _mm_mul_ps(qv, sse2_f16x4(f16_row(keys, row_bytes, r) + i)));
-    }
-    float tail[4] = {0};
-    for (int r = 0; r < count; r++)
-        for (int j = i; j < hs; j++) tail[r] += q[j] * ggml_fp16_to_fp32(f16_row(keys, row_bytes, r)[j]);
-    return _mm_add_ps(sse2_hsum4(acc[0], acc[1], acc[2], acc[3]), _mm_loadu_ps(tail));
-}
+/* The grouped kernels below run G (1..4) query heads over one key/value
+ * head and read and convert each cached row once for all of them
+ * (grouped-query attention shares a key/value head between 2-8 query
+ * heads, and at long contexts reading the cache is most of the work).
+ * Every head's arithmetic is what it is alone, in the same order, so
+ * results do not depend on the grouping; only how many keys or columns go
+ * through the registers at once shrinks as G grows (SSE2 has 16). */
 
-static void attend_f16_one(float *out, float *att, const float *q, const void *keys, const void *values,
-                           size_t row_bytes, int n_pos, int hs, float scale) {
-    __m128 sv = _mm_set1_ps(scale);
-    /* Four keys at a time (count 4 is a constant there: the accumulators stay
-     * in registers), then the last one to three. */
-    int p = 0;
-    for (; p + 4 <= n_pos; p += 4)
-        _mm_storeu_ps(att + p,
-                      _mm_mul_ps(sse2_scores_f16(q, kv_cache_row(keys, row_bytes, p), row_bytes, 4, hs), sv));
-    if (p < n_pos) {
-        float s[4];
-        _mm_storeu_ps(
-            s,
-            _mm_mul_ps(sse2_scores_f16(q, kv_cache_row(keys, row_bytes, p), row_bytes, n_pos - p, hs), sv));
-        for (int r = 0; p + r < n_pos; r++) att[p + r] = s[r];
-    }
-    kernels_softmax_sse2(att, n_pos);
-    /* Sixteen columns at a time in registers over every position. */
-    int c = 0;
-    while (c + 4 <= hs) {
-        int w_count = (hs - c) / 4 < 4 ? (hs - c) / 4 : 4;
-        __m128 acc[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
-        for (int p = 0; p < n_pos; p++) {
-            __m128 a = _mm_set1_ps(att[p]);
-            const uint16_t *v = f16_row(values, row_bytes, p) + c;
-            for (int w = 0; w < w_count; w++)
-                acc[w] = _mm_add_ps(acc[w], _mm_mul_ps(a, sse2_f16x4(v + 4 * w)));
+/* Scores of `count` (1..4) f16 keys row_bytes apart for G heads, into
+ * att[i * att_stride + 0 .. count). */
+static inline __attribute__((always_inline)) void scores_f16_group(float *att, int att_stride, const float *q,
+                                                                   const void *keys, size_t row_bytes,
+                                                                   int count, int hs, float scale,
+                                                                   const int G) {
+    __m128 acc[4][4];
+    for (int i = 0; i < G; i++)
+        for (int r = 0; r < 4; r++) acc[i][r] = _mm_setzero_ps();
+    int j = 0;
+    for (; j + 4 <= hs; j += 4) {
+        __m128 k[4];
+        for (int r = 0; r < count; r++) k[r] = sse2_f16x4(f16_row(keys, row_bytes, r) + j);
+        for (int i = 0; i < G; i++) {
+            __m128 qv = _mm_loadu_ps(q + (size_t)i * hs + j);
+            for (int r = 0; r < count; r++) acc[i][r] = _mm_add_ps(acc[i][r], _mm_mul_ps(qv, k[r]));
         }
-        for (int w = 0; w < w_count; w++) _mm_storeu_ps(out + c + 4 * w, acc[w]);
-        c += 4 * w_count;
     }
-    for (int i = c; i < hs; i++) {
-        float sum = 0.0f;
-        for (int p = 0; p < n_pos; p++) sum += att[p] * ggml_fp16_to_fp32(f16_row(values, row_bytes, p)[i]);
-        out[i] = sum;
+    for (int i = 0; i < G; i++) {
+        const float *qi = q + (size_t)i * hs;
+        float tail[4] = {0}, s[4];
+        for (int r = 0; r < count; r++)
+            for (int t = j; t < hs; t++) tail[r] += qi[t] * ggml_fp16_to_fp32(f16_row(keys, row_bytes, r)[t]);
+        /* sse2_hsum4's lanes are independent: with two keys, lanes 2 and 3
+         * repeat lanes 0 and 1 and are not stored. */
+        __m128 sums = count > 2 ? sse2_hsum4(acc[i][0], acc[i][1], acc[i][2], acc[i][3])
+                                : sse2_hsum4(acc[i][0], acc[i][1], acc[i][0], acc[i][1]);
+        _mm_storeu_ps(s, _mm_mul_ps(_mm_add_ps(sums, _mm_loadu_ps(tail)), _mm_set1_ps(scale)));
+        for (int r = 0; r < count; r++) att[(size_t)i * att_stride + r] = s[r];
     }
 }
 
-static void attend_q8_0_one(float *out, float *att, const float *q, const void *keys, const void *values,
-                            size_t row_bytes, int n_pos, int hs, float scale) {
+/* out[i * hs + c .. + 4 * W) = sum_p att_i[p] * v_p[c ..] for G heads, in
+ * registers over every position. */
+static inline __attribute__((always_inline)) void values_f16_group(float *out, const float *att,
+                                                                   int att_stride, const void *values,
+                                                                   size_t row_bytes, int n_pos, int hs, int c,
+                                                                   int W, const int G) {
+    __m128 acc[4][4];
+    for (int i = 0; i < G; i++)
+        for (int w = 0; w < W; w++) acc[i][w] = _mm_setzero_ps();
+    for (int p = 0; p < n_pos; p++) {
+        const uint16_t *v = f16_row(values, row_bytes, p) + c;
+        __m128 f[4];
+        for (int w = 0; w < W; w++) f[w] = sse2_f16x4(v + 4 * w);
+        for (int i = 0; i < G; i++) {
+            __m128 a = _mm_set1_ps(att[(size_t)i * att_stride + p]);
+            for (int w = 0; w < W; w++) acc[i][w] = _mm_add_ps(acc[i][w], _mm_mul_ps(a, f[w]));
+        }
+    }
+    for (int i = 0; i < G; i++)
+        for (int w = 0; w < W; w++) _mm_storeu_ps(out + (size_t)i * hs + c + 4 * w, acc[i][w]);
+}
+
+static inline __attribute__((always_inline)) void
+attend_f16_group(float *out, float *att, int att_stride, const float *q, const void *keys, const void *values,
+                 size_t row_bytes, int n_pos, int hs, float scale, const int G) {
+    attend_f16_grouped(out, att, att_stride, q, keys, values, row_bytes, n_pos, hs, scale, 4,
+                       scores_f16_group, values_f16_group, kernels_softmax_sse2, G);
+}
+
+static inline __attribute__((always_inline)) void
+attend_q8_0_group(float *out, float *att, int att_stride, const float *q, const void *keys,
+                  const void *values, size_t row_bytes, int n_pos, int hs, float scale, const int G) {
     int blocks = hs / QK32;
     for (int p = 0; p < n_pos; p++) {
         const BlockQ8_0 *k = (const BlockQ8_0 *)kv_cache_row(keys, row_bytes, p);
-        __m128 acc = _mm_setzero_ps();
+        __m128 acc[4];
+        for (int i = 0; i < G; i++) acc[i] = _mm_setzero_ps();
         for (int b = 0; b < blocks; b++) {
-            __m128 f[8], block = _mm_setzero_ps();
+            __m128 f[8], d = _mm_set1_ps(ggml_fp16_to_fp32(k[b].d));
             sse2_i8x16(k[b].qs, f), sse2_i8x16(k[b].qs + 16, f + 4);
-            for (int w = 0; w < 8; w++)
-                block = _mm_add_ps(block, _mm_mul_ps(_mm_loadu_ps(q + b * QK32 + 4 * w), f[w]));
-            acc = _mm_add_ps(acc, _mm_mul_ps(_mm_set1_ps(ggml_fp16_to_fp32(k[b].d)), block));
+            for (int i = 0; i < G; i++) {
+                const float *qb = q + (size_t)i * hs + b * QK32;
+                __m128 block = _mm_setzero_ps();
+                for (int w = 0; w < 8; w++)
+                    block = _mm_add_ps(block, _mm_mul_ps(_mm_loadu_ps(qb + 4 * w), f[w]));
+                acc[i] = _mm_add_ps(acc[i], _mm_mul_ps(d, block));
+            }
         }
-        att[p] = sse2_hsum(acc) * scale;
+        for (int i = 0; i < G; i++) att[(size_t)i * att_stride + p] = sse2_hsum(acc[i]) * scale;
     }
-    kernels_softmax_sse2(att, n_pos);
-    /* One block's 32 columns at a time, in registers over every position. */
-    for (int b = 0; b < blocks; b++) {
-        __m128 acc[8];
-        for (int w = 0; w < 8; w++) acc[w] = _mm_setzero_ps();
-        for (int p = 0; p < n_pos; p++) {
-            const BlockQ8_0 *v = (const BlockQ8_0 *)kv_cache_row(values, row_bytes, p) + b;
-            __m128 a = _mm_set1_ps(att[p] * ggml_fp16_to_fp32(v->d)), f[8];
-            sse2_i8x16(v->qs, f), sse2_i8x16(v->qs + 16, f + 4);
-            for (int w = 0; w < 8; w++) acc[w] = _mm_add_ps(acc[w], _mm_mul_ps(a, f[w]));
+    for (int i = 0; i < G; i++) kernels_softmax_sse2(att + (size_t)i * att_stride, n_pos);
+    /* 4 * W columns of one block at a time, in registers over every position. */
+    const int W = G == 1 ? 8 : G == 2 ? 4 : 2;
+    for (int b = 0; b < blocks; b++)
+        for (int c = 0; c < QK32; c += 4 * W) {
+            __m128 acc[4][8];
+            for (int i = 0; i < G; i++)
+                for (int w = 0; w < W; w++) acc[i][w] = _mm_setzero_ps();
+            for (int p = 0; p < n_pos; p++) {
+                const BlockQ8_0 *v = (const BlockQ8_0 *)kv_cache_row(values, row_bytes, p) + b;
+                float d = ggml_fp16_to_fp32(v->d);
+                __m128 f[8];
+                for (int w = 0; w < W; w += 4 < W ? 4 : W) {
+                    if (W >= 4)
+                        sse2_i8x16(v->qs + c + 4 * w, f + w);
+                    else
+                        sse2_i8x8(v->qs + c + 4 * w, f + w);
+                }
+                for (int i = 0; i < G; i++) {
+                    __m128 a = _mm_set1_ps(att[(size_t)i * att_stride + p] * d);
+                    for (int w = 0; w < W; w++) acc[i][w] = _mm_add_ps(acc[i][w], _mm_mul_ps(a, f[w]));
+                }
+            }
+            for (int i = 0; i < G; i++)
+                for (int w = 0; w < W; w++)
+                    _mm_storeu_ps(out + (size_t)i * hs + b * QK32 + c + 4 * w, acc[i][w]);
         }
-        for (int w = 0; w < 8; w++) _mm_storeu_ps(out + b * QK32 + 4 * w, acc[w]);
-    }
 }
 
 void kernels_attend_f16_sse2(float *out, float *att, int att_stride, const float *q, int n_q,
                              const void *keys, const void *values, size_t row_bytes, int n_pos, int hs,
                              float scale) {
-    attend_each_head(attend_f16_one, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
+    ATTEND_IN_GROUPS_OF_FOUR(attend_f16_group, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos,
+                             hs, scale);
 }
 
 void kernels_attend_q8_0_sse2(float *out, float *att, int att_stride, const float *q, int n_q,
                               const void *keys, const void *values, size_t row_bytes, int n_pos, int hs,
                               float scale) {
-    attend_each_head(attend_q8_0_one, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs,
-                     scale);
+    ATTEND_IN_GROUPS_OF_FOUR(attend_q8_0_group, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos,
+                             hs, scale);
 }

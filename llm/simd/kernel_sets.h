@@ -53,4 +53,29 @@ static inline __attribute__((always_inline)) void attend_each_head(attend_one_he
                  row_bytes, n_pos, hs, scale);
 }
 
+/* An attend_kv_fn's body for the sets that read each cached row once for a
+ * group of up to four query heads: GROUP(out, att, att_stride, q, keys,
+ * values, row_bytes, n_pos, hs, scale, G) runs G heads, with G a constant
+ * at each call so the group's accumulators can stay in registers. */
+#define ATTEND_IN_GROUPS_OF_FOUR(GROUP, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs,    \
+                                 scale)                                                                      \
+    for (int first_ = 0; first_ < (n_q); first_ += 4) {                                                      \
+        float *o_ = (out) + (size_t)first_ * (hs), *a_ = (att) + (size_t)first_ * (att_stride);              \
+        const float *q_ = (q) + (size_t)first_ * (hs);                                                       \
+        switch ((n_q)-first_) {                                                                              \
+        case 1:                                                                                              \
+            GROUP(o_, a_, att_stride, q_, keys, values, row_bytes, n_pos, hs, scale, 1);                     \
+            break;                                                                                           \
+        case 2:                                                                                              \
+            GROUP(o_, a_, att_stride, q_, keys, values, row_bytes, n_pos, hs, scale, 2);                     \
+            break;                                                                                           \
+        case 3:                                                                                              \
+            GROUP(o_, a_, att_stride, q_, keys, values, row_bytes, n_pos, hs, scale, 3);                     \
+            break;                                                                                           \
+        default:                                                                                             \
+            GROUP(o_, a_, att_stride, q_, keys, values, row_bytes, n_pos, hs, scale, 4);                     \
+            break;                                                                                           \
+        }                                                                                                    \
+    }
+
 #endif

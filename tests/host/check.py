@@ -2,6 +2,8 @@
 as check.h: `ok - NAME`, `FAIL - NAME: WHY`, `skip - NAME: WHY` (a check that
 cannot run here, never reported as ok). tests/run_host_tests.py counts them."""
 
+import os
+
 failures = 0
 
 
@@ -20,3 +22,17 @@ def check_skipped(name, why):
 def exit_status():
     """0 when every check passed, 1 otherwise."""
     return 1 if failures else 0
+
+
+def missing_prerequisite(files=(), binaries=()):
+    """77 (the runner's skip status) after a SKIP line when a test-data file
+    or a built binary is missing; None when everything is there."""
+    for path in files:
+        if not os.path.exists(path):
+            print(f"SKIP: {path} not found (set MODELS_DIR)")
+            return 77
+    for binary in binaries:
+        if not os.access(binary, os.X_OK):
+            print(f"SKIP: {binary} not built (make host)")
+            return 77
+    return None

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-from check import check, exit_status
+from check import check, exit_status, missing_prerequisite
 
 CONVERT = os.environ.get("GGUF_CONVERT", "build/host/gguf_convert")
 LLMRUN = os.environ.get("LLMRUN", "build/host/llmrun")
@@ -128,14 +128,10 @@ def logit_gap(model, tokens, reference_name):
 
 def main():
     f32 = os.path.join(TESTS, "synthA-F32.gguf")
-    for path in (f32, os.path.join(TESTS, "synthA.bin"), os.path.join(TESTS, "tokens.txt")):
-        if not os.path.exists(path):
-            print(f"SKIP: {path} not found (set MODELS_DIR)")
-            return 77
-    for binary in (CONVERT, LLMRUN):
-        if not os.access(binary, os.X_OK):
-            print(f"SKIP: {binary} not built (make host)")
-            return 77
+    missing = missing_prerequisite((f32, os.path.join(TESTS, "synthA.bin"), os.path.join(TESTS, "tokens.txt")),
+                                   (CONVERT, LLMRUN))
+    if missing:
+        return missing
     tokens = [int(t) for t in open(os.path.join(TESTS, "tokens.txt")).read().split()]
     work = tempfile.mkdtemp(prefix="gguf-convert-")
 

@@ -1,0 +1,111 @@
+/* bench_pp_tg - our side of llama.cpp's llama-bench tests, on one model
+ * file, driven by commands on stdin so another program's runs can be
+ * interleaved with ours while the model stays loaded:
+ *
+ *   bench_pp_tg MODEL.gguf        then lines on stdin:
+ *     threads N     run on N threads from now on
+ *     pp N          prefill of an N-token prompt from position 0 (one
+ *                   transformer_prefill, as llama-bench's ppN is one batch)
+ *     tg N          N single-token decode steps at positions 0..N-1
+ *                   (llama-bench's tgN: no prompt, no sampling)
+ *     warmup        one untimed pp 16 and tg 16
+ *
+ * Each pp and tg line is answered by one line "ppN T tok/s" / "tgN T
+ * tok/s" (T: threads); errors go to stderr and end the program. Used by
+ * tools/bench_compare.py (make bench). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "llm/kernels.h"
+#include "llm/transformer.h"
+#include "tools/file_util.h"
+#include "tools/thread_pool.h"
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A fixed token sequence (any ids of the vocabulary do: the cost of a step
+ * does not depend on which token it is). */
+static int token_at(const Transformer *t, int i) {
+    return 1 + (int)((unsigned)i * 7919u % (unsigned)(t->config.vocab_size - 1));
+}
+
+static double time_prefill(Transformer *t, int *tokens, int n) {
+    for (int i = 0; i < n; i++) tokens[i] = token_at(t, i);
+    double start = now_seconds();
+    if (transformer_prefill(t, tokens, n, 0) != 0) {
+        fprintf(stderr, "bench_pp_tg: prefill of %d tokens failed\n", n);
+        exit(1);
+    }
+    return n / (now_seconds() - start);
+}
+
+static double time_decode(Transformer *t, int n) {
+    double start = now_seconds();
+    for (int pos = 0; pos < n; pos++) transformer_forward(t, token_at(t, pos), pos);
+    return n / (now_seconds() - start);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: bench_pp_tg MODEL.gguf   (commands on stdin: threads N, pp N, tg N, warmup)\n");
+        return 2;
+    }
+    kernels_select_level(kernels_widest_level()); /* natively the widest set is the fastest */
+    size_t size = 0;
+    void *data = file_read_all(argv[1], &size);
+    if (!data) {
+        fprintf(stderr, "bench_pp_tg: cannot read %s\n", argv[1]);
+        return 1;
+    }
+    Transformer t;
+    char err[256];
+    if (transformer_create(&t, data, size, err, sizeof err) != 0) {
+        fprintf(stderr, "bench_pp_tg: %s: %s\n", argv[1], err);
+        free(data);
+        return 1;
+    }
+    int seq_len = t.config.seq_len, threads = 1;
+    int *tokens = malloc(sizeof(int) * (size_t)seq_len);
+    if (!tokens) {
+        fprintf(stderr, "bench_pp_tg: out of memory\n");
+        return 1;
+    }
+    thread_pool_start(threads);
+    char line[128], verb[16];
+    int n;
+    while (fgets(line, sizeof line, stdin)) {
+        int fields = sscanf(line, "%15s %d", verb, &n);
+        if (fields < 1) continue;
+        if (fields == 2 && (n < 1 || n > seq_len)) {
+            fprintf(stderr, "bench_pp_tg: %d is outside 1..%d (the context)\n", n, seq_len);
+            return 1;
+        }
+        if (!strcmp(verb, "threads") && fields == 2 && n <= THREAD_POOL_MAX) {
+            thread_pool_stop();
+            thread_pool_start(threads = n);
+        } else if (!strcmp(verb, "pp") && fields == 2) {
+            printf("pp%d %d %.2f\n", n, threads, time_prefill(&t, tokens, n));
+        } else if (!strcmp(verb, "tg") && fields == 2) {
+            printf("tg%d %d %.2f\n", n, threads, time_decode(&t, n));
+        } else if (!strcmp(verb, "warmup")) {
+            time_prefill(&t, tokens, seq_len < 16 ? seq_len : 16);
+            time_decode(&t, seq_len < 16 ? seq_len : 16);
+            printf("warm\n");
+        } else {
+            fprintf(stderr, "bench_pp_tg: unknown command: %s", line);
+            return 1;
+        }
+        fflush(stdout);
+    }
+    thread_pool_stop();
+    free(tokens);
+    transformer_destroy(&t);
+    free(data);
+    return 0;
+}
