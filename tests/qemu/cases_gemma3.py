@@ -1,7 +1,7 @@
 """cases_gemma3.py - a gemma3 GGUF model (gguf-arch2's Q4_K file: sliding
 window 16 on 5 of 6 layers, head_dim 128 != dim/heads) loads at boot, /model
 shows its window, pattern and head_dim, and a greedy answer long enough to
-wrap the local layers' KV ring (31 positions) equals build/host/llmrun's on
+wrap the local layers' KV ring (79 positions: window 16 + GGUF_PREFILL_MAX 64 - 1) equals build/host/llmrun's on
 the same file; a copy whose window is larger than its context is refused at
 /load with its reason while the gemma3 model keeps answering."""
 import os
@@ -12,7 +12,7 @@ from cases_llm import LLMRUN, answer, first_difference, set_all
 
 GEMMA3 = "gguf-arch2/gemma3-Q4_K.gguf"
 PROMPT = "make build"
-STEPS = 60  # prompt + answer positions: past the ring of 31 and its mirror
+STEPS = 120  # prompt + answer positions: past the ring of 79 and its mirror (context 128)
 SIMD = "sse2"  # one kernel set on both sides: the same code gives the same bits
 WINDOW_KEY = b"gemma3.attention.sliding_window"
 
@@ -44,7 +44,7 @@ def test_gemma3_answers_as_llmrun(ctx):
         out = vm.command("/model")
         for part in ("GGUF, arch gemma3", "head_dim 128 (dim/heads 64)",
                      "sliding window 16 on 5 of 6 layers (pattern 6)", "rope base 10000 local / 1000000 global",
-                     "local KV cache a ring of 31 positions"):
+                     "local KV cache a ring of 79 positions"):
             assert part in out, f"/model lacks {part!r}: {out!r}"
         set_all(vm, temp=0, steps=STEPS, simd=SIMD)
         text, stats = answer(vm, PROMPT)
