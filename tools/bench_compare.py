@@ -2,7 +2,7 @@
 """bench_compare.py - llama-bench's pp and tg tests, ours and (when a
 llama-bench binary is given) llama.cpp's on the same GGUF files, interleaved.
 
-    python3 tools/bench_compare.py [--shape stories110M|llama-3.2-1b]
+    python3 tools/bench_compare.py [--shape stories110M|llama-3.2-1b|gemma-3-1b|qwen3moe-mini]
         [--types F32,Q8_0,Q4_0,Q4_K_M] [--threads 1,2] [--tests pp128,tg128,pp512]
         [--rounds 5] [--llama-bench PATH] [--dir build/bench]
 
@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-SHAPES = ("stories110M", "llama-3.2-1b")
+SHAPES = ("stories110M", "llama-3.2-1b", "gemma-3-1b", "qwen3moe-mini")
 
 
 def parse_args():
