@@ -75,63 +75,47 @@ static inline __attribute__((always_inline)) void avx512_matmul_rows(avx512_eigh
 typedef void (*avx512_tile_fn)(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride,
                                int blocks, int P);
 
-/* The eight rows at p (rb apart) for every position, in tiles of P. */
+/* The eight rows at p (rb apart) for every position, in tiles of wide
+ * positions and then single ones. tile is a type's always-inlined tile and
+ * wide a constant, so the two calls become two unrolled copies of it. */
 static inline __attribute__((always_inline)) void
-avx512_gemm_eight(avx512_tile_fn tile4, avx512_tile_fn tile1, int wide, float *out, size_t out_stride,
-                  int first, int rows, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride,
-                  int blocks, int batch) {
+avx512_gemm_eight(avx512_tile_fn tile, int wide, float *out, size_t out_stride, int first, int rows,
+                  const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride, int blocks, int batch) {
     float res[AVX512_GEMM_POSITIONS * 8];
     for (int q = 0; q < batch;) {
         int P = batch - q >= wide ? wide : 1;
-        (P == 1 ? tile1 : tile4)(res, p, rb, act + (size_t)q * act_stride, act_stride, blocks, P);
+        if (P == wide)
+            tile(res, p, rb, act + (size_t)q * act_stride, act_stride, blocks, wide);
+        else
+            tile(res, p, rb, act + (size_t)q * act_stride, act_stride, blocks, 1);
         for (int k = 0; k < P; k++)
             for (int r = first; r < rows; r++) out[(size_t)(q + k) * out_stride + r - first] = res[k * 8 + r];
         q += P;
     }
 }
 
-/* Rows in groups of eight; a short tail is the last eight rows again, or
- * row by row (rb 0) when there are fewer than eight in all, as
- * avx512_matmul_rows does. */
-static inline __attribute__((always_inline)) void avx512_gemm_rows(avx512_tile_fn tile4, avx512_tile_fn tile1,
-                                                                   int wide, float *out, size_t out_stride,
-                                                                   const uint8_t *rows, size_t row_bytes,
-                                                                   const void *act, size_t act_stride,
-                                                                   int blocks, int count, int batch) {
-    int i = 0;
-    for (; i + 8 <= count; i += 8)
-        avx512_gemm_eight(tile4, tile1, wide, out + i, out_stride, 0, 8, rows + (size_t)i * row_bytes,
-                          row_bytes, act, act_stride, blocks, batch);
-    if (i == count) return;
-    if (count >= 8) {
-        int first = i - (count - 8);
-        avx512_gemm_eight(tile4, tile1, wide, out + i, out_stride, first, 8,
-                          rows + (size_t)(count - 8) * row_bytes, row_bytes, act, act_stride, blocks, batch);
-        return;
+/* A type's gemm: rows in groups of eight; a short tail is the last eight
+ * rows again, or row by row (rb 0) when there are fewer than eight in all,
+ * as avx512_matmul_rows does. One call site, so one pair of tile copies. */
+static inline __attribute__((always_inline)) void
+avx512_gemm_rows(avx512_tile_fn tile, int wide, float *out, size_t out_stride, const uint8_t *rows,
+                 size_t row_bytes, const void *act, size_t act_stride, int blocks, int count, int batch) {
+    for (int i = 0; i < count;) {
+        int first = 0, n_rows = 8, step = 8;
+        const uint8_t *p = rows + (size_t)i * row_bytes;
+        size_t rb = row_bytes;
+        if (i + 8 > count && count >= 8) { /* the tail: the last eight rows, keeping the new ones */
+            first = i - (count - 8);
+            p = rows + (size_t)(count - 8) * row_bytes;
+            step = count - i;
+        } else if (i + 8 > count) { /* fewer than eight rows in all */
+            n_rows = 1, step = 1, rb = 0;
+        }
+        avx512_gemm_eight(tile, wide, out + i, out_stride, first, n_rows, p, rb, act, act_stride, blocks,
+                          batch);
+        i += step;
     }
-    for (; i < count; i++)
-        avx512_gemm_eight(tile4, tile1, wide, out + i, out_stride, 0, 1, rows + (size_t)i * row_bytes, 0, act,
-                          act_stride, blocks, batch);
 }
-
-/* A type's gemm from its always-inlined tile TYPE_tile(res, p, rb, act,
- * act_stride, blocks, P): the tile made for P = WIDE and P = 1 (constants,
- * so its loops unroll), and the rows walked by avx512_gemm_rows. */
-#define AVX512_GEMM(TYPE, ELEMS, WIDE)                                                                       \
-    TARGET_AVX512_VNNI static void TYPE##_tile4(float *res, const uint8_t *p, size_t rb, const uint8_t *act, \
-                                                size_t act_stride, int blocks, int P) {                      \
-        TYPE##_tile(res, p, rb, act, act_stride, blocks, WIDE);                                              \
-    }                                                                                                        \
-    TARGET_AVX512_VNNI static void TYPE##_tile1(float *res, const uint8_t *p, size_t rb, const uint8_t *act, \
-                                                size_t act_stride, int blocks, int P) {                      \
-        TYPE##_tile(res, p, rb, act, act_stride, blocks, 1);                                                 \
-    }                                                                                                        \
-    TARGET_AVX512_VNNI static void gemm_##TYPE(float *out, size_t out_stride, const uint8_t *rows,           \
-                                               size_t row_bytes, const void *act, size_t act_stride, int n,  \
-                                               int count, int batch) {                                       \
-        avx512_gemm_rows(TYPE##_tile4, TYPE##_tile1, WIDE, out, out_stride, rows, row_bytes, act,            \
-                         act_stride, n / (ELEMS), count, batch);                                             \
-    }
 
 /* ---- k-quants (Q4_K, Q6_K): one accumulator per row ---- */
 
@@ -193,16 +177,5 @@ kq_tile(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_
     for (int k = 0; k < P; k++)
         for (int r = 0; r < 8; r++) res[k * 8 + r] = _mm512_reduce_add_ps(acc[k][r]);
 }
-
-/* A k-quant type's gemm: kq_tile with its block layout (activations from
- * the four starts, GAP between halves), two positions per tile. */
-#define KQ_GEMM(TYPE, BLOCK, GAP, ...)                                                                       \
-    TARGET_AVX512_VNNI static inline __attribute__((always_inline)) void TYPE##_tile(                        \
-        float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride, int blocks, int P) { \
-        static const int start[4] = {__VA_ARGS__};                                                           \
-        kq_tile(res, p, rb, act, act_stride, blocks, P, sizeof(BLOCK), start, GAP, TYPE##_picks,             \
-                TYPE##_block);                                                                               \
-    }                                                                                                        \
-    AVX512_GEMM(TYPE, QK_K, 2)
 
 #endif

@@ -113,6 +113,9 @@ q4_0_tile(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t ac
             res[k * 8 + r] = lane_sum(acc[k][0], r), res[k * 8 + 4 + r] = lane_sum(acc[k][1], r);
 }
 
-AVX512_GEMM(q4_0, QK32, 4)
+TARGET_AVX512_VNNI static void gemm_q4_0(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                                         const void *act, size_t act_stride, int n, int count, int batch) {
+    avx512_gemm_rows(q4_0_tile, 4, out, out_stride, rows, row_bytes, act, act_stride, n / QK32, count, batch);
+}
 
 const GgmlKernel ggml_q4_0_avx512 = {dot_q4_0, matmul_q4_0, gemm_q4_0};

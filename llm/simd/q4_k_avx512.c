@@ -60,6 +60,16 @@ static float dot_q4_k(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q4_k, row, act, n);
 }
 
-KQ_GEMM(q4_k, BlockQ4_K, 64, 0, 32, 128, 160)
+/* Eight rows by P positions (at most 2): kq_tile with this type's layout. */
+TARGET_AVX512_VNNI static inline __attribute__((always_inline)) void
+q4_k_tile(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride, int blocks, int P) {
+    static const int start[4] = {0, 32, 128, 160};
+    kq_tile(res, p, rb, act, act_stride, blocks, P, sizeof(BlockQ4_K), start, 64, q4_k_picks, q4_k_block);
+}
+
+TARGET_AVX512_VNNI static void gemm_q4_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                                         const void *act, size_t act_stride, int n, int count, int batch) {
+    avx512_gemm_rows(q4_k_tile, 2, out, out_stride, rows, row_bytes, act, act_stride, n / QK_K, count, batch);
+}
 
 const GgmlKernel ggml_q4_k_avx512 = {dot_q4_k, matmul_q4_k, gemm_q4_k};

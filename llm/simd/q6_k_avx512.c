@@ -58,6 +58,16 @@ static float dot_q6_k(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q6_k, row, act, n);
 }
 
-KQ_GEMM(q6_k, BlockQ6_K, 128, 0, 32, 64, 96)
+/* Eight rows by P positions (at most 2): kq_tile with this type's layout. */
+TARGET_AVX512_VNNI static inline __attribute__((always_inline)) void
+q6_k_tile(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride, int blocks, int P) {
+    static const int start[4] = {0, 32, 64, 96};
+    kq_tile(res, p, rb, act, act_stride, blocks, P, sizeof(BlockQ6_K), start, 128, q6_k_picks, q6_k_block);
+}
+
+TARGET_AVX512_VNNI static void gemm_q6_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                                         const void *act, size_t act_stride, int n, int count, int batch) {
+    avx512_gemm_rows(q6_k_tile, 2, out, out_stride, rows, row_bytes, act, act_stride, n / QK_K, count, batch);
+}
 
 const GgmlKernel ggml_q6_k_avx512 = {dot_q6_k, matmul_q6_k, gemm_q6_k};

@@ -85,6 +85,9 @@ q8_0_tile(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t ac
             res[k * 8 + 2 * g] = half_sum(acc[k][g], 0), res[k * 8 + 2 * g + 1] = half_sum(acc[k][g], 1);
 }
 
-AVX512_GEMM(q8_0, QK32, 4)
+TARGET_AVX512_VNNI static void gemm_q8_0(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                                         const void *act, size_t act_stride, int n, int count, int batch) {
+    avx512_gemm_rows(q8_0_tile, 4, out, out_stride, rows, row_bytes, act, act_stride, n / QK32, count, batch);
+}
 
 const GgmlKernel ggml_q8_0_avx512 = {dot_q8_0, matmul_q8_0, gemm_q8_0};
