@@ -102,4 +102,9 @@ static inline int gguf_layer_has_rope(const GgufModel *m, int layer) {
 /* Fills m->rope_freq from the base, n_rot and m->rope_freqs. */
 void gguf_rope_frequencies(GgufModel *m);
 
+/* gguf_state.c: the run state and a KV cache of the default type for the
+ * model's config (0, or -1 with the reason); both freed by destroy. */
+int gguf_run_state_create(Transformer *t, GgufModel *m, char *err, size_t n);
+void gguf_run_state_destroy(GgufModel *m);
+
 #endif
