@@ -20,6 +20,7 @@
 #include "llm/transformer_gguf.h"
 #include "tests/host/gguf_layout.h"
 #include "tests/host/llm_test_util.h"
+#include "tests/host/ref_logits.h"
 
 #define DIR "gguf-arch2"
 #define POSITIONS 64
@@ -29,58 +30,18 @@ static const char *models_dir;
 static int top_level; /* the widest kernel set whose GGUF paths run here (AVX-512 needs VNNI) */
 static int tokens[POSITIONS];
 
-/* n ids from a text file into ids; the count read. */
 static int read_ids(const char *rel, int *ids, int n) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", models_dir, rel);
-    FILE *f = fopen(path, "r");
-    int got = 0;
-    while (f && got < n && fscanf(f, "%d", &ids[got]) == 1) got++;
-    if (f) fclose(f);
-    return got;
+    return read_ids_in(models_dir, rel, ids, n);
 }
 
-typedef struct {
-    double max, mean;
-    int top1;
-} Diff;
-
 /* The 64 positions against a reference logits file; -1 when it is missing. */
-static int run_against(Transformer *t, const char *ref_rel, Diff *d) {
-    size_t size;
-    float *ref = read_file_in(models_dir, ref_rel, &size);
-    int vocab = t->config.vocab_size;
-    if (!ref || size != (size_t)POSITIONS * vocab * sizeof(float)) {
-        free(ref);
-        return -1;
-    }
-    double sum = 0;
-    *d = (Diff){0, 0, 0};
-    for (int pos = 0; pos < POSITIONS; pos++) {
-        const float *logits = transformer_forward(t, tokens[pos], pos);
-        const float *r = ref + (size_t)pos * vocab;
-        for (int i = 0; i < vocab; i++) {
-            double diff = logits[i] > r[i] ? logits[i] - r[i] : r[i] - logits[i];
-            if (!(diff <= d->max)) d->max = diff; /* NaN sticks */
-            sum += diff;
-        }
-        d->top1 += argmax(logits, vocab) == argmax(r, vocab);
-    }
-    d->mean = sum / ((double)POSITIONS * vocab);
-    free(ref);
-    return 0;
+static int run_against(Transformer *t, const char *ref_rel, LogitsDiff *d) {
+    return logits_diff(t, models_dir, ref_rel, tokens, POSITIONS, d);
 }
 
 static void compare(Transformer *t, const char *name, const char *ref_rel, double max_tol, double mean_tol,
                     int min_top1) {
-    Diff d;
-    if (run_against(t, ref_rel, &d) != 0) {
-        check(0, name, "reference %s missing or wrong size", ref_rel);
-        return;
-    }
-    check(d.max <= max_tol && d.mean <= mean_tol && d.top1 >= min_top1, name,
-          "max %.3g (tol %.3g) mean %.3g (tol %.3g) top1 %d/64 (need %d)", d.max, max_tol, d.mean, mean_tol,
-          d.top1, min_top1);
+    check_logits(t, name, models_dir, ref_rel, tokens, POSITIONS, max_tol, mean_tol, min_top1);
 }
 
 /* After run_against fed the 64 positions: greedy decoding from the last
@@ -170,7 +131,7 @@ static void check_feature_matters(const char *model, const char *feature, const 
     check(strstr(features, line) != NULL, stem, "features '%s' lack '%s'", features, line);
     gguf_model_disable_feature(&t);
     snprintf(ref, sizeof ref, DIR "/%s.logits.f32", stem);
-    Diff d;
+    LogitsDiff d;
     if (run_against(&t, ref, &d) != 0)
         check(0, name, "reference missing");
     else
@@ -215,8 +176,7 @@ int main(int argc, char **argv) {
         printf("SKIP: %s/" DIR " missing\n", models_dir);
         return 77;
     }
-    top_level = kernels_widest_level();
-    if (top_level == KERNELS_AVX512 && !cpu_features()->avx512vnni) top_level = KERNELS_AVX2;
+    top_level = gguf_top_level();
     if (argc == 3) { /* one model and type, for quick runs */
         check_model(argv[1], argv[2], top_level);
         return failures ? 1 : 0;

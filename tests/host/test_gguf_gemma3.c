@@ -17,6 +17,7 @@
 #include "llm/transformer_gguf.h"
 #include "tests/host/gguf_layout.h"
 #include "tests/host/llm_test_util.h"
+#include "tests/host/ref_logits.h"
 
 #define DIR "gguf-arch2"
 #define N_POS 64
@@ -25,59 +26,17 @@ static const char *models_dir;
 static int tokens[N_POS];
 
 static int read_ids(const char *rel, int *ids, int cap) {
-    size_t size;
-    char *text = read_file_in(models_dir, rel, &size);
-    int n = 0;
-    for (char *p = text, *end; p && n < cap; p = end) {
-        long v = strtol(p, &end, 10);
-        if (end == p) break;
-        ids[n++] = (int)v;
-    }
-    free(text);
-    return n;
+    return read_ids_in(models_dir, rel, ids, cap);
 }
 
-typedef struct {
-    double max, mean;
-    int top1;
-} Diff;
-
 /* Runs the 64 tokens one position at a time against a reference logits file. */
-static int diff_logits(Transformer *t, const char *ref_rel, Diff *d) {
-    size_t size;
-    float *ref = read_file_in(models_dir, ref_rel, &size);
-    int vocab = t->config.vocab_size;
-    *d = (Diff){0, 0, 0};
-    if (!ref || size != (size_t)N_POS * vocab * sizeof(float)) {
-        free(ref);
-        return -1;
-    }
-    double sum = 0;
-    for (int pos = 0; pos < N_POS; pos++) {
-        const float *logits = transformer_forward(t, tokens[pos], pos);
-        const float *r = ref + (size_t)pos * vocab;
-        for (int i = 0; i < vocab; i++) {
-            double e = fabs((double)logits[i] - r[i]);
-            if (!(e <= d->max)) d->max = e;
-            sum += e;
-        }
-        d->top1 += argmax(logits, vocab) == argmax(r, vocab);
-    }
-    d->mean = sum / ((double)N_POS * vocab);
-    free(ref);
-    return 0;
+static int diff_logits(Transformer *t, const char *ref_rel, LogitsDiff *d) {
+    return logits_diff(t, models_dir, ref_rel, tokens, N_POS, d);
 }
 
 static void compare(Transformer *t, const char *name, const char *ref_rel, double max_tol, double mean_tol,
                     int min_top1) {
-    Diff d;
-    if (diff_logits(t, ref_rel, &d)) {
-        check(0, name, "reference %s missing or wrong size", ref_rel);
-        return;
-    }
-    check(d.max <= max_tol && d.mean <= mean_tol && d.top1 >= min_top1, name,
-          "max %.3g (tol %.3g) mean %.3g (tol %.3g) top1 %d/64 (need %d)", d.max, max_tol, d.mean, mean_tol,
-          d.top1, min_top1);
+    check_logits(t, name, models_dir, ref_rel, tokens, N_POS, max_tol, mean_tol, min_top1);
 }
 
 /* A model from bytes with llama.cpp's f32 KV cache (its reference runs). */
@@ -191,7 +150,7 @@ static void test_prefill_matches_forward(const void *data, size_t size) {
  * logits by far more than the 1e-4 tolerance. */
 static void expect_fails(Transformer *t, const char *what) {
     char name[160];
-    Diff d;
+    LogitsDiff d;
     snprintf(name, sizeof name, "feature matters: %s -> the logits check fails", what);
     if (diff_logits(t, DIR "/gemma3-F32.exactgelu.logits.f32", &d)) {
         check(0, name, "reference missing");

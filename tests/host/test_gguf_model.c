@@ -16,56 +16,21 @@
 #include "llm/transformer.h"
 #include "llm/transformer_gguf.h"
 #include "tests/host/llm_test_util.h"
-
-/* The widest kernel level whose GGUF paths run on this CPU: their AVX-512
- * code also needs VNNI. */
-static int gguf_top_level(void) {
-    int top = kernels_widest_level();
-    return top == KERNELS_AVX512 && !cpu_features()->avx512vnni ? KERNELS_AVX2 : top;
-}
+#include "tests/host/ref_logits.h"
 
 static const char *models_dir;
 static int tokens[64];
 
 /* dir/tokens.txt into tokens; 0 when it holds 64 ids. */
 static int read_tokens(const char *dir) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s/tokens.txt", models_dir, dir);
-    FILE *f = fopen(path, "r");
-    int n = 0;
-    while (f && n < 64 && fscanf(f, "%d", &tokens[n]) == 1) n++;
-    if (f) fclose(f);
-    return n == 64 ? 0 : -1;
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s/tokens.txt", dir);
+    return read_ids_in(models_dir, rel, tokens, 64) == 64 ? 0 : -1;
 }
 
-/* Runs the 64 tokens and compares with the reference logits file. */
 static void compare(Transformer *t, const char *name, const char *ref_rel, double max_tol, double mean_tol,
                     int min_top1) {
-    size_t size;
-    float *ref = read_file_in(models_dir, ref_rel, &size);
-    int vocab = t->config.vocab_size;
-    if (!ref || size != (size_t)64 * vocab * sizeof(float)) {
-        check(0, name, "reference %s missing or wrong size", ref_rel);
-        free(ref);
-        return;
-    }
-    double max_diff = 0, sum = 0;
-    int top1 = 0;
-    for (int pos = 0; pos < 64; pos++) {
-        const float *logits = transformer_forward(t, tokens[pos], pos);
-        const float *r = ref + (size_t)pos * vocab;
-        for (int i = 0; i < vocab; i++) {
-            double d = logits[i] > r[i] ? logits[i] - r[i] : r[i] - logits[i];
-            if (!(d <= max_diff)) max_diff = d; /* NaN sticks */
-            sum += d;
-        }
-        top1 += argmax(logits, vocab) == argmax(r, vocab);
-    }
-    double mean = sum / (64.0 * vocab);
-    check(max_diff <= max_tol && mean <= mean_tol && top1 >= min_top1, name,
-          "max %.3g (tol %.3g) mean %.3g (tol %.3g) top1 %d/64 (need %d)", max_diff, max_tol, mean, mean_tol,
-          top1, min_top1);
-    free(ref);
+    check_logits(t, name, models_dir, ref_rel, tokens, 64, max_tol, mean_tol, min_top1);
 }
 
 /* dir/stem-TYPE.gguf: fast path vs llama.cpp, reference path vs the

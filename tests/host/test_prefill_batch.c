@@ -17,18 +17,12 @@
 #include "llm/transformer_gguf.h"
 #include "tests/host/check.h"
 #include "tests/host/llm_test_util.h"
+#include "tests/host/ref_logits.h"
 
 /* Longer than the largest batch, so it ends on a partial batch. */
 enum { PROMPT = 71 };
 
 static const char *models_dir;
-
-/* The widest level whose GGUF kernels run here (their AVX-512 code also
- * needs VNNI). */
-static int top_level(void) {
-    int top = kernels_widest_level();
-    return top == KERNELS_AVX512 && !cpu_features()->avx512vnni ? KERNELS_AVX2 : top;
-}
 
 /* Both caches of positions 0..n-1 of every layer and key/value head equal. */
 static int same_cache(const GgufModel *a, const GgufModel *b, int n) {
@@ -96,7 +90,7 @@ int main(void) {
             check(0, file, "missing in %s", models_dir);
             continue;
         }
-        for (int level = KERNELS_SCALAR; level <= top_level(); level++) {
+        for (int level = KERNELS_SCALAR; level <= gguf_top_level(); level++) {
             if (level == KERNELS_SCALAR)
                 kernels = &kernels_scalar; /* kernels_select_level takes SSE2 as its lowest */
             else
@@ -123,7 +117,7 @@ int main(void) {
         free(data);
     }
     printf("# kernel sets compared: scalar to %s (the widest this CPU runs)\n",
-           (const char *[]){"SSE2", "AVX2", "AVX-512"}[top_level()]);
+           (const char *[]){"SSE2", "AVX2", "AVX-512"}[gguf_top_level()]);
     kernels_select(0);
     return failures ? 1 : 0;
 }
