@@ -9,8 +9,9 @@
 #include "llm/transformer.h"
 
 /* One line such as "experts 8, 2 used per token (expert ffn 256)" or
- * "NoPE layers 3, 7 (RoPE skipped on every 4th)", or "" when the model has
- * none of these. Returns out. */
+ * "NoPE layers 3, 7 (RoPE skipped on every 4th)", then the architecture's
+ * own facts (gemma3's sliding window and head_dim), "; " between them, or ""
+ * when the model has none of these. Returns out. */
 const char *gguf_model_features(const Transformer *t, char *out, size_t n);
 
 /* Elements of every tensor in the file of a mixture-of-experts model, whose

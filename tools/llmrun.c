@@ -411,12 +411,9 @@ int main(int argc, char **argv) {
             0)
             die(checkpoint, err);
         vocab_size = transformer.config.vocab_size;
-        char features[192];
+        char features[448];
         if (*gguf_model_features(&transformer, features, sizeof features))
             fprintf(stderr, "llmrun: %s: %s\n", gguf_model_arch_name(&transformer), features);
-        char details[256];
-        gguf_model_arch_details(&transformer, details, sizeof details);
-        if (details[0]) fprintf(stderr, "llmrun: %s\n", details);
         if (f32_matmul) gguf_model_set_reference(&transformer, 1);
         if (kv_type >= 0 && !transformer.gguf)
             fprintf(stderr, "llmrun: --kv ignored: llama2.c checkpoints keep an fp32 KV cache\n");

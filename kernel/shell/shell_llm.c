@@ -47,12 +47,9 @@ void shell_cmd_model(struct session *session, const char *args) {
             "%s classifier\n",
             c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size,
             c->seq_len, c->shared_classifier ? "shared" : "separate");
-    char features[192];
+    char features[448];
     if (*gguf_model_features(&session->model.transformer, features, sizeof features))
         kprintf("features:   %s\n", features);
-    char details[256];
-    gguf_model_arch_details(&session->model.transformer, details, sizeof details);
-    if (details[0]) kprintf("arch:       %s\n", details);
     uint64_t params = transformer_param_count(&session->model.transformer);
     kprintf("parameters: %llu (%.2f M)\n", (unsigned long long)params, (double)params / 1e6);
     if (c->version == 3)
