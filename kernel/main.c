@@ -114,6 +114,7 @@ void kernel_main(uint64_t boot_info_phys) {
     print_cpu();
     kprintf("cpu: %d logical core%s, TSC %lu MHz (%s)\n", cpu.logical_cores,
             cpu.logical_cores == 1 ? "" : "s", (unsigned long)(tsc_hz() / 1000000), timer_source());
+    workers_calibrate();
     struct memory_stats m;
     memory_get_stats(&m);
     kprintf("memory: %lu MiB usable, %lu MiB free, RAM up to 0x%lx\n", (unsigned long)(m.total_bytes >> 20),
