@@ -111,6 +111,12 @@ def run_serial_row(vm, row):
     stats = STATS.search(answer)
     assert stats, f"no [stats] line after the answer: {answer[-600:]!r}"
     facts.append(f"answer [{stats.group(0)[1:60]}...]")
+    if row.screen_prompt:
+        lines = wait_screen(vm, r"\[\d+ tokens, .*stop:", 60, "the answer's [stats] line")
+        shown = [line for line in lines if line.strip()]
+        assert len(shown) >= 2 and shown[-2].startswith(">") and "stop:" in shown[-3], \
+            "the prompt is not under the answer's [stats] line on the screen:\n" + "\n".join(shown[-6:])
+        facts.append(f"prompt and answer on the {row.size[0]}x{row.size[1]} screen")
     return out, facts
 
 
@@ -143,7 +149,10 @@ def run_screen_row(vm, row):
 
 
 def run_row(ctx, row):
-    if row.model_fits:
+    if row.video:
+        image = ctx.image("default-video-" + row.video, [ctx.model("stories260K.bin"), ctx.model("tok512.bin")],
+                          f"model=stories260K.bin\ntokenizer=tok512.bin\nvideo={row.video}\n")
+    elif row.model_fits:
         image = ctx.default_image()
     else:
         image = big_model_image(ctx)
