@@ -86,6 +86,9 @@ def run_serial_row(vm, row):
     if row.smp > 1:
         assert f"smp: {row.smp} of {row.smp} processors online" in log, \
             f"-smp {row.smp}: not every processor came online:\n{log[-2500:]}"
+    if row.log:
+        assert row.log in log, f"the boot log has no line with {row.log!r}:\n{log[-2500:]}"
+        facts.append(next(line for line in log.splitlines() if row.log in line).strip())
     fb = FBCON.search(log)
     if row.size is None:
         assert not fb and "fb 0x0" in log, f"expected no linear framebuffer:\n{log[-2500:]}"
