@@ -1,6 +1,6 @@
 """matrix_rows.py - the rows of make test-matrix (cases_matrix.py). Each
 dimension's values appear in one or more rows, combined so that every value
-is covered without the full product (28 boots, ~20 minutes on 2 cores).
+is covered without the full product (29 boots, ~20 minutes on 2 cores).
 
 What this OVMF allows: -vga std without a size comes up at 1280x800; VGA and
 bochs-display come up at their xres/yres up to 2560x1600. At 3840x2160 OVMF
@@ -79,6 +79,8 @@ ROWS = [
         log="virtio-gpu: 1280x800 scanout"),
     Row("pc-virtio-gpu-pci-1920x1080-ovmf4m", machine="pc", display=virtio_gpu(1920, 1080), size=(1920, 1080),
         firmware=FW4M, screen_prompt=True, log="virtio-gpu: 1920x1080 scanout"),
+    Row("q35-virtio-gpu-pci-3840x2160", display=virtio_gpu(3840, 2160), size=(3840, 2160), screen_prompt=True,
+        log="virtio-gpu: 3840x2160 scanout"),
     # 1 MiB of host memory cannot hold the 4 MB resource: refused, serial only.
     Row("q35-virtio-gpu-pci-refuses", display=virtio_gpu(1280, 800, ",max_hostmem=1048576"), size=None,
         log="virtio-gpu: 00:"),
