@@ -1,6 +1,6 @@
 """matrix_rows.py - the rows of make test-matrix (cases_matrix.py). Each
 dimension's values appear in one or more rows, combined so that every value
-is covered without the full product (29 boots, ~20 minutes on 2 cores).
+is covered without the full product (30 boots, ~20 minutes on 2 cores).
 
 What this OVMF allows: -vga std without a size comes up at 1280x800; VGA and
 bochs-display come up at their xres/yres up to 2560x1600. At 3840x2160 OVMF
@@ -90,6 +90,7 @@ ROWS = [
     Row("q35-ramfb", display=["-device", "ramfb"], size=(800, 600)),
     # No serial port: the prompt and the answer read on the screen, typed on a USB keyboard.
     Row("q35-noserial-usbkbd", serial=False, smp=2),
+    Row("q35-noserial-usbkbd-virtio-gpu", serial=False, display=virtio_gpu(1280, 800), size=(1280, 800)),
     Row("pc-noserial-usbkbd-bochs-ovmf4m", machine="pc", serial=False, display=bochs(1024, 768),
         size=(1024, 768), firmware=FW4M),
 ]
