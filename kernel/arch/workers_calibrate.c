@@ -57,8 +57,8 @@ static int candidate_counts(int all, int *counts) {
     return k;
 }
 
-static int useful;             /* 0: not measured yet (all workers) */
-static uint64_t measured_at;   /* timer_ns() of the last measurement */
+static int useful;           /* 0: not measured yet (all workers) */
+static uint64_t measured_at; /* timer_ns() of the last measurement */
 static unsigned long gain_x100;
 
 static int measure(void) {
@@ -93,8 +93,9 @@ int workers_calibrate(void) {
     measured_at = timer_ns();
     int all = smp_online_count();
     if (all > 1)
-        kprintf("smp: %d of %d workers pay off (%lu.%02lux the throughput of one%s; measured in %lu ms)\n", useful,
-                all, gain_x100 / 100, gain_x100 % 100, useful < all ? "; the rest would wait for host CPU time" : "",
+        kprintf("smp: %d of %d workers pay off (%lu.%02lux the throughput of one%s; measured in %lu ms)\n",
+                useful, all, gain_x100 / 100, gain_x100 % 100,
+                useful < all ? "; the rest would wait for host CPU time" : "",
                 (unsigned long)((measured_at - start) / 1000000));
     return useful;
 }

@@ -11,7 +11,8 @@
 
 #include <stdint.h>
 
-static inline int workers_choose(const int *counts, const uint64_t *wall_ns, int candidates, int gain_percent) {
+static inline int workers_choose(const int *counts, const uint64_t *wall_ns, int candidates,
+                                 int gain_percent) {
     if (candidates < 1) return 1;
     int best = 0;
     for (int i = 1; i < candidates; i++) {

@@ -90,7 +90,7 @@ static void write64(volatile uint8_t *base, unsigned off, uint64_t v) {
 /* The region a virtio capability points at, mapped; NULL when its BAR is
  * not a memory BAR or the region does not fit in it. */
 static volatile uint8_t *map_region(const struct pci_device *pci, uint8_t cap, uint32_t min_length) {
-    uint32_t word1 = pci_read32(pci, cap + 4);   /* bar (byte 0), id, padding */
+    uint32_t word1 = pci_read32(pci, cap + 4); /* bar (byte 0), id, padding */
     uint32_t offset = pci_read32(pci, cap + 8);
     uint32_t length = pci_read32(pci, cap + 12);
     int bar = (int)(word1 & 0xff);
@@ -104,7 +104,8 @@ static volatile uint8_t *map_region(const struct pci_device *pci, uint8_t cap, u
 const char *virtio_pci_open(const struct pci_device *pci, struct virtio_pci *dev) {
     memset(dev, 0, sizeof *dev);
     dev->pci = pci;
-    if (!(pci_read16(pci, PCI_STATUS) & PCI_STATUS_CAPS)) return "no PCI capabilities (not a virtio 1.x device)";
+    if (!(pci_read16(pci, PCI_STATUS) & PCI_STATUS_CAPS))
+        return "no PCI capabilities (not a virtio 1.x device)";
     pci_enable_mmio_and_dma(pci);
     uint8_t cap = (uint8_t)(pci_read32(pci, PCI_CAP_POINTER) & 0xfc);
     for (int guard = 0; cap >= 0x40 && guard < 48; guard++) {

@@ -13,8 +13,8 @@
 
 struct virtio_pci {
     const struct pci_device *pci;
-    volatile uint8_t *common;  /* struct virtio_pci_common_cfg */
-    volatile uint8_t *notify;  /* notify region */
+    volatile uint8_t *common; /* struct virtio_pci_common_cfg */
+    volatile uint8_t *notify; /* notify region */
     uint32_t notify_multiplier;
 };
 
