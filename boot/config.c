@@ -1,6 +1,6 @@
 /* config.c - boot.cfg: key=value lines, '#' comments.
  *
- * The loader only consumes `ramdisk`; every other pair is for the kernel
+ * The loader consumes `ramdisk` and `video`; every other pair is for the kernel
  * and is passed through in boot_info.cmdline as "key=value\n".
  */
 #include "boot/loader.h"
@@ -26,6 +26,36 @@ static bool span_equals(const char *start, const char *end, const char *word) {
 void config_defaults(struct boot_config *cfg) {
     mem_copy(cfg->ramdisk, DEFAULT_RAMDISK, sizeof(DEFAULT_RAMDISK));
     cfg->ramdisk_explicit = false;
+    cfg->video_width = cfg->video_height = 0;
+    cfg->video_max = false;
+}
+
+/* A decimal number of 1-5 digits spanning [*p, end) up to `stop`. */
+static bool parse_u32(const char **p, const char *end, char stop, uint32_t *out) {
+    uint32_t v = 0;
+    int digits = 0;
+    for (; *p < end && **p != stop; (*p)++, digits++) {
+        if (**p < '0' || **p > '9' || digits == 5) return false;
+        v = v * 10 + (uint32_t)(**p - '0');
+    }
+    *out = v;
+    return digits > 0 && v > 0;
+}
+
+/* "max" or WIDTHxHEIGHT. */
+static bool parse_video(const char *start, const char *end, struct boot_config *cfg) {
+    if (span_equals(start, end, "max")) {
+        cfg->video_max = true;
+        return true;
+    }
+    uint32_t w, h;
+    const char *p = start;
+    if (!parse_u32(&p, end, 'x', &w) || p == end) return false;
+    p++;
+    if (!parse_u32(&p, end, 0, &h)) return false;
+    cfg->video_width = w;
+    cfg->video_height = h;
+    return true;
 }
 
 /* A ramdisk name must be a plain relative path on the volume. */
@@ -79,6 +109,13 @@ void config_parse(const char *text, uint64_t len, struct boot_config *cfg, char 
             mem_copy(cfg->ramdisk, value, n);
             cfg->ramdisk[n] = 0;
             cfg->ramdisk_explicit = true;
+            continue;
+        }
+
+        if (span_equals(start, key_end, "video")) {
+            if (!parse_video(value, value_end, cfg))
+                log_printf("loader: warning: boot.cfg line %d: video= wants WIDTHxHEIGHT or max, ignored\n",
+                           line_number);
             continue;
         }
 

@@ -134,7 +134,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *system_table) {
     read_ramdisk(image, root, &cfg, info);
     root->Close(root);
 
-    framebuffer_query(&info->fb);
+    framebuffer_query(&info->fb, &cfg);
     info->acpi_rsdp = acpi_find_rsdp();
     firmware_vendor_copy(info->firmware_vendor, sizeof info->firmware_vendor);
     if (!info->acpi_rsdp) log_printf("loader: warning: no ACPI RSDP in the firmware tables\n");

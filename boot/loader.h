@@ -82,6 +82,10 @@ bool ramdisk_partition_read(EFI_HANDLE image, struct boot_info *info);
 struct boot_config {
     char ramdisk[BOOT_CFG_NAME_MAX]; /* file name on the volume */
     bool ramdisk_explicit;           /* named in boot.cfg: missing means error */
+    /* video=WxH: that GOP mode; video=max: the largest (both at most
+     * 3840x2160); absent: the firmware's current mode when usable. */
+    uint32_t video_width, video_height;
+    bool video_max;
 };
 /* Parses key=value lines; `ramdisk` is consumed, every other pair goes to
  * cmdline as "key=value\n" (NUL-terminated, truncated with a warning). */
@@ -134,6 +138,6 @@ uint32_t memory_map_convert(struct efi_memory_map *map, struct boot_info *info);
 uint64_t acpi_find_rsdp(void);
 /* ST->FirmwareVendor as ASCII (non-ASCII characters as ?), NUL-terminated. */
 void firmware_vendor_copy(char *out, unsigned size);
-void framebuffer_query(struct boot_framebuffer *fb);
+void framebuffer_query(struct boot_framebuffer *fb, const struct boot_config *cfg);
 
 #endif

@@ -49,27 +49,46 @@ static bool mode_usable(const EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *info) {
     return true;
 }
 
-/* Current mode if it is usable, else the largest usable mode <= 3840x2160. */
-static void choose_mode(EFI_GRAPHICS_OUTPUT_PROTOCOL *gop) {
+static bool mode_fits(const EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *info) {
+    return mode_usable(info) && info->HorizontalResolution <= FB_MAX_WIDTH &&
+           info->VerticalResolution <= FB_MAX_HEIGHT;
+}
+
+/* The mode boot.cfg's video= asks for (the exact size, or the largest), else
+ * the current mode if it is usable, else the largest usable mode <= 3840x2160.
+ * The firmware's current mode is usually the panel's native one; under QEMU
+ * it is 1280x800 when the device is set to 3840x2160 (OVMF lists the 4K
+ * mode but does not start in it). */
+static void choose_mode(EFI_GRAPHICS_OUTPUT_PROTOCOL *gop, const struct boot_config *cfg) {
     const EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *cur = gop->Mode->Info;
-    if (cur && mode_usable(cur) && cur->HorizontalResolution <= FB_MAX_WIDTH &&
-        cur->VerticalResolution <= FB_MAX_HEIGHT)
-        return;
-    UINT32 best = gop->Mode->Mode;
+    bool wanted = cfg->video_max || cfg->video_width;
+    if (!wanted && cur && mode_fits(cur)) return;
+    UINT32 best = gop->Mode->Mode, exact = gop->Mode->MaxMode;
     uint64_t best_area = 0;
     for (UINT32 m = 0; m < gop->Mode->MaxMode; m++) {
         UINTN info_size = 0;
         EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *info = NULL;
         if (EFI_ERROR(gop->QueryMode(gop, m, &info_size, &info)) || !info) continue;
         uint64_t area = (uint64_t)info->HorizontalResolution * info->VerticalResolution;
-        if (mode_usable(info) && info->HorizontalResolution <= FB_MAX_WIDTH &&
-            info->VerticalResolution <= FB_MAX_HEIGHT && area > best_area) {
+        if (mode_fits(info) && area > best_area) {
             best = m;
             best_area = area;
         }
+        if (mode_fits(info) && info->HorizontalResolution == cfg->video_width &&
+            info->VerticalResolution == cfg->video_height)
+            exact = m;
         loader_bs->FreePool(info);
     }
-    if (best_area && best != gop->Mode->Mode) gop->SetMode(gop, best); /* on failure the current mode stays */
+    if (cfg->video_width && exact == gop->Mode->MaxMode) {
+        log_printf("loader: no usable %ux%u screen mode (at most 3840x2160), keeping the current one\n",
+                   cfg->video_width, cfg->video_height);
+        if (cur && mode_fits(cur)) return;
+    } else if (cfg->video_width) {
+        best = exact;
+        best_area = 1;
+    }
+    if (best_area && best != gop->Mode->Mode && EFI_ERROR(gop->SetMode(gop, best)))
+        log_printf("loader: the firmware refused screen mode %u, keeping the current one\n", best);
 }
 
 static unsigned bits_used(uint32_t mask) {
@@ -81,7 +100,7 @@ static unsigned bits_used(uint32_t mask) {
     return top;
 }
 
-void framebuffer_query(struct boot_framebuffer *fb) {
+void framebuffer_query(struct boot_framebuffer *fb, const struct boot_config *cfg) {
     EFI_GUID gop_guid = EFI_GRAPHICS_OUTPUT_PROTOCOL_GUID;
     EFI_GRAPHICS_OUTPUT_PROTOCOL *gop = NULL;
     mem_zero(fb, sizeof(*fb));
@@ -90,7 +109,7 @@ void framebuffer_query(struct boot_framebuffer *fb) {
         !gop->Mode->Info)
         return;
 
-    choose_mode(gop);
+    choose_mode(gop, cfg);
     const EFI_GRAPHICS_OUTPUT_MODE_INFORMATION *info = gop->Mode->Info;
     if (!mode_usable(info) || gop->Mode->FrameBufferBase == 0) return;
 

@@ -10,6 +10,8 @@
 #include "kernel/mm/paging.h"
 #include "kernel/mm/memory_map.h"
 #include "kernel/drivers/pci.h"
+#include "kernel/drivers/fbcon.h"
+#include "kernel/drivers/virtio_gpu.h"
 #include "kernel/arch/panic.h"
 #include "kernel/drivers/timer.h"
 #include "kernel/drivers/uart.h"
@@ -114,6 +116,7 @@ void kernel_main(uint64_t boot_info_phys) {
     print_cpu();
     kprintf("cpu: %d logical core%s, TSC %lu MHz (%s)\n", cpu.logical_cores,
             cpu.logical_cores == 1 ? "" : "s", (unsigned long)(tsc_hz() / 1000000), timer_source());
+    workers_calibrate();
     struct memory_stats m;
     memory_get_stats(&m);
     kprintf("memory: %lu MiB usable, %lu MiB free, RAM up to 0x%lx\n", (unsigned long)(m.total_bytes >> 20),
@@ -123,6 +126,7 @@ void kernel_main(uint64_t boot_info_phys) {
     if (!uart_is_present()) kprintf("serial: no COM1 port, screen only\n");
     ps2_init();
     pci_init();
+    if (!fbcon_size(NULL, NULL)) virtio_gpu_init(); /* OVMF's virtio-gpu GOP leaves no framebuffer */
     char dma32[4]; /* boot.cfg xhci_dma32=1: the below-4-GiB DMA path on a 64-bit controller */
     xhci_force_dma32 = config_get(boot_info->cmdline, strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX), "xhci_dma32",
                                   dma32, sizeof dma32) > 0 && dma32[0] == '1';

@@ -29,6 +29,15 @@ int workers_selftest(char *report, size_t report_size);
  * a fault there must still give the full dump and halt every CPU. */
 void workers_fault_test(const char *kind);
 
+/* Measures, with every worker doing the same fixed work, how many workers
+ * raise throughput (fewer than the CPUs online when vCPUs outnumber the host
+ * cores that run them), logs it, and returns it (workers_calibrate.c). */
+int workers_calibrate(void);
+/* That count, measured again (~10-50 ms under emulation) when the last
+ * measurement is older than 10 s; all CPUs before workers_calibrate ran.
+ * Call from the BSP only, between jobs. */
+int workers_useful(void);
+
 /* For smp.c: the pool has `count` workers (online CPUs). */
 void workers_init(int count);
 /* For smp.c: an AP's loop as worker `worker`; never returns. */

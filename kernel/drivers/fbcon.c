@@ -114,8 +114,29 @@ static const uint8_t *unicode_cell_glyph(const struct fb_cell *c, uint8_t half[F
     return half;
 }
 
+/* Pixel rows changed since the last present (y0 >= y1: none), for a screen
+ * that shows the framebuffer only when told (virtio-gpu). */
+static fbcon_present_fn present;
+static uint32_t damage_y0 = UINT32_MAX, damage_y1;
+
+static void damage(uint32_t y0, uint32_t y1) {
+    if (y0 < damage_y0) damage_y0 = y0;
+    if (y1 > damage_y1) damage_y1 = y1;
+}
+
+static void present_damage(void) {
+    if (present && damage_y0 < damage_y1) present(damage_y0, damage_y1 - damage_y0);
+    damage_y0 = UINT32_MAX;
+    damage_y1 = 0;
+}
+
+void fbcon_set_present(fbcon_present_fn fn) {
+    present = fn;
+}
+
 /* `row` is a screen row (the status line is row fbc.rows). */
 static void draw_cell(int col, int row, const struct fb_cell *c, int with_cursor) {
+    damage((uint32_t)(row * fbc.cell_h), (uint32_t)((row + 1) * fbc.cell_h));
     prepare_painter(c->fg, c->bg);
     uint8_t *line = fbc.vram + (size_t)row * fbc.cell_h * fbc.pitch + (size_t)col * fbc.cell_w * 4;
     uint8_t half[FONT_HEIGHT];
@@ -182,6 +203,7 @@ void fbcon_write(const char *s, size_t len) {
     if (!fbc.active) return;
     for (size_t i = 0; i < len; i++) fbcon_feed_byte((uint8_t)s[i]);
     flush();
+    present_damage();
 }
 
 int fbcon_size(int *cols, int *rows) {
@@ -205,6 +227,7 @@ int fbcon_choose_scale(uint32_t width, uint32_t height) {
 }
 
 static void fill_pixels(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t colour) {
+    damage(y0, y1);
     for (uint32_t y = y0; y < y1; y++) {
         uint32_t *line = (uint32_t *)(fbc.vram + (size_t)y * fbc.pitch);
         for (uint32_t x = x0; x < x1; x++) line[x] = colour;
@@ -291,6 +314,7 @@ void fbcon_init(const struct boot_framebuffer *fb) {
     fbc.active = 1;
     flush();
     flush_status();
+    present_damage();
     console_register_output(fbcon_write);
     kprintf("fbcon: %ux%u, %dx%d text at scale %d\n", fb->width, fb->height, fbc.cols, screen_rows,
             fbc.scale);
@@ -319,4 +343,5 @@ void fbcon_set_status_line(const char *text) {
     }
     for (; col < fbc.cols; col++) fbc.status[col].ch = ' ', fbc.status[col].half = CELL_NARROW;
     flush_status();
+    present_damage();
 }

@@ -27,5 +27,9 @@ int fbcon_size(int *cols, int *rows);
 /* The status line (model, speed, memory) kept on the screen's last row;
  * see kernel/console/status.h. */
 void fbcon_set_status_line(const char *text);
+/* For a framebuffer the device shows only when told (virtio-gpu): after each
+ * change, fn gets the pixel rows y .. y + rows - 1 that changed. */
+typedef void (*fbcon_present_fn)(uint32_t y, uint32_t rows);
+void fbcon_set_present(fbcon_present_fn fn);
 
 #endif

@@ -109,7 +109,7 @@ int session_avx512_usable(void);
 /* The fastest kernel set on this machine, measured on a small matmul. */
 enum session_simd session_simd_fastest(void);
 void session_simd_apply(struct session *s, enum session_simd simd);
-/* Uses `limit` workers (0: all) for llm/ from now on; returns the count. */
+/* Uses `limit` workers (0: those measured to pay off at boot) for llm/ from now on; returns the count. */
 int session_use_workers(int limit);
 
 /* session_answer.c: streams the answer to `prompt`, then one line "[...]"

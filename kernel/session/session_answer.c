@@ -74,6 +74,7 @@ void session_answer(struct session *s, const char *prompt) {
         kprintf("no model loaded: /load a checkpoint from the ramdisk first (see /ls)\n");
         return;
     }
+    session_use_workers(0); /* the count that pays off now: the host's load may have changed */
     if (s->chat.active) {
         session_chat_answer(s, prompt);
         return;

@@ -63,8 +63,9 @@ enum session_simd session_simd_fastest(void) {
     return best;
 }
 
+/* limit 0: the workers measured to pay off at boot (workers_calibrate). */
 int session_use_workers(int limit) {
-    int n = workers_set_limit(limit);
+    int n = workers_set_limit(limit > 0 ? limit : workers_useful());
     parallel_set_runner(workers_run_claimed, n);
     return n;
 }

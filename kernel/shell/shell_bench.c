@@ -3,6 +3,7 @@
  * quantised at load. The benchmark runs on a second
  * copy of the model (its own run state), so the loaded model, its KV cache
  * and any /chat stay as they were. */
+#include "kernel/arch/smp.h"
 #include "kernel/console/console.h"
 #include "kernel/session/session.h"
 #include "kernel/drivers/ramdisk.h"
@@ -129,7 +130,7 @@ void shell_cmd_bench(struct session *session, const char *args) {
         transformer_destroy(&t);
         return;
     }
-    int all = session_use_workers(0);
+    int all = session_use_workers(smp_online_count()); /* every CPU, even those that do not pay off */
     kprintf("bench: %s, prefill %d tokens (batched), decode %d tokens, %d worker%s\n",
             session->model.model_name, tokens < t.config.seq_len ? tokens : t.config.seq_len,
             tokens < t.config.seq_len - 1 ? tokens : t.config.seq_len - 1, all, all > 1 ? "s" : "");

@@ -14,8 +14,8 @@ void shell_cmd_smp(struct session *session, const char *args) {
     } else if (strncmp(args, "fault ", 6) == 0) {
         workers_fault_test(args + 6);
     } else if (!*args) {
-        kprintf("processors: %d online of %d; workers: %d\n", smp_online_count(), cpu.logical_cores,
-                workers_count());
+        kprintf("processors: %d online of %d; workers: %d, %d of them in use (measured to pay off)\n",
+                smp_online_count(), cpu.logical_cores, smp_online_count(), workers_count());
     } else {
         kprintf("usage: /smp [test | fault KIND]\n");
     }

@@ -8,6 +8,8 @@ from checks import assert_halted, expect_fault_dump
 
 BASE_CFG = "ramdisk=ramdisk.tar\nmodel=stories260K.bin\ntokenizer=tok512.bin\n"
 REPORT = re.compile(rb"smp test: (\S+): (\d+) workers, .*round trip (\d+) ns")
+PAY_OFF = re.compile(r"smp: (\d+) of (\d+) workers pay off \(([0-9.]+)x the throughput of one")
+SMP_CMD = re.compile(r"workers: (\d+), (\d+) of them in use")
 
 
 def smp_image(ctx, name, extra):
@@ -26,7 +28,20 @@ def check_workers(ctx, smp):
         assert m.group(1) == b"ok", f"-smp {smp}: worker self-test failed: {m.group(0)!r}"
         assert int(m.group(2)) == smp, f"-smp {smp}: {m.group(2)} workers"
         print(f"  -smp {smp}: workers_run round trip {int(m.group(3))} ns")
+        if smp > 1:
+            # How many pay off depends on the host's free cores; the count and
+            # its measured gain must be sane, and /smp must report the same pool.
+            pay = PAY_OFF.search(out)
+            assert pay, f"-smp {smp}: no 'workers pay off' line:\n{out[-2000:]}"
+            useful, total, gain = int(pay.group(1)), int(pay.group(2)), float(pay.group(3))
+            assert total == smp and 1 <= useful <= smp, f"-smp {smp}: {pay.group(0)}"
+            assert (useful == 1) == (gain == 1.0) and gain <= useful * 1.2, f"-smp {smp}: {pay.group(0)}"
+            print(f"  -smp {smp}: {pay.group(0)}")
         vm.wait_prompt(timeout=60)
+        if smp > 1:
+            shown = SMP_CMD.search(vm.command("/smp"))
+            assert shown and int(shown.group(1)) == smp and 1 <= int(shown.group(2)) <= smp, \
+                f"/smp: {shown.group(0) if shown else 'no workers line'}"
         out = vm.command("/echo still alive")
         assert "still alive" in out, f"shell dead after the worker test: {out!r}"
 

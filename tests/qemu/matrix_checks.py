@@ -86,6 +86,9 @@ def run_serial_row(vm, row):
     if row.smp > 1:
         assert f"smp: {row.smp} of {row.smp} processors online" in log, \
             f"-smp {row.smp}: not every processor came online:\n{log[-2500:]}"
+    if row.log:
+        assert row.log in log, f"the boot log has no line with {row.log!r}:\n{log[-2500:]}"
+        facts.append(next(line for line in log.splitlines() if row.log in line).strip())
     fb = FBCON.search(log)
     if row.size is None:
         assert not fb and "fb 0x0" in log, f"expected no linear framebuffer:\n{log[-2500:]}"
@@ -111,6 +114,12 @@ def run_serial_row(vm, row):
     stats = STATS.search(answer)
     assert stats, f"no [stats] line after the answer: {answer[-600:]!r}"
     facts.append(f"answer [{stats.group(0)[1:60]}...]")
+    if row.screen_prompt:
+        lines = wait_screen(vm, r"\[\d+ tokens, .*stop:", 60, "the answer's [stats] line")
+        shown = [line for line in lines if line.strip()]
+        assert len(shown) >= 2 and shown[-2].startswith(">") and "stop:" in shown[-3], \
+            "the prompt is not under the answer's [stats] line on the screen:\n" + "\n".join(shown[-6:])
+        facts.append(f"prompt and answer on the {row.size[0]}x{row.size[1]} screen")
     return out, facts
 
 
@@ -143,7 +152,10 @@ def run_screen_row(vm, row):
 
 
 def run_row(ctx, row):
-    if row.model_fits:
+    if row.video:
+        image = ctx.image("default-video-" + row.video, [ctx.model("stories260K.bin"), ctx.model("tok512.bin")],
+                          f"model=stories260K.bin\ntokenizer=tok512.bin\nvideo={row.video}\n")
+    elif row.model_fits:
         image = ctx.default_image()
     else:
         image = big_model_image(ctx)

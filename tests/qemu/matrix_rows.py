@@ -1,13 +1,17 @@
 """matrix_rows.py - the rows of make test-matrix (cases_matrix.py). Each
 dimension's values appear in one or more rows, combined so that every value
-is covered without the full product (24 boots, ~20 minutes on 2 cores).
+is covered without the full product (30 boots, ~20 minutes on 2 cores).
 
 What this OVMF allows: -vga std without a size comes up at 1280x800; VGA and
-bochs-display honour xres/yres up to 2560x1600 (a 3840x2160 request falls
-back to 1280x800, whatever the video memory: the firmware has no such mode,
-so no row asks for it); ramfb is 800x600; virtio-gpu-pci's GOP has no linear
-framebuffer (the loader reports fb 0x0), so that row runs on serial alone
-and checks the kernel copes without a screen."""
+bochs-display come up at their xres/yres up to 2560x1600. At 3840x2160 OVMF
+starts in 1280x800 (it does not take that size as the preferred one) but
+lists the 4K mode when the video memory holds it, so those rows ask for it
+in boot.cfg (video=WxH or video=max, the loader's SetMode) and read the
+prompt from a 4K screendump; ramfb is 800x600. virtio-gpu-pci's GOP has no linear framebuffer (the
+loader reports fb 0x0): the kernel's own driver (kernel/drivers/virtio_gpu.c)
+sets up a scanout from RAM at the device's size, read back by screendump; a
+device too short of host memory for it refuses the resource, and the kernel
+must say so in one line and carry on with serial."""
 from dataclasses import dataclass, field
 
 # CPUs with AVX2 + FMA, so the boot-time probe also times the AVX2 kernels;
@@ -28,14 +32,17 @@ class Row:
     serial: bool = True            # False: -serial none, screen + USB keyboard only
     model_fits: bool = True        # False: the model must be refused, the shell still reached
     timeout: int = 240             # boot to prompt, seconds
+    video: str = ""                # boot.cfg video= (the loader's GOP mode choice)
+    screen_prompt: bool = False    # serial rows: also read the prompt and the answer off a screendump
+    log: str = ""                  # a line the boot log must hold
 
 
 def vga(w, h):
     return ["-device", f"VGA,xres={w},yres={h},vgamem_mb=64"]
 
 
-def virtio_gpu(w, h):
-    return ["-device", f"virtio-gpu-pci,xres={w},yres={h}"]
+def virtio_gpu(w, h, extra=""):
+    return ["-device", f"virtio-gpu-pci,xres={w},yres={h}{extra}"]
 
 
 def bochs(w, h):
@@ -65,13 +72,25 @@ ROWS = [
     Row("q35-vga-800x600", display=vga(800, 600), size=(800, 600)),
     Row("pc-vga-1920x1080-ovmf4m", machine="pc", display=vga(1920, 1080), size=(1920, 1080), firmware=FW4M),
     Row("q35-vga-2560x1600", display=vga(2560, 1600), size=(2560, 1600)),
-    Row("q35-virtio-gpu-pci-no-framebuffer", display=virtio_gpu(1280, 800), size=None),
+    Row("q35-vga-3840x2160", display=vga(3840, 2160), size=(3840, 2160), video="3840x2160", screen_prompt=True),
+    Row("pc-bochs-3840x2160-max-ovmf4m", machine="pc", display=bochs(3840, 2160), size=(3840, 2160), video="max",
+        firmware=FW4M, screen_prompt=True),
+    Row("q35-virtio-gpu-pci-1280x800", display=virtio_gpu(1280, 800), size=(1280, 800), screen_prompt=True,
+        log="virtio-gpu: 1280x800 scanout"),
+    Row("pc-virtio-gpu-pci-1920x1080-ovmf4m", machine="pc", display=virtio_gpu(1920, 1080), size=(1920, 1080),
+        firmware=FW4M, screen_prompt=True, log="virtio-gpu: 1920x1080 scanout"),
+    Row("q35-virtio-gpu-pci-3840x2160", display=virtio_gpu(3840, 2160), size=(3840, 2160), screen_prompt=True,
+        log="virtio-gpu: 3840x2160 scanout"),
+    # 1 MiB of host memory cannot hold the 4 MB resource: refused, serial only.
+    Row("q35-virtio-gpu-pci-refuses", display=virtio_gpu(1280, 800, ",max_hostmem=1048576"), size=None,
+        log="virtio-gpu: 00:"),
     Row("pc-virtio-vga", machine="pc", display=["-device", "virtio-vga"]),
     Row("q35-bochs-1600x900-ovmf4m", display=bochs(1600, 900), size=(1600, 900), firmware=FW4M),
     Row("pc-bochs-2560x1440", machine="pc", display=bochs(2560, 1440), size=(2560, 1440)),
     Row("q35-ramfb", display=["-device", "ramfb"], size=(800, 600)),
     # No serial port: the prompt and the answer read on the screen, typed on a USB keyboard.
     Row("q35-noserial-usbkbd", serial=False, smp=2),
+    Row("q35-noserial-usbkbd-virtio-gpu", serial=False, display=virtio_gpu(1280, 800), size=(1280, 800)),
     Row("pc-noserial-usbkbd-bochs-ovmf4m", machine="pc", serial=False, display=bochs(1024, 768),
         size=(1024, 768), firmware=FW4M),
 ]
