@@ -12,10 +12,10 @@
 #include "llm/simd/ggml_simd.h"
 
 #define CHUNKED_MAX_ROWS 4
-/* Bytes of one decoded block (the k-quants' 256 int16 values, 16 mins and
- * two scales are the largest) and of all the states of a chunk: the
- * stack stays small enough for the kernel's 64 KiB worker stacks. */
-#define CHUNKED_DECODED_BYTES 576
+/* Bytes of one decoded block (k_gemm.h's KDecoded is the largest) and of
+ * all the states of a chunk: the stack stays small enough for the
+ * kernel's 64 KiB worker stacks. */
+#define CHUNKED_DECODED_BYTES 1088
 #define CHUNKED_STATE_BYTES 8192
 #define CHUNKED_MAX_POSITIONS 64
 

@@ -1,10 +1,12 @@
 /* k_gemm.h - internal: the prefill gemm of the k-quant dots that sum one
  * float per block (k_row_dot: Q2_K, Q3_K and Q5_K in SSE2 and AVX2, Q4_K
  * and Q6_K in SSE2), on ggml_gemm_chunked.h's loop. A block is decoded
- * once (SSE2, for both sets) into its 256 weights as int16, each already
- * times its sub-block's scale (and offset: q, not the stored unsigned
- * value), plus the per-16 mins; a position's step is then one int16
- * multiply-add per value. Integer sums are exact and the float of a block
+ * once (SSE2 code, for both sets) into the forms both steps read: for
+ * SSE2 its 256 weights as int16, each already times its sub-block's scale
+ * (and offset: q, not the stored unsigned value), so a position costs one
+ * int16 multiply-add per value; for AVX2 the unsigned values as bytes and
+ * the scales spread to the lanes of maddubs' pair sums, so it costs one
+ * maddubs per 32 values. Integer sums are exact and the float of a block
  * is the dot's own expression, so every output is the dot's bits. */
 #ifndef LLM_SIMD_K_GEMM_H
 #define LLM_SIMD_K_GEMM_H
@@ -13,19 +15,28 @@
 #include "llm/simd/ggml_sse2.h"
 
 typedef struct {
-    int16_t w[QK_K];   /* scale * q, |.| <= 128 * 32 */
-    int16_t mins[16];  /* per 16 values, times that sub-block's bsum */
-    float d, dmin;     /* half_scale of the block's d and dmin */
+    int16_t w[QK_K];          /* SSE2: scale * q, |.| <= 128 * 32 */
+    uint8_t u[QK_K];          /* AVX2: the unsigned values (q + offset, 0..63) */
+    int16_t scale8[QK_K / 2]; /* AVX2: sub-block s's scale in lanes 8s..8s+7 */
+    /* Per 16 values, times that sub-block's bsum: the mins of the types
+     * with mins; for the others (AVX2) offset * scale, taken off the sum. */
+    int16_t mins[16];
+    float d, dmin; /* half_scale of the block's d and dmin */
 } KDecoded;
 
 _Static_assert(sizeof(KDecoded) <= CHUNKED_DECODED_BYTES, "a decoded k-quant block fits the buffer");
 
-/* 16 unsigned values u of one sub-block stored as scale * (u - offset). */
-static inline void k_store16(int16_t *w, __m128i u, int offset, int scale) {
+/* Sub-block s: 16 unsigned values u, whose q is u - offset, and its
+ * scale, in both forms. */
+static inline void k_store16(KDecoded *d, int s, __m128i u, int offset, int scale) {
     const __m128i zero = _mm_setzero_si128(), off = _mm_set1_epi16((short)offset);
     const __m128i sc = _mm_set1_epi16((short)scale);
+    int16_t *w = d->w + 16 * s;
     _mm_storeu_si128((__m128i *)w, _mm_mullo_epi16(_mm_sub_epi16(_mm_unpacklo_epi8(u, zero), off), sc));
     _mm_storeu_si128((__m128i *)(w + 8), _mm_mullo_epi16(_mm_sub_epi16(_mm_unpackhi_epi8(u, zero), off), sc));
+    _mm_storeu_si128((__m128i *)(d->u + 16 * s), u);
+    _mm_storeu_si128((__m128i *)(d->scale8 + 8 * s), sc);
+    if (offset) d->mins[s] = (int16_t)(offset * scale);
 }
 
 /* Bits `shift`.. of each byte of r, `bits` wide. */
@@ -43,7 +54,7 @@ STEP void q2_k_decode(const uint8_t *block, uint8_t *out) {
             __m128i r = load16(b->qs + 32 * half + 16 * k);
             for (int j = 0; j < 4; j++) {
                 int s = 8 * half + 2 * j + k;
-                k_store16(d->w + 16 * s, k_bits(r, 2 * j, 2), 0, b->scales[s] & 0xf);
+                k_store16(d, s, k_bits(r, 2 * j, 2), 0, b->scales[s] & 0xf);
                 d->mins[s] = (int16_t)(b->scales[s] >> 4);
             }
         }
@@ -62,7 +73,7 @@ STEP void q3_k_decode(const uint8_t *block, uint8_t *out) {
             for (int j = 0; j < 4; j++) {
                 int s = 8 * half + 2 * j + k;
                 __m128i u = _mm_or_si128(k_bits(r, 2 * j, 2), _mm_slli_epi16(k_bits(hm, 4 * half + j, 1), 2));
-                k_store16(d->w + 16 * s, u, 4, sc[s]);
+                k_store16(d, s, u, 4, sc[s]);
             }
         }
     d->d = half_scale(b->d), d->dmin = 0;
@@ -86,8 +97,8 @@ static inline __attribute__((always_inline)) void k4_decode(const uint8_t *qs, c
                 lo = _mm_or_si128(lo, _mm_slli_epi16(k_bits(h, 2 * j, 1), 4));
                 hi = _mm_or_si128(hi, _mm_slli_epi16(k_bits(h, 2 * j + 1, 1), 4));
             }
-            k_store16(d->w + 64 * j + 16 * k, lo, 0, sc[2 * j]);
-            k_store16(d->w + 64 * j + 32 + 16 * k, hi, 0, sc[2 * j + 1]);
+            k_store16(d, 4 * j + k, lo, 0, sc[2 * j]);
+            k_store16(d, 4 * j + 2 + k, hi, 0, sc[2 * j + 1]);
             d->mins[4 * j + k] = m[2 * j], d->mins[4 * j + 2 + k] = m[2 * j + 1];
         }
 }
@@ -126,7 +137,7 @@ STEP void q6_k_decode(const uint8_t *block, uint8_t *out) {
     for (int half = 0; half < 2; half++) {
         __m128i v[8];
         q6_decode_half(b->ql + 64 * half, b->qh + 32 * half, v);
-        for (int s = 0; s < 8; s++) k_store16(d->w + 128 * half + 16 * s, v[s], 32, b->scales[8 * half + s]);
+        for (int s = 0; s < 8; s++) k_store16(d, 8 * half + s, v[s], 32, b->scales[8 * half + s]);
     }
     d->d = half_scale(b->d), d->dmin = 0;
 }
@@ -157,26 +168,26 @@ static inline __attribute__((always_inline)) void k_step_sse2(const uint8_t *dec
     }
 }
 
-/* AVX2: the same sums, sixteen values per multiply-add. */
+/* AVX2: the same sums from the unsigned values, 32 per maddubs (pairs
+ * within int16: 63 * 127 * 2), the offsets taken off through the bsums. */
 TARGET_AVX2 static inline __attribute__((always_inline)) void
 k_step_avx2(const uint8_t *decoded, const void *act, uint8_t *state, int R, int has_mins) {
     const BlockQ8K *a = act;
-    __m256i x[16];
-    for (int g = 0; g < 16; g++) x[g] = _mm256_cvtepi8_epi16(load16(a->qs + 16 * g));
+    __m256i x[8];
+    for (int g = 0; g < 8; g++) x[g] = _mm256_loadu_si256((const __m256i *)(a->qs + 32 * g));
+    const __m256i bsums = _mm256_loadu_si256((const __m256i *)a->bsums);
     for (int r = 0; r < R; r++) {
         const KDecoded *d = (const KDecoded *)(decoded + (size_t)r * CHUNKED_DECODED_BYTES);
         __m256i s = _mm256_setzero_si256();
-        for (int g = 0; g < 16; g++)
-            s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(d->w + 16 * g)), x[g]));
-        int msum = 0;
-        if (has_mins) {
-            __m256i m = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)d->mins),
-                                          _mm256_loadu_si256((const __m256i *)a->bsums));
-            msum = sse2_hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1)));
+        for (int g = 0; g < 8; g++) {
+            __m256i p = _mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(d->u + 32 * g)), x[g]);
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(p, _mm256_loadu_si256((const __m256i *)(d->scale8 + 16 * g))));
         }
+        __m256i m = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)d->mins), bsums);
+        int csum = sse2_hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1)));
         int isum = sse2_hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1)));
         float *acc = (float *)(state + (size_t)r * sizeof(float));
-        *acc += k_decoded_sum(d, a->d, isum, msum, has_mins);
+        *acc += has_mins ? k_decoded_sum(d, a->d, isum, csum, 1) : k_decoded_sum(d, a->d, isum - csum, 0, 0);
     }
 }
 
