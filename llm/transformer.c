@@ -261,8 +261,10 @@ static void attention_heads(void *ctx, int h0, int h1) {
 /* Runs positions pos0 .. pos0 + batch - 1 (batch <= TRANSFORMER_MAX_BATCH)
  * through every layer, row b of each activation array holding position
  * pos0 + b; the K/V rows of the chunk are written straight into the cache,
- * where they are contiguous. Leaves the last position's logits. */
-static void forward_chunk(Transformer *t, const int *tokens, int batch, int pos0) {
+ * where they are contiguous. Leaves the last position's logits when
+ * `logits` (a prompt's earlier chunks skip the classifier: under QEMU TCG it
+ * costs about as much as the layers of a token). */
+static void forward_chunk(Transformer *t, const int *tokens, int batch, int pos0, int logits) {
     const TransformerConfig *c = &t->config;
     const TransformerWeights *w = &t->weights;
     TransformerState *s = &t->state;
@@ -306,6 +308,7 @@ static void forward_chunk(Transformer *t, const int *tokens, int batch, int pos0
         for (int b = 0; b < batch; b++) kernels->add(x + (size_t)b * dim, xb + (size_t)b * dim, dim);
     }
     /* Logits only for the last position (the others are forced prompt tokens). */
+    if (!logits) return;
     float *last = x + (size_t)(batch - 1) * dim;
     kernels->rmsnorm(last, last, w->rms_final, dim);
     prepare_input(t, last, 1, dim);
@@ -316,7 +319,7 @@ float *transformer_forward(Transformer *t, int token, int pos) {
     const TransformerConfig *c = &t->config;
     if (t->gguf) return gguf_model_forward(t, token, pos, 1);
     if (!t->state.block || token < 0 || token >= c->vocab_size || pos < 0 || pos >= c->seq_len) return NULL;
-    forward_chunk(t, &token, 1, pos);
+    forward_chunk(t, &token, 1, pos, 1);
     return t->state.logits;
 }
 
@@ -332,7 +335,7 @@ int transformer_prefill(Transformer *t, const int *tokens, int n, int start_pos)
     }
     for (int done = 0; done < n; done += TRANSFORMER_MAX_BATCH) {
         int batch = n - done < TRANSFORMER_MAX_BATCH ? n - done : TRANSFORMER_MAX_BATCH;
-        forward_chunk(t, tokens + done, batch, start_pos + done);
+        forward_chunk(t, tokens + done, batch, start_pos + done, done + batch == n);
     }
     return 0;
 }

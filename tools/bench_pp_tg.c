@@ -9,6 +9,8 @@
  *     tg N          N single-token decode steps at positions 0..N-1
  *                   (llama-bench's tgN: no prompt, no sampling)
  *     warmup        one untimed pp 16 and tg 16
+ *     level N       the kernel set from now on: 0 SSE2, 1 AVX2, 2 AVX-512
+ *                   (default: the widest this CPU runs)
  *
  * Each pp and tg line is answered by one line "ppN T tok/s" / "tgN T
  * tok/s" (T: threads); errors go to stderr and end the program. Used by
@@ -82,7 +84,7 @@ int main(int argc, char **argv) {
     while (fgets(line, sizeof line, stdin)) {
         int fields = sscanf(line, "%15s %d", verb, &n);
         if (fields < 1) continue;
-        if (fields == 2 && (n < 1 || n > seq_len)) {
+        if (fields == 2 && strcmp(verb, "level") && (n < 1 || n > seq_len)) {
             fprintf(stderr, "bench_pp_tg: %d is outside 1..%d (the context)\n", n, seq_len);
             return 1;
         }
@@ -93,6 +95,9 @@ int main(int argc, char **argv) {
             printf("pp%d %d %.2f\n", n, threads, time_prefill(&t, tokens, n));
         } else if (!strcmp(verb, "tg") && fields == 2) {
             printf("tg%d %d %.2f\n", n, threads, time_decode(&t, n));
+        } else if (!strcmp(verb, "level") && fields == 2 && n <= kernels_widest_level()) {
+            kernels_select_level(n);
+            printf("level %d\n", kernels_level());
         } else if (!strcmp(verb, "warmup")) {
             time_prefill(&t, tokens, seq_len < 16 ? seq_len : 16);
             time_decode(&t, seq_len < 16 ? seq_len : 16);

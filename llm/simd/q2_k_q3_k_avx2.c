@@ -1,6 +1,7 @@
 /* q2_k_q3_k_avx2.c - Q2_K and Q3_K rows (2-bit values, a scale per 16)
  * with Q8K activations, AVX2. */
 #include "llm/simd/ggml_avx2.h"
+#include "llm/simd/k_gemm.h"
 
 TARGET_AVX2 STEP float q2_k_block(const void *wp, const BlockQ8K *a) {
     const BlockQ2_K *w = wp;
@@ -52,5 +53,26 @@ TARGET_AVX2 static float dot_q3_k(const void *row, const void *act, int n) {
     return k_row_dot(row, act, n, sizeof(BlockQ3_K), q3_k_block);
 }
 
-const GgmlKernel ggml_q2_k_avx2 = {dot_q2_k, NULL, NULL};
-const GgmlKernel ggml_q3_k_avx2 = {dot_q3_k, NULL, NULL};
+/* Prefill: two rows per decoded tile (k_gemm.h). */
+TARGET_AVX2 STEP void q2_k_step(const uint8_t *decoded, const void *act, uint8_t *state) {
+    k_step_avx2(decoded, act, state, 2, 1);
+}
+
+TARGET_AVX2 STEP void q3_k_step(const uint8_t *decoded, const void *act, uint8_t *state) {
+    k_step_avx2(decoded, act, state, 2, 0);
+}
+
+TARGET_AVX2 static void gemm_q2_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                                  const void *act, size_t act_stride, int n, int count, int batch) {
+    chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK_K,
+                      sizeof(BlockQ2_K), sizeof(BlockQ8K), 2, sizeof(float), q2_k_decode, q2_k_step, k_finish);
+}
+
+TARGET_AVX2 static void gemm_q3_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                                  const void *act, size_t act_stride, int n, int count, int batch) {
+    chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK_K,
+                      sizeof(BlockQ3_K), sizeof(BlockQ8K), 2, sizeof(float), q3_k_decode, q3_k_step, k_finish);
+}
+
+const GgmlKernel ggml_q2_k_avx2 = {dot_q2_k, NULL, gemm_q2_k};
+const GgmlKernel ggml_q3_k_avx2 = {dot_q3_k, NULL, gemm_q3_k};

@@ -1,6 +1,6 @@
 /* q2_k_q3_k_sse2.c - Q2_K and Q3_K rows (2-bit values, a scale per 16)
  * with Q8K activations, SSE2. */
-#include "llm/simd/ggml_sse2.h"
+#include "llm/simd/k_gemm.h"
 
 /* acc plus 32 values (q0: the first 16, q1: the next) times x, the first
  * 16 products weighted by scale s0, the next by s1. */
@@ -61,5 +61,26 @@ static float dot_q3_k(const void *row, const void *act, int n) {
     return k_row_dot(row, act, n, sizeof(BlockQ3_K), q3_k_block);
 }
 
-const GgmlKernel ggml_q2_k_sse2 = {dot_q2_k, NULL, NULL};
-const GgmlKernel ggml_q3_k_sse2 = {dot_q3_k, NULL, NULL};
+/* Prefill: four rows per decoded tile (k_gemm.h). */
+STEP void q2_k_step(const uint8_t *decoded, const void *act, uint8_t *state) {
+    k_step_sse2(decoded, act, state, 4, 1);
+}
+
+STEP void q3_k_step(const uint8_t *decoded, const void *act, uint8_t *state) {
+    k_step_sse2(decoded, act, state, 4, 0);
+}
+
+HOT_LOOP static void gemm_q2_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                               const void *act, size_t act_stride, int n, int count, int batch) {
+    chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK_K,
+                      sizeof(BlockQ2_K), sizeof(BlockQ8K), 4, sizeof(float), q2_k_decode, q2_k_step, k_finish);
+}
+
+HOT_LOOP static void gemm_q3_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                               const void *act, size_t act_stride, int n, int count, int batch) {
+    chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK_K,
+                      sizeof(BlockQ3_K), sizeof(BlockQ8K), 4, sizeof(float), q3_k_decode, q3_k_step, k_finish);
+}
+
+const GgmlKernel ggml_q2_k_sse2 = {dot_q2_k, NULL, gemm_q2_k};
+const GgmlKernel ggml_q3_k_sse2 = {dot_q3_k, NULL, gemm_q3_k};

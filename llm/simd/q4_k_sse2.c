@@ -1,5 +1,5 @@
 /* q4_k_sse2.c - Q4_K rows with Q8K activations, SSE2. */
-#include "llm/simd/ggml_sse2.h"
+#include "llm/simd/k_gemm.h"
 
 STEP float q4_k_block(const void *wp, const BlockQ8K *a) {
     const BlockQ4_K *w = wp;
@@ -26,4 +26,15 @@ static float dot_q4_k(const void *row, const void *act, int n) {
     return k_row_dot(row, act, n, sizeof(BlockQ4_K), q4_k_block);
 }
 
-const GgmlKernel ggml_q4_k_sse2 = {dot_q4_k, NULL, NULL};
+/* Prefill: four rows per decoded tile (k_gemm.h). */
+STEP void q4_k_step(const uint8_t *decoded, const void *act, uint8_t *state) {
+    k_step_sse2(decoded, act, state, 4, 1);
+}
+
+HOT_LOOP static void gemm_q4_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                               const void *act, size_t act_stride, int n, int count, int batch) {
+    chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK_K,
+                      sizeof(BlockQ4_K), sizeof(BlockQ8K), 4, sizeof(float), q4_k_decode, q4_k_step, k_finish);
+}
+
+const GgmlKernel ggml_q4_k_sse2 = {dot_q4_k, NULL, gemm_q4_k};

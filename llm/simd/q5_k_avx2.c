@@ -1,5 +1,6 @@
 /* q5_k_avx2.c - Q5_K rows with Q8K activations, AVX2. */
 #include "llm/simd/ggml_avx2.h"
+#include "llm/simd/k_gemm.h"
 
 /* 32 five-bit values: the nibbles (shifted down by `shift`) plus bit `bit`
  * of the high bits as the fifth. */
@@ -30,4 +31,15 @@ TARGET_AVX2 static float dot_q5_k(const void *row, const void *act, int n) {
     return k_row_dot(row, act, n, sizeof(BlockQ5_K), q5_k_block);
 }
 
-const GgmlKernel ggml_q5_k_avx2 = {dot_q5_k, NULL, NULL};
+/* Prefill: two rows per decoded tile (k_gemm.h). */
+TARGET_AVX2 STEP void q5_k_step(const uint8_t *decoded, const void *act, uint8_t *state) {
+    k_step_avx2(decoded, act, state, 2, 1);
+}
+
+TARGET_AVX2 static void gemm_q5_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                                  const void *act, size_t act_stride, int n, int count, int batch) {
+    chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK_K,
+                      sizeof(BlockQ5_K), sizeof(BlockQ8K), 2, sizeof(float), q5_k_decode, q5_k_step, k_finish);
+}
+
+const GgmlKernel ggml_q5_k_avx2 = {dot_q5_k, NULL, gemm_q5_k};

@@ -1,18 +1,5 @@
 /* q6_k_sse2.c - Q6_K rows with Q8K activations, SSE2. */
-#include "llm/simd/ggml_sse2.h"
-
-/* The 6-bit values (0..63, unsigned) of one Q6_K half-block (128 values). */
-static inline void q6_decode_half(const uint8_t *ql, const uint8_t *qh, __m128i out[8]) {
-    const __m128i m4 = _mm_set1_epi8(0x0f), m30 = _mm_set1_epi8(0x30);
-    for (int k = 0; k < 2; k++) {
-        __m128i l0 = load16(ql + 16 * k), l1 = load16(ql + 32 + 16 * k), h = load16(qh + 16 * k);
-        out[0 + k] = _mm_or_si128(_mm_and_si128(l0, m4), _mm_and_si128(_mm_slli_epi16(h, 4), m30));
-        out[2 + k] = _mm_or_si128(_mm_and_si128(l1, m4), _mm_and_si128(_mm_slli_epi16(h, 2), m30));
-        out[4 + k] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(l0, 4), m4), _mm_and_si128(h, m30));
-        out[6 + k] =
-            _mm_or_si128(_mm_and_si128(_mm_srli_epi16(l1, 4), m4), _mm_and_si128(_mm_srli_epi16(h, 2), m30));
-    }
-}
+#include "llm/simd/k_gemm.h"
 
 STEP float q6_k_block(const void *wp, const BlockQ8K *a) {
     const BlockQ6_K *w = wp;
@@ -34,4 +21,15 @@ static float dot_q6_k(const void *row, const void *act, int n) {
     return k_row_dot(row, act, n, sizeof(BlockQ6_K), q6_k_block);
 }
 
-const GgmlKernel ggml_q6_k_sse2 = {dot_q6_k, NULL, NULL};
+/* Prefill: four rows per decoded tile (k_gemm.h). */
+STEP void q6_k_step(const uint8_t *decoded, const void *act, uint8_t *state) {
+    k_step_sse2(decoded, act, state, 4, 0);
+}
+
+HOT_LOOP static void gemm_q6_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                               const void *act, size_t act_stride, int n, int count, int batch) {
+    chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK_K,
+                      sizeof(BlockQ6_K), sizeof(BlockQ8K), 4, sizeof(float), q6_k_decode, q6_k_step, k_finish);
+}
+
+const GgmlKernel ggml_q6_k_sse2 = {dot_q6_k, NULL, gemm_q6_k};
