@@ -9,6 +9,10 @@
  *     tg N          N single-token decode steps at positions 0..N-1
  *                   (llama-bench's tgN: no prompt, no sampling)
  *     warmup        one untimed pp 16 and tg 16
+ *     bytes         the weight bytes a decode step reads: every tensor of
+ *                   two or more dimensions, less the token embeddings when
+ *                   the file has its own output matrix (then one row of
+ *                   them is read per token); answered "bytes N"
  *
  * Each pp and tg line is answered by one line "ppN T tok/s" / "tgN T
  * tok/s" (T: threads); errors go to stderr and end the program. Used by
@@ -18,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "llm/gguf.h"
 #include "llm/kernels.h"
 #include "llm/transformer.h"
 #include "tools/file_util.h"
@@ -51,9 +56,27 @@ static double time_decode(Transformer *t, int n) {
     return n / (now_seconds() - start);
 }
 
+/* See "bytes" above; 0 when the file is not a GGUF one. */
+static double decode_weight_bytes(const void *data, size_t size) {
+    GgufFile f;
+    char err[128];
+    if (gguf_create(&f, data, size, err, sizeof err) != 0) return 0;
+    double bytes = 0, embeddings = 0;
+    int has_output = 0;
+    for (uint64_t i = 0; i < f.n_tensors; i++) {
+        const GgufTensorInfo *ti = &f.tensors[i];
+        if (ti->n_dims < 2) continue;
+        bytes += (double)ti->n_bytes;
+        if (gguf_string_eq(ti->name, "token_embd.weight")) embeddings = (double)ti->n_bytes;
+        if (gguf_string_eq(ti->name, "output.weight")) has_output = 1;
+    }
+    gguf_destroy(&f);
+    return has_output ? bytes - embeddings : bytes;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
-        fprintf(stderr, "usage: bench_pp_tg MODEL.gguf   (commands on stdin: threads N, pp N, tg N, warmup)\n");
+        fprintf(stderr, "usage: bench_pp_tg MODEL.gguf   (commands on stdin: threads N, pp N, tg N, warmup, bytes)\n");
         return 2;
     }
     kernels_select_level(kernels_widest_level()); /* natively the widest set is the fastest */
@@ -93,6 +116,8 @@ int main(int argc, char **argv) {
             printf("pp%d %d %.2f\n", n, threads, time_prefill(&t, tokens, n));
         } else if (!strcmp(verb, "tg") && fields == 2) {
             printf("tg%d %d %.2f\n", n, threads, time_decode(&t, n));
+        } else if (!strcmp(verb, "bytes")) {
+            printf("bytes %.0f\n", decode_weight_bytes(data, size));
         } else if (!strcmp(verb, "warmup")) {
             time_prefill(&t, tokens, seq_len < 16 ? seq_len : 16);
             time_decode(&t, seq_len < 16 ? seq_len : 16);
