@@ -3,7 +3,7 @@
 llama-bench binary is given) llama.cpp's on the same GGUF files, interleaved.
 
     python3 tools/bench_compare.py [--shape stories110M|llama-3.2-1b|gemma-3-1b|qwen3moe-mini]
-        [--types F32,Q8_0,Q4_0,Q4_K_M] [--threads 1,2] [--tests pp128,tg128,pp512]
+        [--types F32,Q8_0,Q4_0,Q4_K_M] (also F16, BF16) [--threads 1,2] [--tests pp128,tg128,pp512]
         [--rounds 5] [--llama-bench PATH] [--dir build/bench] [--bandwidth build/host/bench_bandwidth]
 
 The files are random-weight models written by build/host/gen_gguf into
@@ -136,6 +136,9 @@ def main():
           f"medians of {args.rounds} round{'s' if args.rounds > 1 else ''}"
           + (", ours and llama-bench interleaved" if compare else " (no LLAMA_BENCH: our figures alone)")
           + f"; load average at start {load:.1f}", flush=True)
+    if args.bandwidth and not os.access(args.bandwidth, os.X_OK):
+        print(f"bench_compare: {args.bandwidth} not built: no share of the read bandwidth", flush=True)
+        args.bandwidth = ""
     bandwidth = read_bandwidth(args.bandwidth, args.threads, (CACHE_MIB, DRAM_MIB)) if args.bandwidth else {}
     for t in args.threads if bandwidth else ():
         print(f"read bandwidth, {t} thread{'s' if t > 1 else ''}: {bandwidth[(t, CACHE_MIB)]:.1f} GB/s "

@@ -42,7 +42,7 @@ TARGET_AVX512 STEP __m512 bf16_16(const uint16_t *w, __mmask16 lanes) {
 TARGET_AVX512 static inline __attribute__((always_inline)) void
 half_tile(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint8_t *x, size_t xs, int n, int R,
           int P, const uint8_t *ahead, widen16_fn widen) {
-    __m512 acc[DECODE_ROWS][GEMM_POSITIONS];
+    __m512 acc[DECODE_ROWS][GEMM_POSITIONS]; /* R <= DECODE_ROWS */
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 6
