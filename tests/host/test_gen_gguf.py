@@ -241,7 +241,9 @@ def llama_simple(path, n_predict):
 def check_llama_cpp(work, small):
     """llama.cpp loads what gen_gguf writes, and its first greedy tokens are llmrun's."""
     cases = [("dim 256, 128256-token BPE, Q4_K_M", [*small, "--vocab", "128256", "--type", "Q4_K_M"]),
-             ("dim 256, 1024-token BPE, untied, Q4_0", [*small, "--vocab", "1024", "--type", "Q4_0", "--untied"])]
+             ("dim 256, 1024-token BPE, untied, Q4_0", [*small, "--vocab", "1024", "--type", "Q4_0", "--untied"]),
+             # untied: the tied file's greedy tokens are special ones, which llama-simple prints and llmrun not
+             ("dim 256, 1024-token BPE, untied, BF16", [*small, "--vocab", "1024", "--type", "BF16", "--untied"])]
     if os.path.exists(TOK32K):
         cases.append(("stories15M shape, Llama 2 vocabulary, Q8_0", ["--shape", "stories15M", "--type", "Q8_0",
                                                                     "--spm", TOK32K]))
