@@ -67,14 +67,14 @@ float ggml_fp16_to_fp32(uint16_t h) {
 
 uint16_t ggml_fp32_to_fp16(float f) {
     uint32_t x;
-    memcpy(&x, &f, 4);
+    __builtin_memcpy(&x, &f, 4); /* a register move, even under -fno-builtin */
     uint32_t sign = (x >> 16) & 0x8000, abs = x & 0x7fffffffu;
     if (abs >= 0x7f800000u) return (uint16_t)(sign | 0x7c00 | (abs > 0x7f800000u ? 0x200 : 0));
     if (abs >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds to infinity */
     if (abs < 0x38800000u) {
         /* Subnormal half: round mant * 2^24 to nearest even. */
         float a;
-        memcpy(&a, &abs, 4);
+        __builtin_memcpy(&a, &abs, 4);
         float scaled = a * 16777216.0f;
         uint32_t q = (uint32_t)scaled;
         float rem = scaled - (float)q;

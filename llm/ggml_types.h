@@ -164,9 +164,9 @@ ggml_vec_dot_fn ggml_vec_dot_scalar(uint32_t type);
 /* The fastest variant for the active kernel set (simd/ggml_dispatch.c): SSE2 or
  * AVX2 where written, the scalar one otherwise. */
 ggml_vec_dot_fn ggml_vec_dot_best(uint32_t type);
-/* The SSE2 (avx2 0), AVX2 (avx2 1) or AVX-512 VNNI (avx2 2: Q8_0, Q4_0,
- * Q4_K, Q6_K when cpu_features() has it, else as 1) variant; NULL when there
- * is none. */
+/* The SSE2 (avx2 0), AVX2 (avx2 1) or AVX-512 VNNI (avx2 2: F16, BF16,
+ * Q8_0, Q4_0, Q4_K, Q6_K when cpu_features() has it, else as 1) variant;
+ * NULL when there is none. */
 ggml_vec_dot_fn ggml_vec_dot_simd(uint32_t type, int avx2);
 /* out[i] = dot(rows + i * row_bytes, act, n) for i < count: several rows
  * per pass with prefetching; each out[i] is bit-identical to the same

@@ -13,14 +13,12 @@
  *         [--simd auto|sse2|avx2|avx512]   (auto: the widest the CPU has)
  *   BENCH_QUICK=1 bench      stories15M only, shorter runs
  */
-#include <emmintrin.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <stdatomic.h>
 #include <time.h>
 
 #include "llm/kernels.h"
@@ -28,6 +26,7 @@
 #include "llm/transformer.h"
 #include "llm/transformer_gguf.h"
 #include "tools/file_util.h"
+#include "tools/read_bandwidth.h"
 #include "tools/thread_pool.h"
 
 #define BANDWIDTH_BYTES (512u << 20) /* far larger than any cache */
@@ -41,48 +40,11 @@ static double now_seconds(void) {
 
 /* ---------------------------------------------------------------- bandwidth */
 
-#define READ_BLOCK_WORDS (1u << 17) /* 1 MiB */
-
-typedef struct {
-    const uint64_t *data;
-    _Atomic uint64_t sum; /* keeps the reads from being optimised away */
-} ReadJob;
-
-/* Blocks [b0, b1) of the buffer, claimed through parallel_for. */
-static void read_blocks(void *ctx, int b0, int b1) {
-    ReadJob *job = ctx;
-    const uint64_t *p = job->data + (size_t)b0 * READ_BLOCK_WORDS,
-                   *end = job->data + (size_t)b1 * READ_BLOCK_WORDS;
-    /* 128-bit loads, four independent accumulators: a scalar loop is
-     * limited by the adds, not by memory. */
-    __m128i a = _mm_setzero_si128(), b = a, c = a, d = a;
-    for (; p < end; p += 8) {
-        /* Prefetch well ahead, as the matmul kernels do: without it one core
-         * stalls on every miss and the probe reads far below the real limit. */
-        __builtin_prefetch(p + 256);
-        a = _mm_add_epi64(a, _mm_load_si128((const __m128i *)p));
-        b = _mm_add_epi64(b, _mm_load_si128((const __m128i *)(p + 2)));
-        c = _mm_add_epi64(c, _mm_load_si128((const __m128i *)(p + 4)));
-        d = _mm_add_epi64(d, _mm_load_si128((const __m128i *)(p + 6)));
-    }
-    uint64_t lanes[2];
-    _mm_storeu_si128((__m128i *)lanes, _mm_add_epi64(_mm_add_epi64(a, b), _mm_add_epi64(c, d)));
-    atomic_fetch_add(&job->sum, lanes[0] + lanes[1]);
-}
-
-/* Best of a few streaming passes over the buffer, in bytes per second. */
-static double measure_bandwidth(const uint64_t *data, size_t bytes, int threads) {
+/* Best of five streaming passes over the buffer on `threads` threads, in
+ * bytes per second (tools/read_bandwidth.h). */
+static double pool_bandwidth(const uint64_t *data, size_t bytes, int threads) {
     thread_pool_start(threads);
-    ReadJob job = {data, 0};
-    int blocks = (int)(bytes / 8 / READ_BLOCK_WORDS);
-    double best = 0;
-    for (int pass = 0; pass < 5; pass++) {
-        double t0 = now_seconds();
-        parallel_for(blocks, 1, UINT64_MAX, read_blocks, &job);
-        double t = now_seconds() - t0;
-        if (t > 0 && (double)blocks * READ_BLOCK_WORDS * 8 / t > best)
-            best = (double)blocks * READ_BLOCK_WORDS * 8 / t;
-    }
+    double best = measure_bandwidth(data, bytes, 5);
     thread_pool_stop();
     return best;
 }
@@ -267,7 +229,7 @@ int main(int argc, char **argv) {
     int n_counts = all > 1 ? 2 : 1;
     double bandwidth[2];
     for (int k = 0; k < n_counts; k++) {
-        bandwidth[k] = measure_bandwidth(buffer, bw_bytes, thread_counts[k]);
+        bandwidth[k] = pool_bandwidth(buffer, bw_bytes, thread_counts[k]);
         printf("read bandwidth, %d thread%s: %.2f GB/s\n", thread_counts[k], thread_counts[k] > 1 ? "s" : "",
                bandwidth[k] / 1e9);
     }
@@ -339,7 +301,7 @@ int main(int argc, char **argv) {
             /* These files are small enough to stay partly in a large L3,
              * so the limit is the read speed of the file's own bytes. */
             size_t whole_blocks = size / (READ_BLOCK_WORDS * 8) * (READ_BLOCK_WORDS * 8);
-            double file_bw = measure_bandwidth(data, whole_blocks, thread_counts[k]);
+            double file_bw = pool_bandwidth(data, whole_blocks, thread_counts[k]);
             thread_pool_start(thread_counts[k]);
             double prefill = measure(&t, prompt_len, 0).prefill;
             double decode = decode_from_start(&t, gguf_steps, gguf_runs);

@@ -10,10 +10,11 @@
 BENCH_DIR := $(BUILD)/bench
 BENCH_ROUNDS ?= 5
 BENCH_COMPARE = python3 tools/bench_compare.py --dir $(BENCH_DIR) --rounds $(BENCH_ROUNDS) \
-	--gen $(BUILD)/host/gen_gguf --ours $(BUILD)/host/bench_pp_tg $(if $(LLAMA_BENCH),--llama-bench $(LLAMA_BENCH))
-bench: $(BUILD)/host/bench $(BUILD)/host/gen_model $(BUILD)/host/gguf_convert $(BUILD)/host/gen_gguf $(BUILD)/host/bench_pp_tg
+	--gen $(BUILD)/host/gen_gguf --ours $(BUILD)/host/bench_pp_tg --bandwidth $(BUILD)/host/bench_bandwidth $(if $(LLAMA_BENCH),--llama-bench $(LLAMA_BENCH))
+bench: $(BUILD)/host/bench $(BUILD)/host/gen_model $(BUILD)/host/gguf_convert $(BUILD)/host/gen_gguf $(BUILD)/host/bench_pp_tg \
+	$(BUILD)/host/bench_bandwidth
 	$(BUILD)/host/bench --dir $(BENCH_DIR) --gen $(BUILD)/host/gen_model --convert $(BUILD)/host/gguf_convert
 	$(BENCH_COMPARE) --shape stories110M
-bench-1b: $(BUILD)/host/gen_gguf $(BUILD)/host/bench_pp_tg
+bench-1b: $(BUILD)/host/gen_gguf $(BUILD)/host/bench_pp_tg $(BUILD)/host/bench_bandwidth
 	$(BENCH_COMPARE) --shape llama-3.2-1b
 .PHONY: bench-1b

@@ -3,8 +3,8 @@
 llama-bench binary is given) llama.cpp's on the same GGUF files, interleaved.
 
     python3 tools/bench_compare.py [--shape stories110M|llama-3.2-1b|gemma-3-1b|qwen3moe-mini]
-        [--types F32,Q8_0,Q4_0,Q4_K_M] [--threads 1,2] [--tests pp128,tg128,pp512]
-        [--rounds 5] [--llama-bench PATH] [--dir build/bench]
+        [--types F32,Q8_0,Q4_0,Q4_K_M] (also F16, BF16) [--threads 1,2] [--tests pp128,tg128,pp512]
+        [--rounds 5] [--llama-bench PATH] [--dir build/bench] [--bandwidth build/host/bench_bandwidth]
 
 The files are random-weight models written by build/host/gen_gguf into
 --dir (once; they are kept). Ours is build/host/bench_pp_tg, which keeps
@@ -13,7 +13,13 @@ the model loaded and runs one test per command; theirs is
 f16 KV cache, flash attention auto, a warm-up run). Each round runs ours
 then theirs, test by test; a row is the median of the rounds. Without
 --llama-bench (or LLAMA_BENCH in the environment) only our figures are
-printed. The llama.cpp commit printed is LLAMA_COMMIT when set, else the
+printed. The read-bandwidth limit is measured first (build/host/bench_bandwidth:
+a 64 MiB buffer, in the last-level cache, and a 4 GiB one, from DRAM), and
+each tg row gets its share of the limit for its own working set: the weight
+bytes a decode step reads (bench_pp_tg's "bytes") times tok/s, over the read
+speed of a buffer of that size at that thread count (a 110M-shape file fits
+a 480 MiB L3 in part, so its limit lies between the two figures; --bandwidth
+"" leaves it out). The llama.cpp commit printed is LLAMA_COMMIT when set, else the
 one llama-bench reports about itself. Python standard library only.
 """
 import argparse
@@ -38,6 +44,7 @@ def parse_args():
     p.add_argument("--dir", default="build/bench")
     p.add_argument("--gen", default="build/host/gen_gguf")
     p.add_argument("--ours", default="build/host/bench_pp_tg")
+    p.add_argument("--bandwidth", default="build/host/bench_bandwidth")
     a = p.parse_args()
     a.types, a.tests = a.types.split(","), a.tests.split(",")
     a.threads = [int(t) for t in a.threads.split(",")]
@@ -80,6 +87,9 @@ class Ours:
         self.proc.stdin.write(f"threads {threads}\n")  # answered by no line
         return float(self.ask(f"{test[:2]} {test[2:]}")[2])
 
+    def weight_bytes(self):
+        return float(self.ask("bytes")[1])
+
     def close(self):
         self.proc.stdin.close()
         self.proc.wait()
@@ -99,6 +109,20 @@ def theirs(binary, path, test, threads, info):
     return float(rows[0]["avg_ts"])
 
 
+CACHE_MIB, DRAM_MIB = 64, 4096
+
+
+def read_bandwidth(binary, threads, sizes):
+    """{(threads, MiB): GB/s} from bench_bandwidth for buffers of those sizes (MiB)."""
+    r = subprocess.run([binary, "--threads", ",".join(map(str, threads)), "--sizes", ",".join(map(str, sizes))],
+                       capture_output=True, text=True, check=True)
+    found = {}
+    for line in r.stdout.splitlines():
+        word, t, mib, gbs = line.split()
+        found[(int(t), int(mib))] = float(gbs)
+    return found
+
+
 def main():
     args = parse_args()
     for binary in (args.gen, args.ours):
@@ -112,7 +136,16 @@ def main():
           f"medians of {args.rounds} round{'s' if args.rounds > 1 else ''}"
           + (", ours and llama-bench interleaved" if compare else " (no LLAMA_BENCH: our figures alone)")
           + f"; load average at start {load:.1f}", flush=True)
+    if args.bandwidth and not os.access(args.bandwidth, os.X_OK):
+        print(f"bench_compare: {args.bandwidth} not built: no share of the read bandwidth", flush=True)
+        args.bandwidth = ""
+    bandwidth = read_bandwidth(args.bandwidth, args.threads, (CACHE_MIB, DRAM_MIB)) if args.bandwidth else {}
+    for t in args.threads if bandwidth else ():
+        print(f"read bandwidth, {t} thread{'s' if t > 1 else ''}: {bandwidth[(t, CACHE_MIB)]:.1f} GB/s "
+              f"({CACHE_MIB} MiB, in cache), {bandwidth[(t, DRAM_MIB)]:.1f} GB/s ({DRAM_MIB} MiB, DRAM)", flush=True)
     header = f"{'type':<7} {'test':<6} {'threads':>7} {'ours tok/s':>11}"
+    if bandwidth:
+        header += f" {'GB/token':>8} {'limit GB/s':>10} {'share':>6}"
     if compare:
         header += f" {'llama.cpp':>10} {'ratio':>6}"
     print(header, flush=True)
@@ -120,6 +153,10 @@ def main():
     for qtype in args.types:
         path = model_file(args, qtype)
         ours = Ours(args.ours, path)
+        weight_gb = ours.weight_bytes() / 1e9
+        if bandwidth:
+            mib = max(1, round(weight_gb * 1e9 / 2**20))
+            bandwidth.update(read_bandwidth(args.bandwidth, args.threads, (mib,)))
         for threads in args.threads:
             samples = {t: ([], []) for t in args.tests}
             for _ in range(args.rounds):
@@ -130,6 +167,10 @@ def main():
             for test in args.tests:
                 mine = statistics.median(samples[test][0])
                 row = f"{qtype:<7} {test:<6} {threads:>7} {mine:>11.1f}"
+                if bandwidth:
+                    limit = bandwidth[(threads, mib)]
+                    share = f"{100 * weight_gb * mine / limit:5.0f}%" if test[:2] == "tg" else ""
+                    row += f" {weight_gb:>8.3f} {limit:>10.1f} {share:>6}"
                 if compare:
                     other = statistics.median(samples[test][1])
                     row += f" {other:>10.1f} {mine / other:>5.2f}x"

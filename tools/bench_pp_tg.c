@@ -11,6 +11,10 @@
  *     warmup        one untimed pp 16 and tg 16
  *     level N       the kernel set from now on: 0 SSE2, 1 AVX2, 2 AVX-512
  *                   (default: the widest this CPU runs)
+ *     bytes         the weight bytes a decode step reads: every tensor of
+ *                   two or more dimensions, less the token embeddings when
+ *                   the file has its own output matrix (then one row of
+ *                   them is read per token); answered "bytes N"
  *
  * Each pp and tg line is answered by one line "ppN T tok/s" / "tgN T
  * tok/s" (T: threads); errors go to stderr and end the program. Used by
@@ -18,8 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
+#include "llm/gguf.h"
 #include "llm/kernels.h"
 #include "llm/transformer.h"
 #include "tools/file_util.h"
@@ -53,14 +59,47 @@ static double time_decode(Transformer *t, int n) {
     return n / (now_seconds() - start);
 }
 
+/* See "bytes" above; 0 when the file is not a GGUF one. */
+static double decode_weight_bytes(const void *data, size_t size) {
+    GgufFile f;
+    char err[128];
+    if (gguf_create(&f, data, size, err, sizeof err) != 0) return 0;
+    double bytes = 0, embeddings = 0;
+    int has_output = 0;
+    for (uint64_t i = 0; i < f.n_tensors; i++) {
+        const GgufTensorInfo *ti = &f.tensors[i];
+        if (ti->n_dims < 2) continue;
+        bytes += (double)ti->n_bytes;
+        if (gguf_string_eq(ti->name, "token_embd.weight")) embeddings = (double)ti->n_bytes;
+        if (gguf_string_eq(ti->name, "output.weight")) has_output = 1;
+    }
+    gguf_destroy(&f);
+    return has_output ? bytes - embeddings : bytes;
+}
+
+/* The file's bytes in memory backed by 2 MiB pages where the host allows
+ * them (transparent huge pages on madvise), as the kernel maps its ramdisk:
+ * with 4 KiB pages a decode step's TLB misses would be the host's own
+ * cost. Falls back to the plain copy. */
+static void *huge_copy(void *data, size_t size) {
+    size_t huge = 2u << 20, bytes = (size + huge - 1) / huge * huge;
+    void *copy = NULL;
+    if (posix_memalign(&copy, huge, bytes) != 0) return data;
+    madvise(copy, bytes, MADV_HUGEPAGE);
+    memcpy(copy, data, size);
+    free(data);
+    return copy;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
-        fprintf(stderr, "usage: bench_pp_tg MODEL.gguf   (commands on stdin: threads N, pp N, tg N, warmup)\n");
+        fprintf(stderr, "usage: bench_pp_tg MODEL.gguf   (commands on stdin: threads N, pp N, tg N, warmup, bytes)\n");
         return 2;
     }
     kernels_select_level(kernels_widest_level()); /* natively the widest set is the fastest */
     size_t size = 0;
     void *data = file_read_all(argv[1], &size);
+    if (data && !getenv("BENCH_SMALL_PAGES")) data = huge_copy(data, size);
     if (!data) {
         fprintf(stderr, "bench_pp_tg: cannot read %s\n", argv[1]);
         return 1;
@@ -98,6 +137,8 @@ int main(int argc, char **argv) {
         } else if (!strcmp(verb, "level") && fields == 2 && n <= kernels_widest_level()) {
             kernels_select_level(n);
             printf("level %d\n", kernels_level());
+        } else if (!strcmp(verb, "bytes")) {
+            printf("bytes %.0f\n", decode_weight_bytes(data, size));
         } else if (!strcmp(verb, "warmup")) {
             time_prefill(&t, tokens, seq_len < 16 ? seq_len : 16);
             time_decode(&t, seq_len < 16 ? seq_len : 16);

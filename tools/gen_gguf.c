@@ -11,7 +11,7 @@
  * after it override its numbers). qwen3moe-mini is Qwen3-30B-A3B scaled
  * down: the qwen3moe architecture, q/k norms, 64 experts of width 512 with 8
  * used, an F32 router, Qwen's vocabulary size. gemma-3-1b is a gemma3 model:
- * head_dim 256, window 512. T: F32, F16, Q8_0, Q4_0 (every matrix; the default) or Q4_K_M
+ * head_dim 256, window 512. T: F32, F16, BF16, Q8_0, Q4_0 (every matrix; the default) or Q4_K_M
  * (llama.cpp's mix, tools/gguf_mix.h).
  * The vocabulary is Llama 2's read from a llama2.c tokenizer.bin (--spm),
  * or else a synthetic byte-level BPE one of the shape's size laid out as
@@ -90,7 +90,7 @@ static double rng_normal(uint64_t *s) { /* Box-Muller */
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-/* POOL_BLOCKS blocks of one type (32 values for F32 and F16, whose blocks
+/* POOL_BLOCKS blocks of one type (32 values for F32, F16 and BF16, whose blocks
  * are single values) from N(0, std) values. */
 typedef struct {
     uint32_t type, unit_elems, unit_bytes;
@@ -361,6 +361,7 @@ static int parse_type(const char *t, uint32_t *qtype, int *k_mix) {
         uint32_t type;
     } types[] = {{"F32", GGML_TYPE_F32},
                  {"F16", GGML_TYPE_F16},
+                 {"BF16", GGML_TYPE_BF16},
                  {"Q8_0", GGML_TYPE_Q8_0},
                  {"Q4_0", GGML_TYPE_Q4_0},
                  {"Q4_K_M", GGML_TYPE_Q4_K}};
@@ -385,7 +386,7 @@ static int option_int(int argc, char **argv, int *i, const char *opt, int *value
 int main(int argc, char **argv) {
     if (argc < 2 || argv[1][0] == '-') {
         fprintf(stderr,
-                "usage: gen_gguf OUT.gguf [--shape NAME] [--type F32|F16|Q8_0|Q4_0|Q4_K_M] [--spm "
+                "usage: gen_gguf OUT.gguf [--shape NAME] [--type F32|F16|BF16|Q8_0|Q4_0|Q4_K_M] [--spm "
                 "tokenizer.bin]\n"
                 "       [--split N] [--seed N] [--std X] [--dim N] [--layers N] [--heads N] [--kv-heads N]\n"
                 "       [--ffn N] [--vocab N] [--ctx N] [--tied|--untied]\n"

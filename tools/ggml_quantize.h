@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "llm/ggml_types.h"
 
@@ -120,8 +121,17 @@ static void quant_q6_k(BlockQ6_K *out, const float *x, uint64_t n) {
     }
 }
 
+/* x rounded to bfloat16 (the top half of its fp32 bits), to nearest even;
+ * a NaN stays a quiet NaN. */
+static inline uint16_t fp32_to_bf16(float x) {
+    uint32_t bits;
+    memcpy(&bits, &x, 4);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)(bits >> 16 | 0x40);
+    return (uint16_t)((bits + 0x7fffu + (bits >> 16 & 1)) >> 16);
+}
+
 /* count values (a whole number of blocks) of x as `type` blocks at out;
- * F32 is copied, F16 converted. Returns 0, or -1 for a type it cannot write. */
+ * F32 is copied, F16 and BF16 converted. Returns 0, or -1 for a type it cannot write. */
 static inline int quantize_values(uint32_t type, void *out, const float *x, uint64_t count) {
     switch (type) {
     case GGML_TYPE_F32:
@@ -129,6 +139,9 @@ static inline int quantize_values(uint32_t type, void *out, const float *x, uint
         return 0;
     case GGML_TYPE_F16:
         for (uint64_t i = 0; i < count; i++) ((uint16_t *)out)[i] = ggml_fp32_to_fp16(x[i]);
+        return 0;
+    case GGML_TYPE_BF16:
+        for (uint64_t i = 0; i < count; i++) ((uint16_t *)out)[i] = fp32_to_bf16(x[i]);
         return 0;
     case GGML_TYPE_Q8_0:
         quant_q8_0(out, x, count);

@@ -30,6 +30,7 @@ static inline uint32_t fitting_type(uint32_t type, uint64_t ne0, uint32_t otherw
 static inline uint32_t file_type(uint32_t qtype, int k_mix) {
     return qtype == GGML_TYPE_F32    ? 0
            : qtype == GGML_TYPE_F16  ? 1
+           : qtype == GGML_TYPE_BF16 ? 32
            : qtype == GGML_TYPE_Q8_0 ? 7
            : qtype == GGML_TYPE_Q4_0 ? 2
            : qtype == GGML_TYPE_Q6_K ? 18

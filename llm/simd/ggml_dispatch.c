@@ -10,8 +10,8 @@ enum { SET_SSE2, SET_AVX2, SET_AVX512, SETS };
 
 /* Per type, its kernels in each set (NULL where there is none). */
 static const GgmlKernel *const by_type[GGML_TYPE_LIMIT][SETS] = {
-    [GGML_TYPE_F16] = {&ggml_f16_sse2, &ggml_f16_avx2, NULL},
-    [GGML_TYPE_BF16] = {&ggml_bf16_sse2, &ggml_bf16_avx2, NULL},
+    [GGML_TYPE_F16] = {&ggml_f16_sse2, &ggml_f16_avx2, &ggml_f16_avx512},
+    [GGML_TYPE_BF16] = {&ggml_bf16_sse2, &ggml_bf16_avx2, &ggml_bf16_avx512},
     [GGML_TYPE_Q8_0] = {&ggml_q8_0_sse2, &ggml_q8_0_avx2, &ggml_q8_0_avx512},
     [GGML_TYPE_Q4_0] = {&ggml_q4_0_sse2, &ggml_q4_0_avx2, &ggml_q4_0_avx512},
     [GGML_TYPE_Q4_1] = {&ggml_q4_1_sse2, &ggml_q4_1_avx2, NULL},

@@ -36,7 +36,8 @@ extern const GgmlKernel ggml_q2_k_sse2, ggml_q2_k_avx2, ggml_q3_k_sse2, ggml_q3_
 extern const GgmlKernel ggml_q4_k_sse2, ggml_q4_k_avx2, ggml_q4_k_avx512;
 extern const GgmlKernel ggml_q5_k_sse2, ggml_q5_k_avx2;
 extern const GgmlKernel ggml_q6_k_sse2, ggml_q6_k_avx2, ggml_q6_k_avx512;
-extern const GgmlKernel ggml_f16_sse2, ggml_f16_avx2, ggml_bf16_sse2, ggml_bf16_avx2;
+extern const GgmlKernel ggml_f16_sse2, ggml_f16_avx2, ggml_f16_avx512;
+extern const GgmlKernel ggml_bf16_sse2, ggml_bf16_avx2, ggml_bf16_avx512;
 
 /* The AVX-512 activation quantisers (q8_act_avx512.c): the scalar bytes. */
 void ggml_quantize_act_q8a_avx512(void *out, const float *x, int n);

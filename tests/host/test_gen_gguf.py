@@ -32,9 +32,9 @@ TOK32K = os.path.join(MODELS, "tokenizer.bin")
 LLAMA_CPP_BIN = os.environ.get("LLAMA_CPP_BIN", "")
 PROMPT = "Once upon a time"
 
-F32, F16, Q4_0, Q8_0, Q4_K, Q6_K = 0, 1, 2, 8, 12, 14
-BLOCK = {F32: (1, 4), F16: (1, 2), Q4_0: (32, 18), Q8_0: (32, 34), Q4_K: (256, 144), Q6_K: (256, 210)}
-TYPE_OF = {"F32": F32, "F16": F16, "Q4_0": Q4_0, "Q8_0": Q8_0, "Q4_K_M": Q4_K}
+F32, F16, Q4_0, Q8_0, Q4_K, Q6_K, BF16 = 0, 1, 2, 8, 12, 14, 30
+BLOCK = {F32: (1, 4), F16: (1, 2), Q4_0: (32, 18), Q8_0: (32, 34), Q4_K: (256, 144), Q6_K: (256, 210), BF16: (1, 2)}
+TYPE_OF = {"F32": F32, "F16": F16, "BF16": BF16, "Q4_0": Q4_0, "Q8_0": Q8_0, "Q4_K_M": Q4_K}
 
 
 class Reader:
@@ -129,12 +129,14 @@ def check_layout(label, path, qtype, n_layers, tied, alone=True):
 
 
 def dequantize_first_blocks(ttype, raw, count=64):
-    """The first count blocks of raw as floats (F32, F16, Q8_0, Q4_0)."""
+    """The first count blocks of raw as floats (F32, F16, BF16, Q8_0, Q4_0)."""
     out = []
     if ttype == F32:
         return list(struct.unpack_from(f"<{count * 32}f", raw))
     if ttype == F16:
         return list(struct.unpack_from(f"<{count * 32}e", raw))
+    if ttype == BF16:  # the top halves of fp32s
+        return [struct.unpack("<f", struct.pack("<I", h << 16))[0] for h in struct.unpack_from(f"<{count * 32}H", raw)]
     for b in range(count):
         if ttype == Q8_0:
             d = struct.unpack_from("<e", raw, b * 34)[0]
@@ -151,7 +153,7 @@ def check_values(label, kv, tensors, start, data):
                for name, dims, ttype, off in tensors if name.endswith("norm.weight"))
     check(ones, f"{label}: every norm is 1.0")
     name, dims, ttype, off = next(t for t in tensors if t[0] == "blk.0.attn_q.weight")
-    if ttype in (F32, F16, Q8_0, Q4_0):
+    if ttype in (F32, F16, BF16, Q8_0, Q4_0):
         v = dequantize_first_blocks(ttype, data[start + off:])
         mean = sum(v) / len(v)
         std = math.sqrt(sum((x - mean) ** 2 for x in v) / len(v))
@@ -239,7 +241,9 @@ def llama_simple(path, n_predict):
 def check_llama_cpp(work, small):
     """llama.cpp loads what gen_gguf writes, and its first greedy tokens are llmrun's."""
     cases = [("dim 256, 128256-token BPE, Q4_K_M", [*small, "--vocab", "128256", "--type", "Q4_K_M"]),
-             ("dim 256, 1024-token BPE, untied, Q4_0", [*small, "--vocab", "1024", "--type", "Q4_0", "--untied"])]
+             ("dim 256, 1024-token BPE, untied, Q4_0", [*small, "--vocab", "1024", "--type", "Q4_0", "--untied"]),
+             # untied: the tied file's greedy tokens are special ones, which llama-simple prints and llmrun not
+             ("dim 256, 1024-token BPE, untied, BF16", [*small, "--vocab", "1024", "--type", "BF16", "--untied"])]
     if os.path.exists(TOK32K):
         cases.append(("stories15M shape, Llama 2 vocabulary, Q8_0", ["--shape", "stories15M", "--type", "Q8_0",
                                                                     "--spm", TOK32K]))
@@ -286,13 +290,14 @@ def main():
     small = ["--shape", "stories15M", "--dim", "256", "--heads", "4", "--kv-heads", "2", "--ffn", "512",
              "--layers", "8", "--ctx", "128"]
     with tempfile.TemporaryDirectory() as work:
-        for qtype in ("F32", "F16", "Q8_0", "Q4_0", "Q4_K_M"):
+        for qtype in ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K_M"):
             path = os.path.join(work, f"bpe-{qtype}.gguf")
             generate([path, *small, "--type", qtype, "--vocab", "1024"])
             label = f"BPE 1024 {qtype}"
             kv, tensors, start, data = check_layout(label, path, qtype, 8, True)
             check_values(label, kv, tensors, start, data)
-            check(kv["general.file_type"][1] == {"F32": 0, "F16": 1, "Q8_0": 7, "Q4_0": 2, "Q4_K_M": 15}[qtype],
+            check(kv["general.file_type"][1] == {"F32": 0, "F16": 1, "BF16": 32, "Q8_0": 7, "Q4_0": 2,
+                                                  "Q4_K_M": 15}[qtype],
                   f"{label}: general.file_type")
             check_runs(label, path, work)
         check_bpe_vocab("BPE 1024", kv, 1024)

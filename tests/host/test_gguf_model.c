@@ -246,7 +246,9 @@ static void test_simd_dots(void) {
                 for (int r = 0; r < ROWS; r++)
                     for (size_t b = 0; b < nb; b++)
                         memcpy(rows + r * bytes + b * bb, row + ((b + r) % nb) * bb, bb);
-                const void *act = ti->act == ACT_Q8A ? (const void *)xa : (const void *)xk;
+                const void *act = ti->act == ACT_Q8A   ? (const void *)xa
+                                  : ti->act == ACT_Q8K ? (const void *)xk
+                                                       : (const void *)x; /* F16, BF16: fp32 */
                 float out[ROWS];
                 matmul(out, rows, bytes, act, N, ROWS);
                 int same = 1, bad = 0;
