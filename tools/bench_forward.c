@@ -125,11 +125,20 @@ static void bench_prefill(Transformer *t, int n, int only) {
     free(tokens), free(single);
 }
 
-/* Mean seconds of `reps` decode steps at position pos (after one untimed). */
-static double decode_at(Transformer *t, int pos, int reps) {
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Mean seconds of `reps` decode steps at position pos (after one untimed);
+ * *cpu: their mean CPU seconds, all threads (what a loaded machine's other
+ * work does not stretch). */
+static double decode_at(Transformer *t, int pos, int reps, double *cpu) {
     transformer_forward(t, 1, pos);
-    double start = now_seconds();
+    double start = now_seconds(), cpu_start = cpu_seconds();
     for (int i = 0; i < reps; i++) transformer_forward(t, 1 + i, pos);
+    *cpu = (cpu_seconds() - cpu_start) / reps;
     return (now_seconds() - start) / reps;
 }
 
@@ -154,13 +163,17 @@ static void bench_at(Transformer *t, int at, int reps) {
             }
     /* Alternating rounds, the fastest of each: other work on the machine
      * slows single rounds down, never speeds them up. */
-    double first = 1e30, late = 1e30;
+    double first = 1e30, late = 1e30, first_cpu = 1e30, late_cpu = 1e30, cpu;
     for (int round = 0; round < 3; round++) {
-        first = fmin(first, decode_at(t, 0, reps));
-        late = fmin(late, decode_at(t, at, reps));
+        first = fmin(first, decode_at(t, 0, reps, &cpu));
+        first_cpu = fmin(first_cpu, cpu);
+        late = fmin(late, decode_at(t, at, reps, &cpu));
+        late_cpu = fmin(late_cpu, cpu);
     }
-    printf("decode, %s KV cache: position 0 %.2f ms/token, position %d %.2f ms/token (%+.1f%%)\n",
-           kv_type_name(gguf_model_kv_type(t)), 1e3 * first, at, 1e3 * late, 100.0 * (late / first - 1.0));
+    printf("decode, %s KV cache: position 0 %.2f ms/token, position %d %.2f ms/token (%+.1f%%); CPU time %.2f / "
+           "%.2f ms (%+.1f%%)\n",
+           kv_type_name(gguf_model_kv_type(t)), 1e3 * first, at, 1e3 * late, 100.0 * (late / first - 1.0),
+           1e3 * first_cpu, 1e3 * late_cpu, 100.0 * (late_cpu / first_cpu - 1.0));
     /* The last step ran at `at`: its logits must all be finite. */
     int finite = 1;
     double largest = 0;
