@@ -1,6 +1,7 @@
 /* attention_avx512.c - AVX-512 attention over one head's cached positions
  * (with quantised weights it is a tenth of a token's time). */
 #include "llm/ggml_types.h"
+#include "llm/simd/attention_group.h"
 #include "llm/simd/avx512_ops.h"
 #include "llm/simd/kernel_sets.h"
 
@@ -50,11 +51,6 @@ TARGET_AVX512 void kernels_attend_avx512(float *out, float *att, const float *q,
     }
 }
 
-/* Bytes ahead of the cached row being read that the f16 kernel asks for:
- * one position's rows are sequential, yet the hardware prefetcher alone
- * left attention at 4097 positions of the 1B shape 25% slower (CPU time of
- * the kernel alone, 512-4096 bytes ahead measured, 1024 the best). */
-#define PREFETCH_AHEAD 1024
 /* Up to 16 f16 values (mask m) as floats. */
 TARGET_AVX512 static inline __m512 f16x16(const uint16_t *p, __mmask16 m) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
@@ -97,7 +93,7 @@ attend_f16_group(float *out, float *att, int att_stride, const float *q, const u
 #pragma GCC unroll 4
             for (int r = 0; r < 4; r++) acc[i][r] = _mm512_setzero_ps();
         const uint8_t *k = keys + (size_t)p * row_bytes;
-        for (size_t b = 0; b < 4 * row_bytes; b += 64) _mm_prefetch((const char *)k + PREFETCH_AHEAD + b, _MM_HINT_T0);
+        kv_prefetch(k, 4 * row_bytes);
         for (int c = 0; c < hs; c += 16) {
             __mmask16 m = first_lanes(hs - c);
             __m512 k0 = f16x16((const uint16_t *)k + c, m),
@@ -135,8 +131,7 @@ attend_f16_group(float *out, float *att, int att_stride, const float *q, const u
         const uint8_t *row = values + (size_t)c * 2;
         for (int pos = 0; pos < n_pos; pos++, row += row_bytes) {
             const uint16_t *v = (const uint16_t *)row;
-            _mm_prefetch((const char *)v + PREFETCH_AHEAD, _MM_HINT_T0);
-            _mm_prefetch((const char *)v + PREFETCH_AHEAD + 64, _MM_HINT_T0);
+            kv_prefetch(v, 128);
             __m512 v0 = f16x16(v, m0), v1 = f16x16(v + 16, m1), v2 = f16x16(v + 32, m2),
                    v3 = f16x16(v + 48, m3);
 #pragma GCC unroll 4
