@@ -1,6 +1,7 @@
 /* vec_avx512.c - AVX-512 softmax, for the attention kernels: at long
  * contexts the scores' softmax is a sixth of attention's arithmetic, and
- * 16 lanes halve it against the AVX2 one. */
+ * 16 lanes halve its exp against the AVX2 one. */
+#include "llm/simd/avx2_ops.h"
 #include "llm/simd/avx512_ops.h"
 #include "llm/simd/kernel_sets.h"
 
@@ -27,18 +28,23 @@ TARGET_AVX512 static inline __m512 avx512_exp(__m512 x) {
     return _mm512_maskz_mul_ps((__mmask16)~underflow, p, two_k);
 }
 
+/* kernels_softmax_avx2's result bit for bit, twice as wide: the same exp
+ * per lane, and the sum kept in its eight lanes, each adding its elements
+ * in the same order (a greedy near-tie can turn on the last bit). */
 TARGET_AVX512 void kernels_softmax_avx512(float *x, int n) {
     __m512 m16 = _mm512_set1_ps(x[0]);
     for (int j = 0; j < n; j += 16)
         m16 = _mm512_mask_max_ps(m16, first_lanes(n - j), m16, _mm512_maskz_loadu_ps(first_lanes(n - j), x + j));
-    __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(m16)), sums = _mm512_setzero_ps();
+    __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(m16));
+    __m256 sums = _mm256_setzero_ps();
     for (int j = 0; j < n; j += 16) {
         __mmask16 m = first_lanes(n - j);
         __m512 e = _mm512_maskz_mov_ps(m, avx512_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j), max)));
         _mm512_mask_storeu_ps(x + j, m, e);
-        sums = _mm512_add_ps(sums, e);
+        sums = _mm256_add_ps(sums, _mm512_castps512_ps256(e));
+        if (n - j > 8) sums = _mm256_add_ps(sums, hi256_ps(e));
     }
-    __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sums));
+    __m512 inv = _mm512_set1_ps(1.0f / avx2_hsum(sums));
     for (int j = 0; j < n; j += 16) {
         __mmask16 m = first_lanes(n - j);
         _mm512_mask_storeu_ps(x + j, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + j), inv));
