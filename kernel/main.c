@@ -105,8 +105,12 @@ void kernel_main(uint64_t boot_info_phys) {
     page_alloc_reclaim_boot_services(boot_info);
     if (!others_parked) cpu_park_other_processors(paging_map_mmio);
 
-    if (boot_info->kernel_file)
+    if (boot_info->kernel_file) {
+        /* The symbols are copied: the file, mostly debug info, goes back to free RAM. */
         symbols_init(phys_to_virt(boot_info->kernel_file), boot_info->kernel_file_size);
+        page_alloc_release_loader_data(boot_info->kernel_file, boot_info->kernel_file_size);
+        boot_info_copy.kernel_file = boot_info_copy.kernel_file_size = 0;
+    }
     acpi_init(boot_info->acpi_rsdp, boot_info->firmware_vendor);
     cpu.logical_cores = acpi_cpu_count();
     timer_init();

@@ -1,6 +1,7 @@
 /* bench_forward - times the forward pass on a checkpoint file (llama2.c .bin or GGUF).
  * Usage: bench_forward MODEL.bin [-n POSITIONS] [--kernels auto|scalar|sse2|avx2|avx512]
  *                      [--q8 [GS]] [--prefill N | --prefill-only N] [--threads N] [--kv TYPE] [--at P]
+ *                      [--ctx N]
  * Decode: feeds its own greedy argmax back in (from BOS), prints ms/token and
  * tok/s. --q8 quantises an fp32 model to int8 at load (group size GS, default
  * 32). --prefill N also times one batched transformer_prefill of N tokens
@@ -9,7 +10,9 @@
  * and CPU seconds). --threads N runs the matmuls and attention on N threads
  * (default 1). GGUF: --kv f16|q8_0|f32 sets the KV cache type; --at P
  * times one decode step at position 0 and at position P (attending over
- * P + 1 positions; the cache rows before P are copies of real rows). */
+ * P + 1 positions; the cache rows before P are copies of real rows), then
+ * checks the logits at P are finite and prints the KV cache's size. --ctx N
+ * sizes the run state for N positions (default: the trained context). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,7 +30,7 @@
 
 static const char *usage =
     "usage: bench_forward MODEL.bin|MODEL.gguf [-n POSITIONS] [--kernels auto|scalar|sse2|avx2|avx512] "
-    "[--q8 [GS]] [--prefill N | --prefill-only N] [--threads N] [--kv f16|q8_0|f32] [--at P]\n";
+    "[--q8 [GS]] [--prefill N | --prefill-only N] [--threads N] [--kv f16|q8_0|f32] [--at P] [--ctx N]\n";
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -122,11 +125,20 @@ static void bench_prefill(Transformer *t, int n, int only) {
     free(tokens), free(single);
 }
 
-/* Mean seconds of `reps` decode steps at position pos (after one untimed). */
-static double decode_at(Transformer *t, int pos, int reps) {
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Mean seconds of `reps` decode steps at position pos (after one untimed);
+ * *cpu: their mean CPU seconds, all threads (what a loaded machine's other
+ * work does not stretch). */
+static double decode_at(Transformer *t, int pos, int reps, double *cpu) {
     transformer_forward(t, 1, pos);
-    double start = now_seconds();
+    double start = now_seconds(), cpu_start = cpu_seconds();
     for (int i = 0; i < reps; i++) transformer_forward(t, 1 + i, pos);
+    *cpu = (cpu_seconds() - cpu_start) / reps;
     return (now_seconds() - start) / reps;
 }
 
@@ -151,13 +163,26 @@ static void bench_at(Transformer *t, int at, int reps) {
             }
     /* Alternating rounds, the fastest of each: other work on the machine
      * slows single rounds down, never speeds them up. */
-    double first = 1e30, late = 1e30;
+    double first = 1e30, late = 1e30, first_cpu = 1e30, late_cpu = 1e30, cpu;
     for (int round = 0; round < 3; round++) {
-        first = fmin(first, decode_at(t, 0, reps));
-        late = fmin(late, decode_at(t, at, reps));
+        first = fmin(first, decode_at(t, 0, reps, &cpu));
+        first_cpu = fmin(first_cpu, cpu);
+        late = fmin(late, decode_at(t, at, reps, &cpu));
+        late_cpu = fmin(late_cpu, cpu);
     }
-    printf("decode, %s KV cache: position 0 %.2f ms/token, position %d %.2f ms/token (%+.1f%%)\n",
-           kv_type_name(gguf_model_kv_type(t)), 1e3 * first, at, 1e3 * late, 100.0 * (late / first - 1.0));
+    printf("decode, %s KV cache: position 0 %.2f ms/token, position %d %.2f ms/token (%+.1f%%); CPU time %.2f / "
+           "%.2f ms (%+.1f%%)\n",
+           kv_type_name(gguf_model_kv_type(t)), 1e3 * first, at, 1e3 * late, 100.0 * (late / first - 1.0),
+           1e3 * first_cpu, 1e3 * late_cpu, 100.0 * (late_cpu / first_cpu - 1.0));
+    /* The last step ran at `at`: its logits must all be finite. */
+    int finite = 1;
+    double largest = 0;
+    for (int i = 0; i < c->vocab_size; i++) {
+        finite &= isfinite(t->state.logits[i]);
+        largest = fmax(largest, fabs((double)t->state.logits[i]));
+    }
+    printf("logits at position %d: %s (max |logit| %.3g); KV cache %.1f MiB for %d positions\n", at,
+           finite ? "all finite" : "NOT FINITE", largest, m->kv_bytes / 1048576.0, c->seq_len);
 }
 
 /* Reports a bad command line; main returns this. */
@@ -180,7 +205,7 @@ static int finish(Transformer *t, void *data, int rc) {
 
 int main(int argc, char **argv) {
     const char *path = NULL, *kernel = "auto";
-    int positions = 256, group_size = 0, prefill = 0, prefill_only = 0, threads = 1, at = 0, kv = -1;
+    int positions = 256, group_size = 0, prefill = 0, prefill_only = 0, threads = 1, at = 0, kv = -1, ctx = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-n") && value) {
@@ -202,6 +227,8 @@ int main(int argc, char **argv) {
             if ((kv = kv_type_parse(argv[++i])) < 0) return bad_argument("--kv is f16, q8_0 or f32");
         } else if (!strcmp(a, "--at") && value) {
             if (positive_int(argv[++i], &at) != 0) return bad_argument("--at needs a positive position");
+        } else if (!strcmp(a, "--ctx") && value) {
+            if (positive_int(argv[++i], &ctx) != 0) return bad_argument("--ctx needs a positive number");
         } else if (a[0] != '-' && !path) {
             path = a;
         } else {
@@ -237,7 +264,7 @@ int main(int argc, char **argv) {
     }
     Transformer t;
     char err[256];
-    if (transformer_create(&t, data, size, err, sizeof(err)) != 0) {
+    if (transformer_create_ctx(&t, data, size, ctx, err, sizeof(err)) != 0) {
         fprintf(stderr, "bench_forward: %s: %s\n", path, err);
         free(data);
         return 1;

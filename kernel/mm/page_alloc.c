@@ -169,6 +169,19 @@ void page_alloc_reclaim_boot_services(const struct boot_info *info) {
     }
 }
 
+void page_alloc_release_loader_data(uint64_t base, uint64_t size) {
+    if (!bitmap || size == 0) return;
+    uint64_t start = base & ~(PAGE_SIZE - 1), end = (base + size + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+    page_lock();
+    for (int i = 0; i < protected_count; i++)
+        if (protected_ranges[i].base == start && protected_ranges[i].end == end) {
+            protected_ranges[i] = protected_ranges[--protected_count];
+            break;
+        }
+    free_region(start, (end - start) / PAGE_SIZE);
+    page_unlock();
+}
+
 /* First run of `count` free pages in [start, end), or 0. */
 static uint64_t find_free_run(uint64_t start, uint64_t end, uint64_t count) {
     uint64_t i = start;

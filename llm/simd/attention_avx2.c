@@ -84,6 +84,7 @@ values_f16_group(float *out, const float *att, int att_stride, const void *value
         for (int w = 0; w < W; w++) acc[i][w] = _mm256_setzero_ps();
     for (int p = 0; p < n_pos; p++) {
         const uint16_t *v = (const uint16_t *)kv_cache_row(values, row_bytes, p) + c;
+        kv_prefetch(v, 1);
         __m256 f[4];
         for (int w = 0; w < W; w++) f[w] = f16x8(v + 8 * w);
         for (int i = 0; i < G; i++) {

@@ -1,6 +1,7 @@
 /* attention_avx512.c - AVX-512 attention over one head's cached positions
  * (with quantised weights it is a tenth of a token's time). */
 #include "llm/ggml_types.h"
+#include "llm/simd/attention_group.h"
 #include "llm/simd/avx512_ops.h"
 #include "llm/simd/kernel_sets.h"
 
@@ -35,7 +36,7 @@ TARGET_AVX512 void kernels_attend_avx512(float *out, float *att, const float *q,
         }
         att[p] = _mm512_reduce_add_ps(a) * scale;
     }
-    kernels_softmax_avx2(att, n_pos);
+    kernels_softmax_avx512(att, n_pos);
     for (int c = 0; c < hs; c += 64) {
         __mmask16 m[4];
         for (int w = 0; w < 4; w++) m[w] = c + 16 * w < hs ? first_lanes(hs - c - 16 * w) : 0;
@@ -92,6 +93,7 @@ attend_f16_group(float *out, float *att, int att_stride, const float *q, const u
 #pragma GCC unroll 4
             for (int r = 0; r < 4; r++) acc[i][r] = _mm512_setzero_ps();
         const uint8_t *k = keys + (size_t)p * row_bytes;
+        kv_prefetch(k, 4 * row_bytes);
         for (int c = 0; c < hs; c += 16) {
             __mmask16 m = first_lanes(hs - c);
             __m512 k0 = f16x16((const uint16_t *)k + c, m),
@@ -117,7 +119,7 @@ attend_f16_group(float *out, float *att, int att_stride, const float *q, const u
         for (int i = 0; i < G; i++)
             att[(size_t)i * att_stride + p] =
                 score_f16(q + (size_t)i * hs, (const uint16_t *)(keys + (size_t)p * row_bytes), hs) * scale;
-    for (int i = 0; i < G; i++) kernels_softmax_avx2(att + (size_t)i * att_stride, n_pos);
+    for (int i = 0; i < G; i++) kernels_softmax_avx512(att + (size_t)i * att_stride, n_pos);
     for (int c = 0; c < hs; c += 64) {
         __mmask16 m0 = lanes_from(hs - c), m1 = lanes_from(hs - c - 16), m2 = lanes_from(hs - c - 32),
                   m3 = lanes_from(hs - c - 48);
@@ -129,6 +131,7 @@ attend_f16_group(float *out, float *att, int att_stride, const float *q, const u
         const uint8_t *row = values + (size_t)c * 2;
         for (int pos = 0; pos < n_pos; pos++, row += row_bytes) {
             const uint16_t *v = (const uint16_t *)row;
+            kv_prefetch(v, 128);
             __m512 v0 = f16x16(v, m0), v1 = f16x16(v + 16, m1), v2 = f16x16(v + 32, m2),
                    v3 = f16x16(v + 48, m3);
 #pragma GCC unroll 4
@@ -149,6 +152,20 @@ attend_f16_group(float *out, float *att, int att_stride, const float *q, const u
             _mm512_mask_storeu_ps(o + 48, m3, acc[i][3]);
         }
     }
+}
+
+/* attend_f16_group with the head size a constant for the common 64 and 128:
+ * the column loops unroll and their masks fold away (the same arithmetic,
+ * the same bits). */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+attend_f16_sized(float *out, float *att, int att_stride, const float *q, const uint8_t *keys,
+                 const uint8_t *values, size_t row_bytes, int n_pos, int hs, float scale, const int G) {
+    if (hs == 64)
+        attend_f16_group(out, att, att_stride, q, keys, values, row_bytes, n_pos, 64, scale, G);
+    else if (hs == 128)
+        attend_f16_group(out, att, att_stride, q, keys, values, row_bytes, n_pos, 128, scale, G);
+    else
+        attend_f16_group(out, att, att_stride, q, keys, values, row_bytes, n_pos, hs, scale, G);
 }
 
 /* attend_f16_group's way over a q8_0 cache: G (1..4) query heads, each
@@ -175,7 +192,7 @@ attend_q8_0_group(float *out, float *att, int att_stride, const float *q, const 
 #pragma GCC unroll 4
         for (int i = 0; i < G; i++) att[(size_t)i * att_stride + p] = _mm512_reduce_add_ps(acc[i]) * scale;
     }
-    for (int i = 0; i < G; i++) kernels_softmax_avx2(att + (size_t)i * att_stride, n_pos);
+    for (int i = 0; i < G; i++) kernels_softmax_avx512(att + (size_t)i * att_stride, n_pos);
     /* Two blocks' 64 columns at a time, in registers over every position. */
     for (int b = 0; b < blocks; b += 2) {
         int pair = b + 1 < blocks;
@@ -229,13 +246,13 @@ attend_in_groups(int q8, float *out, float *att, int att_stride, const float *q,
                 attend_q8_0_group(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 4);
         } else {
             if (left == 1)
-                attend_f16_group(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 1);
+                attend_f16_sized(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 1);
             else if (left == 2)
-                attend_f16_group(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 2);
+                attend_f16_sized(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 2);
             else if (left == 3)
-                attend_f16_group(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 3);
+                attend_f16_sized(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 3);
             else
-                attend_f16_group(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 4);
+                attend_f16_sized(o, a, att_stride, qi, keys, values, row_bytes, n_pos, hs, scale, 4);
         }
     }
 }

@@ -123,6 +123,7 @@ static inline __attribute__((always_inline)) void values_f16_group(float *out, c
         for (int w = 0; w < W; w++) acc[i][w] = _mm_setzero_ps();
     for (int p = 0; p < n_pos; p++) {
         const uint16_t *v = f16_row(values, row_bytes, p) + c;
+        kv_prefetch(v, 1);
         __m128 f[4];
         for (int w = 0; w < W; w++) f[w] = sse2_f16x4(v + 4 * w);
         for (int i = 0; i < G; i++) {

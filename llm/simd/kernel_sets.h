@@ -3,7 +3,8 @@
  * One file per family and set: f32_<set>.c (matmuls, dot, axpy), int8_<set>.c
  * (int8 matmuls), vec_<set>.c (rmsnorm, softmax, swiglu, add) and
  * attention_<set>.c; scalar is the reference. AVX-512 widens only the
- * memory-bound matmuls and attention; its other kernels are the AVX2 ones. */
+ * memory-bound matmuls, attention and its softmax; its other kernels are
+ * the AVX2 ones. */
 #ifndef LLM_SIMD_KERNEL_SETS_H
 #define LLM_SIMD_KERNEL_SETS_H
 
@@ -20,7 +21,7 @@ matmul_q8q_fn kernels_matmul_q8q_scalar, kernels_matmul_q8q_sse2, kernels_matmul
     kernels_matmul_q8q_avx512;
 
 rmsnorm_fn kernels_rmsnorm_scalar, kernels_rmsnorm_sse2, kernels_rmsnorm_avx2;
-softmax_fn kernels_softmax_scalar, kernels_softmax_sse2, kernels_softmax_avx2;
+softmax_fn kernels_softmax_scalar, kernels_softmax_sse2, kernels_softmax_avx2, kernels_softmax_avx512;
 swiglu_fn kernels_swiglu_scalar, kernels_swiglu_sse2, kernels_swiglu_avx2;
 add_fn kernels_add_scalar, kernels_add_sse2, kernels_add_avx2;
 

@@ -103,6 +103,13 @@ static void test_variant(const KernelSet *ks) {
         char name[64];
         snprintf(name, sizeof(name), "%s softmax sums to 1 n=%d", ks->name, n);
         check(fabs(sum - 1.0) < 1e-5, name, "probabilities do not sum to 1");
+        if (ks == &kernels_avx512) {
+            /* Its softmax is AVX2's bit for bit (the attention kernels use it). */
+            memcpy(a3, a1, sizeof(float) * n);
+            kernels_avx2.softmax(a3, n);
+            snprintf(name, sizeof(name), "avx512 softmax equals avx2's bits n=%d", n);
+            check(memcmp(a2, a3, sizeof(float) * n) == 0, name, "bits differ");
+        }
 
         memcpy(a2, a1, sizeof(float) * n);
         memcpy(a3, a1, sizeof(float) * n);

@@ -6,6 +6,7 @@ per check; exit 0 all passed, 1 any failed, 77 when the test data or the
 binary is missing.
 """
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -19,6 +20,29 @@ MODEL = os.path.join(MODELS, "stories260K.bin")
 TOK512 = os.path.join(MODELS, "tok512.bin")
 TOK32K = os.path.join(MODELS, "tokenizer.bin")
 GGUF = os.path.join(MODELS, "stories260K.gguf")
+
+
+GEN_GGUF = os.environ.get("GEN_GGUF", os.path.join(os.path.dirname(LLMRUN), "gen_gguf"))
+LONG_CTX = 32768
+PROMPT_AND_GENERATED = re.compile(rb"prompt (\d+) tokens .*generated (\d+) tokens .*stop: (\w+)")
+
+
+def check_long_context():
+    """No hidden cap: a tiny GGUF trained for 32768 positions (0.1 MB, its
+    KV cache 4 MiB) generates through every one of them, by default."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "ctx32k.gguf")
+        subprocess.run([GEN_GGUF, path, "--shape", "stories15M", "--dim", "32", "--layers", "1", "--heads", "2",
+                        "--kv-heads", "1", "--ffn", "64", "--vocab", "768", "--ctx", str(LONG_CTX), "--type",
+                        "Q8_0"], check=True, capture_output=True, timeout=60)
+        r = subprocess.run([LLMRUN, path, "-t", "0", "-n", str(LONG_CTX + 1), "-i", "Once upon a time"],
+                           capture_output=True, timeout=600)
+    m = PROMPT_AND_GENERATED.search(r.stderr)
+    # The last token comes from the logits of position 32767: prompt + generated = context + 1.
+    check(r.returncode == 0 and m and m.group(3) == b"context" and
+          int(m.group(1)) + int(m.group(2)) == LONG_CTX + 1,
+          f"a GGUF trained for {LONG_CTX} positions generates through all of them, then stops: context",
+          f"exit {r.returncode} {r.stderr[-300:]!r}")
 
 
 def run(args, stdin=b""):
@@ -142,6 +166,7 @@ def main():
     r = run([MODEL, "-z", TOK512, "-n", "10", "-i", "apple " * 600])
     check(r.returncode == 1 and b"the context is 512" in r.stderr and r.stdout == b"",
           "over-long prompt: error before any output", repr(r.stderr))
+    check_long_context()
     return exit_status()
 
 
