@@ -119,25 +119,36 @@ static void test_variant(const KernelSet *ks) {
     }
 }
 
-/* matmul_batch: each token's output bit-identical to matmul on that token. */
+/* matmul_batch: each token's output bit-identical to matmul on that token,
+ * at strides wider than a row (the forward pass's), over batches that fill
+ * whole register tiles and leave partial ones, and rows that span several
+ * of the kernels' row blocks (n = 1030: 60 rows a block). */
+static void batch_case(const KernelSet *ks, int n, int d, int batch) {
+    int x_stride = n + 3, out_stride = d + 2;
+    float *w = malloc(sizeof(float) * n * d), *x = malloc(sizeof(float) * x_stride * batch);
+    float *got = malloc(sizeof(float) * out_stride * batch), *want = malloc(sizeof(float) * d * batch);
+    fill(w, n * d, 1.0f);
+    fill(x, x_stride * batch, 2.0f);
+    ks->matmul_batch(got, out_stride, x, x_stride, batch, w, n, d);
+    for (int b = 0; b < batch; b++) ks->matmul(want + b * d, x + b * x_stride, w, n, d);
+    int same = 1;
+    for (int b = 0; b < batch; b++) same &= memcmp(got + b * out_stride, want + b * d, sizeof(float) * d) == 0;
+    char name[128];
+    snprintf(name, sizeof(name), "%s matmul_batch bit-identical to matmul n=%d d=%d batch=%d", ks->name, n, d,
+             batch);
+    check(same, name, "outputs differ");
+    free(w), free(x), free(got), free(want);
+}
+
 static void test_batch(const KernelSet *ks) {
     static const int sizes_n[] = {1, 7, 16, 33, 288};
     static const int sizes_d[] = {1, 4, 5, 13};
     for (size_t a = 0; a < sizeof(sizes_n) / sizeof(sizes_n[0]); a++)
         for (size_t c = 0; c < sizeof(sizes_d) / sizeof(sizes_d[0]); c++) {
-            int n = sizes_n[a], d = sizes_d[c], batch = 5;
-            float *w = malloc(sizeof(float) * n * d), *x = malloc(sizeof(float) * n * batch);
-            float *got = malloc(sizeof(float) * d * batch), *want = malloc(sizeof(float) * d * batch);
-            fill(w, n * d, 1.0f);
-            fill(x, n * batch, 2.0f);
-            ks->matmul_batch(got, x, batch, w, n, d);
-            for (int b = 0; b < batch; b++) ks->matmul(want + b * d, x + b * n, w, n, d);
-            char name[128];
-            snprintf(name, sizeof(name), "%s matmul_batch bit-identical to matmul n=%d d=%d batch=%d",
-                     ks->name, n, d, batch);
-            check(memcmp(got, want, sizeof(float) * d * batch) == 0, name, "outputs differ");
-            free(w), free(x), free(got), free(want);
+            batch_case(ks, sizes_n[a], sizes_d[c], 5);
+            batch_case(ks, sizes_n[a], sizes_d[c], 13);
         }
+    batch_case(ks, 1030, 130, 14);
 }
 
 /* Random int8 weights (-128..127) and quantised activations. */
