@@ -10,6 +10,9 @@
 /* Rows per block in the SIMD matmul kernels: chunks start on a multiple so
  * each row lands in the same block position as in a serial run. */
 #define KERNEL_ROW_BLOCK 4
+/* The fp32 GEMM tiles' rows (6 AVX-512, 4 AVX2 and SSE2) divide this, so
+ * a chunk leaves no partial tile. */
+#define FP32_GEMM_ROW_BLOCK 12
 
 static parallel_runner runner;
 static int runner_workers = 1;
@@ -170,7 +173,7 @@ void parallel_matmul_batch(float *out, int out_stride, const float *x, int x_str
     MatmulJob job = {.out = out, .x = x, .w = w, .batch = batch, .n = n, .d = d};
     job.out_stride = out_stride;
     job.x_stride = x_stride;
-    parallel_for(d, KERNEL_ROW_BLOCK, work, fp32_batch_rows, &job);
+    parallel_for(d, FP32_GEMM_ROW_BLOCK, work, fp32_batch_rows, &job);
 }
 
 /* int8 weights with groups that may straddle rows: a chunk must start on a

@@ -37,15 +37,22 @@ TARGET_AVX2 static inline __attribute__((always_inline)) void tile_step(__m256 a
  * 8 lanes per output over j, folded to 4 lanes, then f32_store_tile. */
 TARGET_AVX2 static inline __attribute__((always_inline)) void tile_rp(float *out, long out_stride,
                                                                     const float *w, int n, const float *x,
-                                                                    long x_stride, const int R, const int P) {
+                                                                    long x_stride, const int R, const int P, F32Prefetch *pf) {
     __m256 acc[F32_MAX_ROWS][F32_MAX_POSITIONS];
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 8
         for (int p = 0; p < P; p++) acc[r][p] = _mm256_setzero_ps();
+    const char *next = pf->next;
+    long lines = pf->lines;
     int j = 0;
-    for (; j + 8 <= n; j += 8) tile_step(acc, w, n, x, x_stride, j, R, P, 0);
+    for (; j + 8 <= n; j += 8) {
+        f32_prefetch_step(&next, &lines);
+        tile_step(acc, w, n, x, x_stride, j, R, P, 0);
+    }
     if (j < n) tile_step(acc, w, n, x, x_stride, j, R, P, 1);
+    pf->next = next;
+    pf->lines = lines;
     __m128 sums[F32_MAX_ROWS][F32_MAX_POSITIONS];
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++)
@@ -57,8 +64,8 @@ TARGET_AVX2 static inline __attribute__((always_inline)) void tile_rp(float *out
 
 /* A tile of up to GEMM_ROWS x GEMM_POSITIONS (or MATVEC_ROWS x 1). */
 TARGET_AVX2 static void tile(float *out, long out_stride, const float *w, int n, const float *x, long x_stride,
-                            int rows, int positions) {
-    f32_tile(out, out_stride, w, n, x, x_stride, rows, positions, GEMM_ROWS, MATVEC_ROWS, tile_rp);
+                            int rows, int positions, F32Prefetch *pf) {
+    f32_tile(out, out_stride, w, n, x, x_stride, rows, positions, pf, GEMM_ROWS, MATVEC_ROWS, tile_rp);
 }
 
 TARGET_AVX2 void kernels_matmul_avx2(float *out, const float *x, const float *w, int n, int d) {

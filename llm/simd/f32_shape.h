@@ -71,58 +71,76 @@ static inline __attribute__((always_inline)) void f32_store_tile(float *out, lon
         }
 }
 
+/* Lines (64 bytes) a tile prefetches into L2 for the tiles after it, one
+ * per k-step from next on, while lines lasts. */
+typedef struct {
+    const char *next;
+    long lines;
+} F32Prefetch;
+
+static inline __attribute__((always_inline)) void f32_prefetch_step(const char **next, long *lines) {
+    if (*lines > 0) {
+        _mm_prefetch(*next, _MM_HINT_T1);
+        *next += 64;
+        --*lines;
+    }
+}
+
 /* out[p * out_stride + r] = row r of w (n floats each) . x + p * x_stride,
  * for r < R and p < P. Every output's arithmetic is one accumulator chain
  * over its row and the same horizontal sum whatever the tile's size, so a
  * position's result has the same bits in a batch as alone. Always inlined
  * with constant R and P, so its loops unroll over registers. */
 typedef void f32_tile_rp_fn(float *out, long out_stride, const float *w, int n, const float *x, long x_stride,
-                            int R, int P);
+                            int R, int P, F32Prefetch *pf);
 /* The same for any rows x positions up to the set's tile size. */
 typedef void f32_tile_fn(float *out, long out_stride, const float *w, int n, const float *x, long x_stride,
-                         int rows, int positions);
+                         int rows, int positions, F32Prefetch *pf);
+
+/* tile_rp with R rows and 1..F32_MAX_POSITIONS positions, P made a
+ * constant. */
+static inline __attribute__((always_inline)) void f32_tile_positions(float *out, long out_stride,
+                                                                     const float *w, int n, const float *x,
+                                                                     long x_stride, const int R, int positions,
+                                                                     F32Prefetch *pf, f32_tile_rp_fn *tile_rp) {
+    switch (positions) {
+    case 6: tile_rp(out, out_stride, w, n, x, x_stride, R, 6, pf); break;
+    case 5: tile_rp(out, out_stride, w, n, x, x_stride, R, 5, pf); break;
+    case 4: tile_rp(out, out_stride, w, n, x, x_stride, R, 4, pf); break;
+    case 3: tile_rp(out, out_stride, w, n, x, x_stride, R, 3, pf); break;
+    case 2: tile_rp(out, out_stride, w, n, x, x_stride, R, 2, pf); break;
+    default: tile_rp(out, out_stride, w, n, x, x_stride, R, 1, pf); break;
+    }
+}
 
 /* A set's f32_tile_fn over its tile_rp: matvec_rows x 1 for a single
- * position, else blocks of gemm_rows x positions (at most
- * F32_MAX_POSITIONS), leftover rows one at a time. */
+ * position, else blocks of gemm_rows x positions, leftover rows one at a
+ * time. */
 static inline __attribute__((always_inline)) void f32_tile(float *out, long out_stride, const float *w, int n,
                                                            const float *x, long x_stride, int rows,
-                                                           int positions, int gemm_rows, int matvec_rows,
-                                                           f32_tile_rp_fn *tile_rp) {
+                                                           int positions, F32Prefetch *pf, int gemm_rows,
+                                                           int matvec_rows, f32_tile_rp_fn *tile_rp) {
     if (rows == matvec_rows && positions == 1) {
-        tile_rp(out, out_stride, w, n, x, x_stride, matvec_rows, 1);
+        tile_rp(out, out_stride, w, n, x, x_stride, matvec_rows, 1, pf);
         return;
     }
     for (; rows >= gemm_rows; rows -= gemm_rows, w += (long)gemm_rows * n, out += gemm_rows)
-        switch (positions) {
-        case 6: tile_rp(out, out_stride, w, n, x, x_stride, gemm_rows, 6); break;
-        case 5: tile_rp(out, out_stride, w, n, x, x_stride, gemm_rows, 5); break;
-        case 4: tile_rp(out, out_stride, w, n, x, x_stride, gemm_rows, 4); break;
-        case 3: tile_rp(out, out_stride, w, n, x, x_stride, gemm_rows, 3); break;
-        case 2: tile_rp(out, out_stride, w, n, x, x_stride, gemm_rows, 2); break;
-        default: tile_rp(out, out_stride, w, n, x, x_stride, gemm_rows, 1); break;
-        }
+        f32_tile_positions(out, out_stride, w, n, x, x_stride, gemm_rows, positions, pf, tile_rp);
     for (; rows > 0; rows--, w += n, out++)
-        for (int p = 0; p < positions; p++)
-            tile_rp(out + p * out_stride, out_stride, w, n, x + p * x_stride, x_stride, 1, 1);
+        f32_tile_positions(out, out_stride, w, n, x, x_stride, 1, positions, pf, tile_rp);
 }
 
 /* Weight bytes per row block: the block stays in L2 while every position
  * of the batch goes over it (beside up to 1 MiB of the batch's inputs). */
 #define F32_BLOCK_BYTES (256 * 1024)
 
-/* Prefetches lines (64 bytes each) from *next into L2, up to end. */
-static inline __attribute__((always_inline)) void f32_prefetch_lines(const char **next, const char *end,
-                                                                     long lines) {
-    for (; lines > 0 && *next < end; lines--, *next += 64) _mm_prefetch(*next, _MM_HINT_T1);
-}
-
 /* out[b * out_stride + i] = row i of w (d rows of n) . x + b * x_stride.
  * Row blocks of F32_BLOCK_BYTES; in a block, each tile of positions goes
  * over the block's tiles of rows, its inputs staying in L1. Weights come
  * from memory once: while a block is used, its tiles prefetch the next
- * block in even slices (a batch makes the matmul compute-bound, but one
- * core's misses alone do not keep the memory busy). */
+ * block in even slices, a line per k-step (a batch makes the matmul
+ * compute-bound, but one core's misses alone do not keep the memory busy;
+ * the slices in one burst before each tile stalled on the memory). */
 static inline __attribute__((always_inline)) void f32_gemm(float *out, long out_stride, const float *x,
                                                            long x_stride, int batch, const float *w, int n,
                                                            int d, int tile_rows, int tile_positions,
@@ -132,16 +150,17 @@ static inline __attribute__((always_inline)) void f32_gemm(float *out, long out_
     int position_tiles = (batch + tile_positions - 1) / tile_positions;
     for (int i0 = 0; i0 < d; i0 += block) {
         int i1 = d - i0 < block ? d : i0 + block;
-        const char *next = (const char *)(w + (long)i1 * n);
         const char *next_end = (const char *)(w + (long)(d - i1 < block ? d : i1 + block) * n);
+        F32Prefetch pf = {(const char *)(w + (long)i1 * n), 0};
         long tiles = (long)position_tiles * ((i1 - i0 + tile_rows - 1) / tile_rows);
-        long lines = batch > tile_positions ? ((next_end - next) / 64 + tiles - 1) / tiles : 0;
+        long lines = batch > tile_positions ? ((next_end - pf.next) / 64 + tiles - 1) / tiles : 0;
         for (int b = 0; b < batch; b += tile_positions) {
             int positions = batch - b < tile_positions ? batch - b : tile_positions;
             for (int i = i0; i < i1; i += tile_rows) {
-                f32_prefetch_lines(&next, next_end, lines);
+                long left = (next_end - pf.next) / 64;
+                pf.lines = lines < left ? lines : left;
                 tile(out + b * out_stride + i, out_stride, w + (long)i * n, n, x + b * x_stride, x_stride,
-                     i1 - i < tile_rows ? i1 - i : tile_rows, positions);
+                     i1 - i < tile_rows ? i1 - i : tile_rows, positions, &pf);
             }
         }
     }

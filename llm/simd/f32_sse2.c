@@ -18,14 +18,17 @@
  * the tail (n % 4) summed in scalar from zero. */
 static inline __attribute__((always_inline)) void tile_rp(float *out, long out_stride, const float *w, int n,
                                                           const float *x, long x_stride, const int R,
-                                                          const int P) {
+                                                          const int P, F32Prefetch *pf) {
     __m128 acc[F32_MAX_ROWS][F32_MAX_POSITIONS];
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 8
         for (int p = 0; p < P; p++) acc[r][p] = _mm_setzero_ps();
     int n4 = n & ~3;
+    const char *next = pf->next;
+    long lines = pf->lines;
     for (int j = 0; j < n4; j += 4) {
+        f32_prefetch_step(&next, &lines);
         __m128 xv[F32_MAX_POSITIONS];
 #pragma GCC unroll 8
         for (int p = 0; p < P; p++) xv[p] = _mm_loadu_ps(x + p * x_stride + j);
@@ -36,6 +39,8 @@ static inline __attribute__((always_inline)) void tile_rp(float *out, long out_s
             for (int p = 0; p < P; p++) acc[r][p] = _mm_add_ps(acc[r][p], _mm_mul_ps(wv, xv[p]));
         }
     }
+    pf->next = next;
+    pf->lines = lines;
     if (n4 == n) {
         f32_store_tile(out, out_stride, acc, NULL, R, P);
         return;
@@ -50,8 +55,8 @@ static inline __attribute__((always_inline)) void tile_rp(float *out, long out_s
 }
 
 static void tile(float *out, long out_stride, const float *w, int n, const float *x, long x_stride, int rows,
-                 int positions) {
-    f32_tile(out, out_stride, w, n, x, x_stride, rows, positions, GEMM_ROWS, MATVEC_ROWS, tile_rp);
+                 int positions, F32Prefetch *pf) {
+    f32_tile(out, out_stride, w, n, x, x_stride, rows, positions, pf, GEMM_ROWS, MATVEC_ROWS, tile_rp);
 }
 
 void kernels_matmul_sse2(float *out, const float *x, const float *w, int n, int d) {
