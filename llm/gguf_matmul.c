@@ -4,7 +4,6 @@
  * together, so they meet once for q, k and v (or gate and up). */
 #include "llm/gguf_matmul.h"
 
-#include "lib/string.h"
 #include "llm/kernels.h"
 #include "llm/parallel.h"
 
@@ -110,23 +109,14 @@ static const void *activations_for(GgufModel *m, MatmulInput *in, const GTensor 
 
 /* F32 weights: the kernel set's batched fp32 matmul (each position's
  * arithmetic is its single matmul's, so the bits are the same), which reads
- * every weight row once for the batch. It takes densely packed positions:
- * the input rows are moved together in place and back (the floats between
- * rows are not live), the outputs spread to their stride afterwards. */
+ * every weight row once for the batch, at the forward pass's strides. */
 static void f32_matmul(const MatmulInput *in, float *out, int out_stride, const GTensor *w) {
     int n = in->n, d = w->rows, batch = in->batch;
     if (batch == 1) {
         parallel_matmul(out, in->x, (const float *)w->data, n, d);
         return;
     }
-    float *x = (float *)in->x; /* the forward pass's own scratch rows */
-    for (int b = 1; b < batch && in->stride != n; b++)
-        memmove(x + (size_t)b * n, x + (size_t)b * in->stride, (size_t)n * sizeof(float));
-    parallel_matmul_batch(out, x, batch, (const float *)w->data, n, d);
-    for (int b = batch - 1; b > 0 && in->stride != n; b--)
-        memmove(x + (size_t)b * in->stride, x + (size_t)b * n, (size_t)n * sizeof(float));
-    for (int b = batch - 1; b > 0 && out_stride != d; b--)
-        memmove(out + (size_t)b * out_stride, out + (size_t)b * d, (size_t)d * sizeof(float));
+    parallel_matmul_batch(out, out_stride, in->x, in->stride, batch, (const float *)w->data, n, d);
 }
 
 void gguf_matmuls(GgufModel *m, MatmulInput *in, int count, float *const outs[], const int out_strides[],

@@ -15,10 +15,12 @@ typedef void matmul_fn(float *out, const float *x, const float *w, int n, int d)
  * flattened (d, n) tensor, so groups may straddle rows. */
 typedef void matmul_q8_fn(float *out, const float *x, const int8_t *q, const float *s, int n, int d,
                           int group_size);
-/* Batched matmul: out[b*d + i] = sum_j w[i*n + j] * x[b*n + j] for b < batch.
- * Each token's arithmetic is exactly matmul's (bit-identical results); each
- * block of weight rows is read from memory once for all tokens. */
-typedef void matmul_batch_fn(float *out, const float *x, int batch, const float *w, int n, int d);
+/* Batched matmul: out[b*out_stride + i] = sum_j w[i*n + j] * x[b*x_stride + j]
+ * for b < batch. Each token's arithmetic is exactly matmul's (bit-identical
+ * results); each block of weight rows is read from memory once for all
+ * tokens. */
+typedef void matmul_batch_fn(float *out, int out_stride, const float *x, int x_stride, int batch,
+                             const float *w, int n, int d);
 /* Integer matmul (Q8_0 style), batched like matmul_batch. Weights: int8, row
  * i's group g scale at ws[i*(n/gs) + g] (groups never straddle rows: n % gs
  * == 0). Activations: int8 values in int16 lanes (-127..127, from

@@ -10,6 +10,9 @@
 /* Rows per block in the SIMD matmul kernels: chunks start on a multiple so
  * each row lands in the same block position as in a serial run. */
 #define KERNEL_ROW_BLOCK 4
+/* The fp32 GEMM tiles' rows (6 AVX-512, 4 AVX2 and SSE2) divide this, so
+ * a chunk leaves no partial tile. */
+#define FP32_GEMM_ROW_BLOCK 12
 
 static parallel_runner runner;
 static int runner_workers = 1;
@@ -129,6 +132,7 @@ typedef struct {
     const int16_t *xq;
     const float *xs;
     int batch, n, d, group_size;
+    int out_stride, x_stride; /* fp32 batches: floats between positions */
 } MatmulJob;
 
 static uint64_t macs(int batch, int n, int d) {
@@ -149,32 +153,27 @@ void parallel_matmul(float *out, const float *x, const float *w, int n, int d) {
     parallel_for(d, KERNEL_ROW_BLOCK, macs(1, n, d), fp32_rows, &job);
 }
 
-/* Batches of at least one token per worker are split by token (each worker
- * keeps the kernel's weight reuse across its tokens); smaller batches by row,
- * one token at a time (the kernel's output stride is its row count). */
-static void fp32_batch_tokens(void *ctx, int b0, int b1) {
-    MatmulJob *j = ctx;
-    kernels->matmul_batch(j->out + (size_t)b0 * j->d, j->x + (size_t)b0 * j->n, b1 - b0, j->w, j->n, j->d);
-}
-
+/* fp32 batches are split by row: each worker reads its share of the
+ * weights from memory once and uses it for every token (split by token,
+ * each would read all of them, and the fp32 GEMM is bound by that read at
+ * the batch sizes of a prefill). */
 static void fp32_batch_rows(void *ctx, int r0, int r1) {
     MatmulJob *j = ctx;
-    for (int b = 0; b < j->batch; b++)
-        kernels->matmul_batch(j->out + (size_t)b * j->d + r0, j->x + (size_t)b * j->n, 1,
-                              j->w + (size_t)r0 * j->n, j->n, r1 - r0);
+    kernels->matmul_batch(j->out + r0, j->out_stride, j->x, j->x_stride, j->batch, j->w + (size_t)r0 * j->n,
+                          j->n, r1 - r0);
 }
 
-void parallel_matmul_batch(float *out, const float *x, int batch, const float *w, int n, int d) {
+void parallel_matmul_batch(float *out, int out_stride, const float *x, int x_stride, int batch, const float *w,
+                           int n, int d) {
     uint64_t work = macs(batch, n, d);
     if (!runner || work < min_work) {
-        kernels->matmul_batch(out, x, batch, w, n, d);
+        kernels->matmul_batch(out, out_stride, x, x_stride, batch, w, n, d);
         return;
     }
     MatmulJob job = {.out = out, .x = x, .w = w, .batch = batch, .n = n, .d = d};
-    if (batch >= runner_workers)
-        parallel_for_chunks(batch, 1, work, 1, fp32_batch_tokens, &job);
-    else
-        parallel_for(d, KERNEL_ROW_BLOCK, work, fp32_batch_rows, &job);
+    job.out_stride = out_stride;
+    job.x_stride = x_stride;
+    parallel_for(d, FP32_GEMM_ROW_BLOCK, work, fp32_batch_rows, &job);
 }
 
 /* int8 weights with groups that may straddle rows: a chunk must start on a

@@ -191,7 +191,7 @@ static void layer_matmul(Transformer *t, float *out, const float *x, int batch, 
     int gs = t->quant_group_size;
     switch (t->matmul_path) {
     case MATMUL_FP32:
-        parallel_matmul_batch(out, x, batch, w_fp32 + (size_t)layer * n * d, n, d);
+        parallel_matmul_batch(out, d, x, n, batch, w_fp32 + (size_t)layer * n * d, n, d);
         break;
     case MATMUL_Q8_FP32_ACT:
         parallel_matmul_q8(out, x, batch, quant_values(w_q, layer), quant_scales(w_q, layer), n, d, gs);

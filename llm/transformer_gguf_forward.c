@@ -200,6 +200,9 @@ float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits
 int gguf_model_prefill_batch(const Transformer *t) {
     const GgufModel *m = t->gguf;
     if (m->prefill_batch) return m->prefill_batch;
+    /* fp32 weights are 4 bytes a multiply-add: the batch's reuse of each
+     * weight read from memory bounds the prefill, more than the cache. */
+    if (m->config.n_layers > 0 && m->layers[0].w1.type == GGML_TYPE_F32) return GGUF_PREFILL_MAX;
     size_t per_position = (size_t)m->wide * (sizeof(float) + sizeof(BlockQ8A) / 32 + 1);
     size_t fit = PREFILL_ACT_BUDGET / per_position / 8 * 8;
     return fit < GGUF_PREFILL_BATCH ? GGUF_PREFILL_BATCH

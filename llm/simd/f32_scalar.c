@@ -11,8 +11,10 @@ void kernels_matmul_scalar(float *out, const float *x, const float *w, int n, in
     }
 }
 
-void kernels_matmul_batch_scalar(float *out, const float *x, int batch, const float *w, int n, int d) {
-    for (int b = 0; b < batch; b++) kernels_matmul_scalar(out + (long)b * d, x + (long)b * n, w, n, d);
+void kernels_matmul_batch_scalar(float *out, int out_stride, const float *x, int x_stride, int batch,
+                                 const float *w, int n, int d) {
+    for (int b = 0; b < batch; b++)
+        kernels_matmul_scalar(out + (long)b * out_stride, x + (long)b * x_stride, w, n, d);
 }
 
 float kernels_dot_scalar(const float *a, const float *b, int n) {

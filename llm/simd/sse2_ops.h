@@ -7,13 +7,6 @@
 
 #include "llm/simd/f32_shape.h"
 
-/* Sums each of a0..a3 horizontally: returns (sum a0, sum a1, sum a2, sum a3). */
-static inline __m128 sse2_hsum4(__m128 a0, __m128 a1, __m128 a2, __m128 a3) {
-    __m128 s01 = _mm_add_ps(_mm_unpacklo_ps(a0, a1), _mm_unpackhi_ps(a0, a1));
-    __m128 s23 = _mm_add_ps(_mm_unpacklo_ps(a2, a3), _mm_unpackhi_ps(a2, a3));
-    return _mm_add_ps(_mm_movelh_ps(s01, s23), _mm_movehl_ps(s23, s01));
-}
-
 static inline float sse2_hsum(__m128 v) {
     __m128 shuf = _mm_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1));
     __m128 sums = _mm_add_ps(v, shuf);

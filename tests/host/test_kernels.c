@@ -126,25 +126,36 @@ static void test_variant(const KernelSet *ks) {
     }
 }
 
-/* matmul_batch: each token's output bit-identical to matmul on that token. */
+/* matmul_batch: each token's output bit-identical to matmul on that token,
+ * at strides wider than a row (the forward pass's), over batches that fill
+ * whole register tiles and leave partial ones, and rows that span several
+ * of the kernels' row blocks (n = 1030: 60 rows a block). */
+static void batch_case(const KernelSet *ks, int n, int d, int batch) {
+    int x_stride = n + 3, out_stride = d + 2;
+    float *w = malloc(sizeof(float) * n * d), *x = malloc(sizeof(float) * x_stride * batch);
+    float *got = malloc(sizeof(float) * out_stride * batch), *want = malloc(sizeof(float) * d * batch);
+    fill(w, n * d, 1.0f);
+    fill(x, x_stride * batch, 2.0f);
+    ks->matmul_batch(got, out_stride, x, x_stride, batch, w, n, d);
+    for (int b = 0; b < batch; b++) ks->matmul(want + b * d, x + b * x_stride, w, n, d);
+    int same = 1;
+    for (int b = 0; b < batch; b++) same &= memcmp(got + b * out_stride, want + b * d, sizeof(float) * d) == 0;
+    char name[128];
+    snprintf(name, sizeof(name), "%s matmul_batch bit-identical to matmul n=%d d=%d batch=%d", ks->name, n, d,
+             batch);
+    check(same, name, "outputs differ");
+    free(w), free(x), free(got), free(want);
+}
+
 static void test_batch(const KernelSet *ks) {
     static const int sizes_n[] = {1, 7, 16, 33, 288};
     static const int sizes_d[] = {1, 4, 5, 13};
     for (size_t a = 0; a < sizeof(sizes_n) / sizeof(sizes_n[0]); a++)
         for (size_t c = 0; c < sizeof(sizes_d) / sizeof(sizes_d[0]); c++) {
-            int n = sizes_n[a], d = sizes_d[c], batch = 5;
-            float *w = malloc(sizeof(float) * n * d), *x = malloc(sizeof(float) * n * batch);
-            float *got = malloc(sizeof(float) * d * batch), *want = malloc(sizeof(float) * d * batch);
-            fill(w, n * d, 1.0f);
-            fill(x, n * batch, 2.0f);
-            ks->matmul_batch(got, x, batch, w, n, d);
-            for (int b = 0; b < batch; b++) ks->matmul(want + b * d, x + b * n, w, n, d);
-            char name[128];
-            snprintf(name, sizeof(name), "%s matmul_batch bit-identical to matmul n=%d d=%d batch=%d",
-                     ks->name, n, d, batch);
-            check(memcmp(got, want, sizeof(float) * d * batch) == 0, name, "outputs differ");
-            free(w), free(x), free(got), free(want);
+            batch_case(ks, sizes_n[a], sizes_d[c], 5);
+            batch_case(ks, sizes_n[a], sizes_d[c], 13);
         }
+    batch_case(ks, 1030, 130, 14);
 }
 
 /* Random int8 weights (-128..127) and quantised activations. */
@@ -317,6 +328,28 @@ static void test_kv_store(void) {
     kv_store_row(GGML_TYPE_F16, h, ties, 4);
     check(h[0] == 0x3c00 && h[1] == 0x3c02 && h[2] == 0xc000 && h[3] == 0x7bff, "f16 KV rows round to even",
           "%04x %04x %04x %04x", h[0], h[1], h[2], h[3]);
+    /* kv_store_row's inline path for normal halves against the reference
+     * conversion: a sweep of bit patterns (every sign, exponent, NaN and
+     * rounding case, 1M of them), and the edges of its range: ties that
+     * carry into the exponent, the largest half and the first value that
+     * rounds to infinity, the smallest normal half and the float below. */
+    int f16_same = 1;
+    for (uint64_t bits = 0; bits < ((uint64_t)1 << 32); bits += 4099) {
+        union {
+            uint32_t u;
+            float f;
+        } v = {(uint32_t)bits};
+        uint16_t got;
+        kv_store_row(GGML_TYPE_F16, &got, &v.f, 1);
+        f16_same &= got == ggml_fp32_to_fp16(v.f);
+    }
+    float edges[] = {1.0f + 2047.5f / 2048, 2.0f - 1.0f / 4096, 65504.0f, 65519.0f, 65520.0f, 6.1035156e-5f,
+                     6.1035152e-5f, -6.1035156e-5f, 0x1.ffep-15f, -0x1.ffffp-1f};
+    uint16_t edge_h[sizeof edges / sizeof *edges];
+    kv_store_row(GGML_TYPE_F16, edge_h, edges, (int)(sizeof edges / sizeof *edges));
+    for (unsigned i = 0; i < sizeof edges / sizeof *edges; i++) f16_same &= edge_h[i] == ggml_fp32_to_fp16(edges[i]);
+    check(f16_same && edge_h[0] == 0x4000 && edge_h[4] == 0x7c00, "f16 KV rows equal ggml_fp32_to_fp16",
+          "a value differs (1 + 2047.5/2048 -> %04x, 65520 -> %04x)", edge_h[0], edge_h[4]);
     int same = 1;
     for (int trial = 0; trial < 50; trial++) {
         BlockQ8_0 got[2], want[2];
