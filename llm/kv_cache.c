@@ -46,8 +46,7 @@ static void store_q8_0(BlockQ8_0 *out, const float *x, int n) {
 
 void kv_store_row(uint32_t type, void *row, const float *x, int n) {
     if (type == GGML_TYPE_F16) {
-        uint16_t *h = row;
-        for (int i = 0; i < n; i++) h[i] = ggml_fp32_to_fp16(x[i]);
+        ggml_fp32_to_fp16_row(row, x, n);
     } else if (type == GGML_TYPE_Q8_0) {
         store_q8_0(row, x, n);
     } else {
