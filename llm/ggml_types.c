@@ -2,7 +2,6 @@
  * half/bfloat conversion. */
 #include "llm/ggml_types.h"
 
-
 /* A block type's entry: values per block, bytes from its struct. */
 #define BLOCK(name, block, elems, usable, act)                                                               \
     { name, elems, sizeof(block), usable, act }
@@ -64,25 +63,21 @@ float ggml_fp16_to_fp32(uint16_t h) {
     return v.f;
 }
 
-/* Bits through unions, not memcpy: the freestanding builds (-fno-builtin)
- * make each memcpy a call, which cost the KV cache's f16 stores 7% of an
- * fp32 prefill. */
+/* Bit for bit what F16C's vcvtps2ph gives with round-to-nearest-even
+ * (f16_store.c uses it when the CPU has it): a NaN keeps its sign and top
+ * 10 payload bits and comes out quiet. __builtin_memcpy: lib's memcpy is no
+ * builtin in these builds, and this runs once per cached value. */
 uint16_t ggml_fp32_to_fp16(float f) {
-    union {
-        float f;
-        uint32_t u;
-    } in = {f};
-    uint32_t x = in.u;
+    uint32_t x;
+    __builtin_memcpy(&x, &f, 4);
     uint32_t sign = (x >> 16) & 0x8000, abs = x & 0x7fffffffu;
-    if (abs >= 0x7f800000u) return (uint16_t)(sign | 0x7c00 | (abs > 0x7f800000u ? 0x200 : 0));
-    if (abs >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds to infinity */
+    if (abs > 0x7f800000u) return (uint16_t)(sign | 0x7e00 | ((abs >> 13) & 0x3ff));
+    if (abs >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* infinity, or rounds to it */
     if (abs < 0x38800000u) {
         /* Subnormal half: round mant * 2^24 to nearest even. */
-        union {
-            uint32_t u;
-            float f;
-        } a = {abs};
-        float scaled = a.f * 16777216.0f;
+        float a;
+        __builtin_memcpy(&a, &abs, 4);
+        float scaled = a * 16777216.0f;
         uint32_t q = (uint32_t)scaled;
         float rem = scaled - (float)q;
         if (rem > 0.5f || (rem == 0.5f && (q & 1))) q++;

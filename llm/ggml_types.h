@@ -144,6 +144,8 @@ uint64_t ggml_row_bytes(uint32_t type, uint64_t n);
 
 float ggml_fp16_to_fp32(uint16_t h);
 uint16_t ggml_fp32_to_fp16(float f);
+/* h[i] = ggml_fp32_to_fp16(x[i]) for i < n, with F16C when the CPU has it. */
+void ggml_fp32_to_fp16_row(uint16_t *h, const float *x, int n);
 float ggml_bf16_to_fp32(uint16_t h);
 
 /* Dequantises one row of n values (n a multiple of the block size). */

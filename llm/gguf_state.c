@@ -7,6 +7,7 @@
 #include "lib/string.h"
 #include "llm/arch_gemma3.h"
 #include "llm/gguf_model.h"
+#include "llm/kernels.h"
 #include "llm/kv_cache.h"
 #include "llm/sliding_window.h"
 #include "llm/transformer_gguf.h"
@@ -18,6 +19,14 @@
 #define STATE_ARRAYS 17    /* TAKEs below: each may waste up to 63 bytes aligning */
 #define KV_ALIGN_SLACK 128 /* the keys and the values each start on 64 bytes */
 
+/* Rows of attention weights, seq_len floats each: one per query head, and
+ * at least ATTEND_TILE per key/value head for a tiled kernel's queries
+ * (the group of key/value head kv owns rows kv * (rows / kv heads) on). */
+static uint64_t attention_rows(uint64_t heads, uint64_t q_dim, uint64_t kv_dim) {
+    uint64_t kv_heads = q_dim ? kv_dim * heads / q_dim : heads;
+    return kv_heads * ATTEND_TILE > heads ? kv_heads * ATTEND_TILE : heads;
+}
+
 static uint64_t state_block_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim,
                                   uint64_t heads, uint64_t seq_len, uint64_t vocab, uint64_t n_rot) {
     uint64_t wide = dim > hidden ? dim : hidden;
@@ -25,7 +34,7 @@ static uint64_t state_block_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim,
     if (wide > ((uint64_t)1 << 24) || vocab > ((uint64_t)1 << 24)) return 0;
     uint64_t per_position = 3 * wide + 2 * hidden + q_dim + 2 * kv_dim + 2 * n_rot;
     uint64_t act = (wide / 32 + 1) * sizeof(BlockQ8A) + (wide / 256 + 1) * sizeof(BlockQ8K);
-    uint64_t floats = GGUF_PREFILL_MAX * per_position + heads * seq_len + vocab + wide + 2 * (n_rot / 2 + 1);
+    uint64_t floats = GGUF_PREFILL_MAX * per_position + attention_rows(heads, q_dim, kv_dim) * seq_len + vocab + wide + 2 * (n_rot / 2 + 1);
     return floats * 4 + GGUF_PREFILL_MAX * act + 64 * (STATE_ARRAYS + 1);
 }
 
@@ -163,7 +172,7 @@ int gguf_run_state_create(Transformer *t, GgufModel *m, char *err, size_t n) {
     TAKE(m->rope_cs, B * m->n_rot, float)
     TAKE(m->act_a, B * m->act_a_blocks, BlockQ8A)
     TAKE(m->act_k, B * m->act_k_blocks, BlockQ8K)
-    TAKE(m->att, (uint64_t)c->n_heads * c->seq_len, float)
+    TAKE(m->att, attention_rows((uint64_t)c->n_heads, (uint64_t)m->q_dim, (uint64_t)c->kv_dim) * c->seq_len, float)
     TAKE(m->logits, c->vocab_size, float)
     TAKE(m->row, m->wide, float)
     TAKE(m->rope_freq, m->n_rot / 2 + 1, float)

@@ -69,6 +69,8 @@ const KernelSet kernels_avx512 = {
     .attend = kernels_attend_avx512,
     .attend_f16 = kernels_attend_f16_avx512,
     .attend_q8_0 = kernels_attend_q8_0_avx512,
+    .attend_f16_tile = kernels_attend_f16_tile_avx512,
+    .attend_q8_0_tile = kernels_attend_q8_0_tile_avx512,
 };
 
 const KernelSet *kernels = &kernels_sse2;

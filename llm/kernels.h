@@ -61,6 +61,21 @@ typedef void attend_fn(float *out, float *att, const float *q, const float *keys
  * of them). */
 typedef void attend_kv_fn(float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
                           const void *values, size_t row_bytes, int n_pos, int hs, float scale);
+/* One query of an attention tile: its hs values, its output (hs floats),
+ * its weights (n_pos floats of scratch) and how many cached positions it
+ * sees (the first n_pos rows). */
+typedef struct {
+    const float *q;
+    float *out, *att;
+    int n_pos;
+} AttendQuery;
+/* attend_f16 / attend_q8_0 for n queries over one key/value head, each
+ * seeing its own number of positions: the query heads that share the head
+ * at several positions of a prefill batch. Each query's result is the bits
+ * attend_kv gives it alone. NULL in the sets that have no such kernel. */
+#define ATTEND_TILE 4 /* queries a tiled kernel reads each cached row once for */
+typedef void attend_kv_tile_fn(const AttendQuery *queries, int n, const void *keys, const void *values,
+                               size_t row_bytes, int hs, float scale);
 
 typedef struct {
     const char *name;
@@ -76,6 +91,7 @@ typedef struct {
     add_fn *add;
     attend_fn *attend;
     attend_kv_fn *attend_f16, *attend_q8_0;
+    attend_kv_tile_fn *attend_f16_tile, *attend_q8_0_tile;
 } KernelSet;
 
 extern const KernelSet kernels_scalar;

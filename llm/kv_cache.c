@@ -44,26 +44,9 @@ static void store_q8_0(BlockQ8_0 *out, const float *x, int n) {
     }
 }
 
-/* ggml_fp32_to_fp16 inline for the values a half holds as a normal number
- * (every cached k and v in practice), the rest through it. Adding 0xfff
- * plus the kept part's lowest bit carries into it exactly when the dropped
- * 13 bits round it up to even; a carry out of the mantissa steps the
- * exponent, as rounding up should. Same bits as ggml_fp32_to_fp16. */
-static inline uint16_t f16_of(float f) {
-    union {
-        float f;
-        uint32_t u;
-    } v = {f};
-    uint32_t abs = v.u & 0x7fffffffu;
-    if (abs < 0x38800000u || abs >= 0x477ff000u) return ggml_fp32_to_fp16(f);
-    uint32_t rebased = abs - (112u << 23);
-    return (uint16_t)(((v.u >> 16) & 0x8000) | ((rebased + 0xfff + ((rebased >> 13) & 1)) >> 13));
-}
-
 void kv_store_row(uint32_t type, void *row, const float *x, int n) {
     if (type == GGML_TYPE_F16) {
-        uint16_t *h = row;
-        for (int i = 0; i < n; i++) h[i] = f16_of(x[i]);
+        ggml_fp32_to_fp16_row(row, x, n);
     } else if (type == GGML_TYPE_Q8_0) {
         store_q8_0(row, x, n);
     } else {

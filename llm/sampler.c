@@ -99,6 +99,42 @@ static int prob_better(const ProbIndex *a, const ProbIndex *b) {
     return compare_prob_desc(a, b) < 0;
 }
 
+static void swap_items(ProbIndex *a, ProbIndex *b) {
+    ProbIndex t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Moves the most probable items of items[0..count) to the front, in no
+ * particular order, until the front holds more than `mass` of probability
+ * (summed in double), and returns how many it holds: the top m in the
+ * order compare_prob_desc sorts, everything else behind them. Quickselect,
+ * expected O(count): the nucleus of a 128k vocabulary is usually a small
+ * part of it, and only that part needs sorting. */
+static int gather_best(ProbIndex *items, int count, double mass) {
+    int lo = 0, hi = count; /* items[0..lo) are the best lo, summing to `before` <= mass */
+    double before = 0.0;
+    while (hi - lo > 16) {
+        swap_items(&items[lo + (hi - lo) / 2], &items[hi - 1]);
+        ProbIndex pivot = items[hi - 1];
+        int store = lo;
+        double sum = pivot.prob;
+        for (int i = lo; i < hi - 1; i++)
+            if (prob_better(&items[i], &pivot)) {
+                sum += items[i].prob;
+                swap_items(&items[i], &items[store++]);
+            }
+        swap_items(&items[store], &items[hi - 1]); /* the pivot, after everything better */
+        if (before + sum > mass) {
+            hi = store + 1;
+        } else {
+            before += sum;
+            lo = store + 1;
+        }
+    }
+    return hi;
+}
+
 int sample_topp(const float *probabilities, int n, float topp, ProbIndex *scratch, float coin) {
     /* Tokens below this cannot be in the nucleus; dropping them first keeps the sort small. */
     const float cutoff = (1.0f - topp) / (n - 1);
@@ -111,11 +147,19 @@ int sample_topp(const float *probabilities, int n, float topp, ProbIndex *scratc
         }
     }
     if (kept == 0) return sample_mult(probabilities, n, coin); /* only with NaN probabilities */
-    qsort(scratch, (size_t)kept, sizeof(ProbIndex), compare_prob_desc);
+    /* Sorted: the best `sorted` items (a little more than the nucleus's mass,
+     * for the float sum's rounding), the rest only if the nucleus reaches
+     * into them; either way the items are visited in the full sort's order. */
+    int sorted = gather_best(scratch, kept, (double)topp + 1e-3);
+    qsort(scratch, (size_t)sorted, sizeof(ProbIndex), compare_prob_desc);
 
     float cumulative = 0.0f;
     int last = kept - 1;
     for (int i = 0; i < kept; i++) {
+        if (i == sorted) {
+            qsort(scratch + sorted, (size_t)(kept - sorted), sizeof(ProbIndex), compare_prob_desc);
+            sorted = kept;
+        }
         cumulative += scratch[i].prob;
         if (cumulative > topp) {
             last = i;

@@ -64,10 +64,41 @@ typedef struct {
     int layer, start, batch;
 } AttentionJob;
 
+/* The first scratch row of the query heads of key/value head kv: each
+ * group owns max(kv_mul, ATTEND_TILE) rows of m->att (gguf_state.c). */
+static float *group_att(const GgufModel *m, int kv) {
+    int kv_mul = m->config.n_heads / m->config.n_kv_heads, rows = kv_mul > ATTEND_TILE ? kv_mul : ATTEND_TILE;
+    return m->att + (size_t)kv * rows * m->config.seq_len;
+}
+
+/* Positions b0..b0+count-1 of the batch for query heads h..h+n_q-1 (of
+ * key/value head kv, count * n_q <= ATTEND_TILE) as one tiled call, when
+ * the kernel set has one and they all see the cache from its first row.
+ * Returns 0 when it did nothing. */
+static int attend_tiled(AttentionJob *j, attend_kv_tile_fn *tile, int h, int n_q, int kv, int b0, int count) {
+    GgufModel *m = j->m;
+    const TransformerConfig *c = &m->config;
+    int hs = c->head_size, first;
+    kv_visible(m, j->layer, j->start + b0 + count - 1, &first);
+    if (!tile || first != 0 || count * n_q > ATTEND_TILE) return 0;
+    AttendQuery queries[ATTEND_TILE];
+    int n = 0;
+    for (int b = b0; b < b0 + count; b++)
+        for (int i = 0; i < n_q; i++, n++)
+            queries[n] = (AttendQuery){m->q + (size_t)b * m->q_dim + (size_t)(h + i) * hs,
+                                       m->xb + (size_t)b * m->wide + (size_t)(h + i) * hs,
+                                       group_att(m, kv) + (size_t)n * c->seq_len, j->start + b + 1};
+    size_t head_offset = kv_offset(m, j->layer, kv, 0);
+    tile(queries, n, m->key_cache + head_offset, m->value_cache + head_offset, m->kv_head_bytes, hs, m->attn_scale);
+    return 1;
+}
+
 /* Heads h0..h1-1 (one worker's share) for every position of the batch, in
  * order: a head's scratch row of m->att is reused position after position.
  * Position b attends to the cache up to its own position (the batch's
- * later keys are there already, but not looked at). */
+ * later keys are there already, but not looked at). With a tiled kernel,
+ * ATTEND_TILE queries (positions x the heads of one key/value head) at a time
+ * read each cached row once. */
 static void attention_heads(void *ctx, int h0, int h1) {
     AttentionJob *j = ctx;
     GgufModel *m = j->m;
@@ -75,13 +106,21 @@ static void attention_heads(void *ctx, int h0, int h1) {
     int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
     float scale = m->attn_scale;
     attend_kv_fn *typed = m->kv_type == GGML_TYPE_F16 ? kernels->attend_f16 : kernels->attend_q8_0;
+    attend_kv_tile_fn *tile = m->kv_type == GGML_TYPE_F16    ? kernels->attend_f16_tile
+                              : m->kv_type == GGML_TYPE_Q8_0 ? kernels->attend_q8_0_tile
+                                                             : NULL;
     /* The query heads of this share that use one key/value head go together
      * (a typed kernel may read the cache once for all of them). */
     for (int h = h0, n_q; h < h1; h += n_q) {
         int kv = h / kv_mul;
         n_q = (kv + 1) * kv_mul < h1 ? (kv + 1) * kv_mul - h : h1 - h;
-        for (int b = 0; b < j->batch; b++) {
-            float *out = m->xb + (size_t)b * m->wide + (size_t)h * hs, *att = m->att + (size_t)h * c->seq_len;
+        int per_tile = n_q < ATTEND_TILE ? ATTEND_TILE / n_q : 1;
+        for (int b = 0, step; b < j->batch; b += step) {
+            step = j->batch - b < per_tile ? j->batch - b : per_tile;
+            if (step > 1 && attend_tiled(j, tile, h, n_q, kv, b, step)) continue;
+            step = 1;
+            float *out = m->xb + (size_t)b * m->wide + (size_t)h * hs,
+                  *att = group_att(m, kv) + (size_t)(h - kv * kv_mul) * c->seq_len;
             const float *q = m->q + (size_t)b * m->q_dim + (size_t)h * hs;
             int first;
             int n_pos = kv_visible(m, j->layer, j->start + b, &first);

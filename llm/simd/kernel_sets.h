@@ -30,6 +30,7 @@ attend_kv_fn kernels_attend_f16_scalar, kernels_attend_f16_sse2, kernels_attend_
     kernels_attend_f16_avx512;
 attend_kv_fn kernels_attend_q8_0_scalar, kernels_attend_q8_0_sse2, kernels_attend_q8_0_avx2,
     kernels_attend_q8_0_avx512;
+attend_kv_tile_fn kernels_attend_f16_tile_avx512, kernels_attend_q8_0_tile_avx512;
 
 /* Row p of a typed KV cache whose rows are row_bytes apart (attend_f16,
  * attend_q8_0). */

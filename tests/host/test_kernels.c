@@ -255,7 +255,7 @@ static void test_attend_kv(const KernelSet *ks, uint32_t type) {
     int q8 = type == GGML_TYPE_Q8_0;
     int n_sizes = q8 ? 4 : (int)(sizeof f16_sizes / sizeof *f16_sizes);
     double worst_out = 0, worst_att = 0, worst_ref = 0;
-    int grouped_same = 1;
+    int grouped_same = 1, tiled_same = 1, tiles_run = 0;
     for (int a = 0; a < n_sizes; a++)
         for (size_t b = 0; b < sizeof(positions) / sizeof(positions[0]); b++) {
             int hs = q8 ? q8_sizes[a] : f16_sizes[a], n_pos = positions[b], row = 3 * hs;
@@ -301,6 +301,28 @@ static void test_attend_kv(const KernelSet *ks, uint32_t type) {
                 }
                 free(qs), free(outs), free(atts);
             }
+            /* A tiled call as a prefill batch makes it: six queries seeing
+             * n_pos - 5 .. n_pos positions (at least one), each one's bits
+             * as when it runs alone. */
+            attend_kv_tile_fn *tile = q8 ? ks->attend_q8_0_tile : ks->attend_f16_tile;
+            if (tile) {
+                enum { N = 6 };
+                float *qs = malloc(sizeof(float) * hs * N), *outs = malloc(sizeof(float) * hs * N),
+                      *atts = malloc(sizeof(float) * n_pos * N);
+                AttendQuery tq[N];
+                fill(qs, hs * N, 2.0f);
+                for (int i = 0; i < N; i++)
+                    tq[i] = (AttendQuery){qs + i * hs, outs + i * hs, atts + i * n_pos,
+                                          n_pos - (N - 1 - i) > 0 ? n_pos - (N - 1 - i) : 1};
+                tile(tq, N, keys + head, values + head, rb, hs, scale);
+                for (int i = 0; i < N; i++) {
+                    fn(got, att1, n_pos, qs + i * hs, 1, keys + head, values + head, rb, tq[i].n_pos, hs, scale);
+                    tiled_same &= memcmp(got, outs + i * hs, sizeof(float) * hs) == 0 &&
+                                  memcmp(att1, atts + i * n_pos, sizeof(float) * tq[i].n_pos) == 0;
+                }
+                tiles_run++;
+                free(qs), free(outs), free(atts);
+            }
             free(x), free(deq_k), free(deq_v), free(keys), free(values);
             free(q), free(att1), free(att2), free(att3), free(got), free(want), free(f32);
         }
@@ -313,6 +335,11 @@ static void test_attend_kv(const KernelSet *ks, uint32_t type) {
     snprintf(name, sizeof name, "%s attend_%s: 1-5 query heads at once give each head's bits alone", ks->name,
              tn);
     check_plain(grouped_same, name, "a head differs");
+    if (tiles_run) {
+        snprintf(name, sizeof name, "%s attend_%s tile: queries seeing 1-5 fewer positions give their bits alone",
+                 ks->name, tn);
+        check_plain(tiled_same, name, "a query differs");
+    }
     if (ks == &kernels_scalar) {
         snprintf(name, sizeof name, "scalar attend_%s equals fp32 attend over the dequantised cache", tn);
         check(worst_ref <= 2e-6, name, "max relative error %.3g", worst_ref);

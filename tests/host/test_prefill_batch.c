@@ -2,7 +2,8 @@
  * for every weight type (gguf-tests/synthA-TYPE.gguf) and the gemma3,
  * qwen3moe and smollm3 files of gguf-arch2, every kernel set this
  * CPU runs (scalar, SSE2, AVX2, AVX-512) and batches of 1, 7, 16 and 64
- * positions: the KV cache of every layer and position, the last logits and
+ * positions, with an f16 KV cache (and q8_0 and f32 ones on synthA-Q4_0 and
+ * gemma3): the KV cache of every layer and position, the last logits and
  * the next position's logits must be the same bits. The cache catches a
  * batch whose attention looks ahead: a position that saw later positions of
  * its batch writes different keys and values from the second layer on. */
@@ -13,6 +14,7 @@
 #include "llm/cpu_features.h"
 #include "llm/gguf_model.h"
 #include "llm/kernels.h"
+#include "llm/kv_cache.h"
 #include "llm/transformer.h"
 #include "llm/transformer_gguf.h"
 #include "tests/host/check.h"
@@ -23,6 +25,7 @@
 enum { PROMPT = 71 };
 
 static const char *models_dir;
+static int ids_for_test[PROMPT]; /* the prompt: token ids below 500 */
 
 /* Both caches of positions 0..n-1 of every layer and key/value head equal. */
 static int same_cache(const GgufModel *a, const GgufModel *b, int n) {
@@ -66,12 +69,44 @@ static void compare_batches(const char *file, Transformer *one, Transformer *bat
     free(last);
 }
 
+/* compare_batches on every kernel set this CPU runs, with a KV cache of kv_type. */
+static void compare_on_every_set(const char *file, void *data, size_t size, uint32_t kv_type) {
+    char label[160];
+    snprintf(label, sizeof label, "%s (%s KV)", file, kv_type_name(kv_type));
+    for (int level = KERNELS_SCALAR; level <= gguf_top_level(); level++) {
+        if (level == KERNELS_SCALAR)
+            kernels = &kernels_scalar; /* kernels_select_level takes SSE2 as its lowest */
+        else
+            kernels_select_level(level);
+        Transformer one, batched;
+        char err[256];
+        if (transformer_create(&one, data, size, err, sizeof err) != 0) {
+            check(0, label, "%s", err);
+            return;
+        }
+        if (transformer_create(&batched, data, size, err, sizeof err) != 0) {
+            check(0, label, "%s", err);
+            transformer_destroy(&one);
+            return;
+        }
+        if (gguf_model_set_kv_type(&one, kv_type, err, sizeof err) ||
+            gguf_model_set_kv_type(&batched, kv_type, err, sizeof err))
+            check(0, label, "%s", err);
+        else if (one.config.seq_len <= PROMPT || one.config.vocab_size <= 500)
+            check(0, label, "context %d or vocabulary %d too small for the test", one.config.seq_len,
+                  one.config.vocab_size);
+        else
+            compare_batches(label, &one, &batched, ids_for_test);
+        transformer_destroy(&one);
+        transformer_destroy(&batched);
+    }
+}
+
 int main(void) {
     models_dir = models_dir_from_env();
     static const char *const types[] = {"F32",  "F16",  "BF16", "Q8_0", "Q4_0", "Q4_1",   "Q5_0",  "Q5_1",
                                         "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "Q5_K_M"};
-    int ids[PROMPT];
-    for (int i = 0; i < PROMPT; i++) ids[i] = 1 + (i * 7919 + 13) % 500;
+    for (int i = 0; i < PROMPT; i++) ids_for_test[i] = 1 + (i * 7919 + 13) % 500;
     /* Then the architectures whose layers differ: gemma3's sliding-window ring
      * (the prompt is longer than its window of 16), qwen3moe's experts,
      * smollm3's layers without RoPE. */
@@ -90,30 +125,12 @@ int main(void) {
             check(0, file, "missing in %s", models_dir);
             continue;
         }
-        for (int level = KERNELS_SCALAR; level <= gguf_top_level(); level++) {
-            if (level == KERNELS_SCALAR)
-                kernels = &kernels_scalar; /* kernels_select_level takes SSE2 as its lowest */
-            else
-                kernels_select_level(level);
-            Transformer one, batched;
-            char err[256];
-            if (transformer_create(&one, data, size, err, sizeof err) != 0) {
-                check(0, file, "%s", err);
-                break;
-            }
-            if (transformer_create(&batched, data, size, err, sizeof err) != 0) {
-                check(0, file, "%s", err);
-                transformer_destroy(&one);
-                break;
-            }
-            if (one.config.seq_len <= PROMPT || one.config.vocab_size <= 500)
-                check(0, file, "context %d or vocabulary %d too small for the test", one.config.seq_len,
-                      one.config.vocab_size);
-            else
-                compare_batches(file, &one, &batched, ids);
-            transformer_destroy(&one);
-            transformer_destroy(&batched);
-        }
+        /* The other cache types on a dense file and the sliding-window one:
+         * their attention kernels (q8_0 tiled, f32 per position) too. */
+        int with_other_kv = strstr(file, "synthA-Q4_0") || strstr(file, "gemma3");
+        for (int k = 0; k < (with_other_kv ? 3 : 1); k++)
+            compare_on_every_set(file, data, size,
+                                 (const uint32_t[]){GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_F32}[k]);
         free(data);
     }
     printf("# kernel sets compared: scalar to %s (the widest this CPU runs)\n",

@@ -248,7 +248,69 @@ static void test_extensions(void) {
                 err);
 }
 
+/* The nucleus by a full sort (libc's qsort; the order is total, index
+ * breaking ties, so any sort gives it): llama2.c's sample_topp. */
+static int by_prob_desc(const void *a, const void *b) {
+    const ProbIndex *x = a, *y = b;
+    if (x->prob != y->prob) return x->prob > y->prob ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+static int full_sort_topp(const float *probs, int n, float topp, ProbIndex *items, float coin) {
+    const float cutoff = (1.0f - topp) / (n - 1);
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (probs[i] >= cutoff) items[kept++] = (ProbIndex){probs[i], i};
+    qsort(items, (size_t)kept, sizeof *items, by_prob_desc);
+    float cumulative = 0.0f;
+    int last = kept - 1;
+    for (int i = 0; i < kept; i++) {
+        cumulative += items[i].prob;
+        if (cumulative > topp) {
+            last = i;
+            break;
+        }
+    }
+    float r = coin * cumulative, cdf = 0.0f;
+    for (int i = 0; i <= last; i++) {
+        cdf += items[i].prob;
+        if (r < cdf) return items[i].index;
+    }
+    return items[last].index;
+}
+
+/* sample_topp (which sorts only the nucleus) against the full sort over a
+ * Llama 3 sized vocabulary: flat to peaked logits, many equal
+ * probabilities (ties go by index), top-p 0.5 / 0.9 / 0.99, and the same
+ * coins for both. */
+static void test_topp_equals_full_sort(void) {
+    enum { N = 128256 };
+    float *logits = malloc(sizeof(float) * N);
+    ProbIndex *a = malloc(sizeof(ProbIndex) * N), *b = malloc(sizeof(ProbIndex) * N);
+    static const float spreads[] = {0.3f, 2.0f, 6.0f, -4.0f}; /* negative: rounded, so values repeat */
+    static const float topps[] = {0.5f, 0.9f, 0.99f};
+    int tried = 0, differ = 0;
+    reference_state = 7;
+    for (unsigned d = 0; d < sizeof spreads / sizeof *spreads; d++) {
+        for (int i = 0; i < N; i++) {
+            float u = reference_coin() + reference_coin() + reference_coin() - 1.5f;
+            logits[i] = spreads[d] > 0 ? spreads[d] * u : roundf(-spreads[d] * u * 2.0f);
+        }
+        sampler_softmax(logits, N);
+        for (unsigned t = 0; t < sizeof topps / sizeof *topps; t++)
+            for (int k = 0; k < 8; k++) {
+                float coin = k == 0 ? 0.0f : k == 1 ? 0.99999994f : reference_coin();
+                tried++;
+                differ += sample_topp(logits, N, topps[t], a, coin) != full_sort_topp(logits, N, topps[t], b, coin);
+            }
+    }
+    check(differ == 0, "top-p over 128256 tokens picks what a full sort picks", "%d of %d draws differ", differ,
+          tried);
+    free(logits), free(a), free(b);
+}
+
 int main(void) {
+    test_topp_equals_full_sort();
     test_pieces();
     test_seeded_sequences();
     test_distribution();

@@ -1,0 +1,255 @@
+/* attention_tile_avx512.c - AVX-512 attention over an f16 or q8_0 KV cache
+ * for a tile of up to four queries that share one key/value head: the
+ * query heads of a grouped-query head (2-8 of them share it) and, in a
+ * prefill batch, several positions (tests/host/test_prefill_batch.c: the
+ * bits equal one position at a time). Each cached row is read and
+ * converted once for the whole tile: at long contexts reading the cache is
+ * most of the work.
+ *
+ * Every query's arithmetic is its own whatever the tile: a key's score is
+ * one accumulator, 16 columns per step, summed by hsum4_ps's lane order
+ * (keys past the cache are zero vectors in the other lanes, never read);
+ * a value column accumulates position after position. Queries see their
+ * own number of positions (a prefill position sees the batch's keys up to
+ * its own), so a tile's shorter queries stop early. */
+#include "llm/ggml_types.h"
+#include "llm/simd/attention_group.h"
+#include "llm/simd/avx512_ops.h"
+#include "llm/simd/kernel_sets.h"
+
+#define TILE_MAX ATTEND_TILE
+
+/* Up to 16 f16 values (mask m) as floats. */
+TARGET_AVX512 static inline __m512 f16x16(const uint16_t *p, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+}
+
+TARGET_AVX512 static inline __m512 i8x16(const int8_t *p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p)));
+}
+
+/* Mask of the first n lanes, none when n <= 0. */
+static inline __mmask16 lanes_from(int n) {
+    return n <= 0 ? (__mmask16)0 : first_lanes(n);
+}
+
+/* Lanes of keys p, p+1, ... a query that sees n_pos positions keeps. */
+static inline __mmask8 keys_seen(int p, int n_pos) {
+    return (__mmask8)(n_pos - p >= 4 ? 0xf : n_pos <= p ? 0 : (1u << (n_pos - p)) - 1);
+}
+
+static inline void visible_range(const AttendQuery *qs, int NQ, int *least, int *most) {
+    *least = *most = qs[0].n_pos;
+    for (int i = 1; i < NQ; i++) {
+        if (qs[i].n_pos < *least) *least = qs[i].n_pos;
+        if (qs[i].n_pos > *most) *most = qs[i].n_pos;
+    }
+}
+
+/* Scores of keys p..p+3 (NQ x 4 accumulators in registers), scaled, into
+ * each query's weights. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+scores_f16(const AttendQuery *qs, const uint8_t *keys, size_t row_bytes, int most, int hs, float scale,
+           const int NQ) {
+    const int K = 4;
+    const __m128 vscale = _mm_set1_ps(scale);
+    for (int p = 0; p < most; p += K) {
+        __m512 acc[TILE_MAX][4];
+#pragma GCC unroll 4
+        for (int i = 0; i < NQ; i++)
+#pragma GCC unroll 4
+            for (int r = 0; r < K; r++) acc[i][r] = _mm512_setzero_ps();
+        const uint8_t *k = keys + (size_t)p * row_bytes;
+        kv_prefetch(k, K * row_bytes);
+        for (int c = 0; c < hs; c += 16) {
+            __mmask16 m = first_lanes(hs - c);
+            __m512 kr[4];
+#pragma GCC unroll 4
+            for (int r = 0; r < K; r++)
+                kr[r] = f16x16((const uint16_t *)(k + (size_t)r * row_bytes) + c, p + r < most ? m : 0);
+#pragma GCC unroll 4
+            for (int i = 0; i < NQ; i++) {
+                __m512 qc = _mm512_maskz_loadu_ps(m, qs[i].q + c);
+#pragma GCC unroll 4
+                for (int r = 0; r < K; r++) acc[i][r] = _mm512_fmadd_ps(qc, kr[r], acc[i][r]);
+            }
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < NQ; i++)
+            _mm_mask_storeu_ps(qs[i].att + p, keys_seen(p, qs[i].n_pos),
+                               _mm_mul_ps(hsum4_ps(acc[i][0], acc[i][1], acc[i][2], acc[i][3]), vscale));
+    }
+}
+
+/* out = sum_p att[p] * value_p, 64 columns per pass, positions in order. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+values_f16(const AttendQuery *qs, const uint8_t *values, size_t row_bytes, int least, int most, int hs,
+           const int NQ) {
+    const int CW = 4;
+    for (int c = 0; c < hs; c += 16 * CW) {
+        __mmask16 m[4];
+#pragma GCC unroll 4
+        for (int w = 0; w < CW; w++) m[w] = lanes_from(hs - c - 16 * w);
+        __m512 acc[TILE_MAX][4];
+#pragma GCC unroll 4
+        for (int i = 0; i < NQ; i++)
+#pragma GCC unroll 4
+            for (int w = 0; w < CW; w++) acc[i][w] = _mm512_setzero_ps();
+        const uint8_t *row = values + (size_t)c * 2;
+        for (int pos = 0; pos < most; pos++, row += row_bytes) {
+            kv_prefetch(row, 128);
+            __m512 v[4];
+#pragma GCC unroll 4
+            for (int w = 0; w < CW; w++) v[w] = f16x16((const uint16_t *)row + 16 * w, m[w]);
+#pragma GCC unroll 4
+            for (int i = 0; i < NQ; i++) {
+                if (pos >= least && pos >= qs[i].n_pos) continue;
+                __m512 a = _mm512_set1_ps(qs[i].att[pos]);
+#pragma GCC unroll 4
+                for (int w = 0; w < CW; w++) acc[i][w] = _mm512_fmadd_ps(a, v[w], acc[i][w]);
+            }
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < NQ; i++)
+#pragma GCC unroll 4
+            for (int w = 0; w < CW; w++) _mm512_mask_storeu_ps(qs[i].out + c + 16 * w, m[w], acc[i][w]);
+    }
+}
+
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+tile_f16(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs,
+         float scale, const int NQ) {
+    int least, most;
+    visible_range(qs, NQ, &least, &most);
+    scores_f16(qs, keys, row_bytes, most, hs, scale, NQ);
+    for (int i = 0; i < NQ; i++) kernels_softmax_avx512(qs[i].att, qs[i].n_pos);
+    values_f16(qs, values, row_bytes, least, most, hs, NQ);
+}
+
+/* tile_f16 with the head size a constant for the common 64 and 128: the
+ * column loops unroll and their masks fold away (the same arithmetic, the
+ * same bits). */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+tile_f16_sized(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs,
+               float scale, const int NQ) {
+    if (hs == 64)
+        tile_f16(qs, keys, values, row_bytes, 64, scale, NQ);
+    else if (hs == 128)
+        tile_f16(qs, keys, values, row_bytes, 128, scale, NQ);
+    else
+        tile_f16(qs, keys, values, row_bytes, hs, scale, NQ);
+}
+
+/* The q8_0 tile: one key at a time (NQ accumulators), then two blocks of
+ * values per pass. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+tile_q8_0(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs,
+          float scale, const int NQ) {
+    const int CB = 2, blocks = hs / QK32;
+    int least, most;
+    visible_range(qs, NQ, &least, &most);
+    for (int p = 0; p < most; p++) {
+        const BlockQ8_0 *k = (const BlockQ8_0 *)(keys + (size_t)p * row_bytes);
+        __m512 acc[TILE_MAX];
+#pragma GCC unroll 4
+        for (int i = 0; i < NQ; i++) acc[i] = _mm512_setzero_ps();
+        for (int b = 0; b < blocks; b++) {
+            __m512 k0 = i8x16(k[b].qs), k1 = i8x16(k[b].qs + 16), d = _mm512_set1_ps(_cvtsh_ss(k[b].d));
+#pragma GCC unroll 4
+            for (int i = 0; i < NQ; i++) {
+                const float *qb = qs[i].q + b * QK32;
+                __m512 block = _mm512_mul_ps(_mm512_loadu_ps(qb), k0);
+                block = _mm512_fmadd_ps(_mm512_loadu_ps(qb + 16), k1, block);
+                acc[i] = _mm512_fmadd_ps(d, block, acc[i]);
+            }
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < NQ; i++)
+            if (p < qs[i].n_pos) qs[i].att[p] = _mm512_reduce_add_ps(acc[i]) * scale;
+    }
+    for (int i = 0; i < NQ; i++) kernels_softmax_avx512(qs[i].att, qs[i].n_pos);
+    for (int b = 0; b < blocks; b += CB) {
+        int n_blocks = b + 1 < blocks ? CB : 1;
+        __m512 acc[TILE_MAX][4];
+#pragma GCC unroll 4
+        for (int i = 0; i < NQ; i++)
+#pragma GCC unroll 4
+            for (int w = 0; w < 2 * CB; w++) acc[i][w] = _mm512_setzero_ps();
+        for (int p = 0; p < most; p++) {
+            const BlockQ8_0 *v = (const BlockQ8_0 *)(values + (size_t)p * row_bytes) + b;
+            __m512 vv[4];
+            float d[2];
+#pragma GCC unroll 2
+            for (int e = 0; e < CB; e++) {
+                int at = e < n_blocks ? e : 0;
+                vv[2 * e] = i8x16(v[at].qs), vv[2 * e + 1] = i8x16(v[at].qs + 16), d[e] = _cvtsh_ss(v[at].d);
+            }
+#pragma GCC unroll 4
+            for (int i = 0; i < NQ; i++) {
+                if (p >= least && p >= qs[i].n_pos) continue;
+                float w = qs[i].att[p];
+#pragma GCC unroll 2
+                for (int e = 0; e < CB; e++) {
+                    __m512 a = _mm512_set1_ps(w * d[e]);
+                    acc[i][2 * e] = _mm512_fmadd_ps(a, vv[2 * e], acc[i][2 * e]);
+                    acc[i][2 * e + 1] = _mm512_fmadd_ps(a, vv[2 * e + 1], acc[i][2 * e + 1]);
+                }
+            }
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < NQ; i++)
+            for (int w = 0; w < 2 * n_blocks; w++) _mm512_storeu_ps(qs[i].out + b * QK32 + 16 * w, acc[i][w]);
+    }
+}
+
+typedef void tile_fn(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes,
+                     int hs, float scale, const int NQ);
+
+/* The queries four at a time, then the rest; inlined with a constant
+ * tile, so each case runs it with a constant NQ. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+in_tiles(tile_fn *tile, const AttendQuery *qs, int n, const void *keys, const void *values, size_t row_bytes,
+         int hs, float scale) {
+    for (; n > 0; qs += TILE_MAX, n -= TILE_MAX) switch (n < TILE_MAX ? n : TILE_MAX) {
+        case 1: tile(qs, keys, values, row_bytes, hs, scale, 1); break;
+        case 2: tile(qs, keys, values, row_bytes, hs, scale, 2); break;
+        case 3: tile(qs, keys, values, row_bytes, hs, scale, 3); break;
+        default: tile(qs, keys, values, row_bytes, hs, scale, 4); break;
+        }
+}
+
+TARGET_AVX512 void kernels_attend_f16_tile_avx512(const AttendQuery *qs, int n, const void *keys,
+                                                  const void *values, size_t row_bytes, int hs, float scale) {
+    in_tiles(tile_f16_sized, qs, n, keys, values, row_bytes, hs, scale);
+}
+
+TARGET_AVX512 void kernels_attend_q8_0_tile_avx512(const AttendQuery *qs, int n, const void *keys,
+                                                   const void *values, size_t row_bytes, int hs, float scale) {
+    in_tiles(tile_q8_0, qs, n, keys, values, row_bytes, hs, scale);
+}
+
+/* One position's n_q query heads: a tile of them. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+heads_as_tiles(tile_fn *tile, float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
+               const void *values, size_t row_bytes, int n_pos, int hs, float scale) {
+    for (int first = 0; first < n_q; first += TILE_MAX) {
+        AttendQuery qs[TILE_MAX];
+        int n = n_q - first < TILE_MAX ? n_q - first : TILE_MAX;
+        for (int i = 0; i < n; i++)
+            qs[i] = (AttendQuery){q + (size_t)(first + i) * hs, out + (size_t)(first + i) * hs,
+                                  att + (size_t)(first + i) * att_stride, n_pos};
+        in_tiles(tile, qs, n, keys, values, row_bytes, hs, scale);
+    }
+}
+
+TARGET_AVX512 void kernels_attend_f16_avx512(float *out, float *att, int att_stride, const float *q, int n_q,
+                                             const void *keys, const void *values, size_t row_bytes,
+                                             int n_pos, int hs, float scale) {
+    heads_as_tiles(tile_f16_sized, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
+}
+
+TARGET_AVX512 void kernels_attend_q8_0_avx512(float *out, float *att, int att_stride, const float *q, int n_q,
+                                              const void *keys, const void *values, size_t row_bytes,
+                                              int n_pos, int hs, float scale) {
+    heads_as_tiles(tile_q8_0, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
+}
