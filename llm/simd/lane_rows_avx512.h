@@ -54,59 +54,84 @@ TARGET_AVX512_VNNI static inline __m512 lane_scales(const uint8_t *block0, __m51
  * do not follow in time. */
 #define LANE_GEMM_AHEAD 4
 
-/* acc plus one activation block's products with the sixteen rows' block:
- * the integer sum starts at the magic number less the correction. */
-TARGET_AVX512_VNNI static inline __attribute__((always_inline)) __m512
-lane_position(const LaneBlock *w, const BlockQ8A *a, int offset, __m512 acc) {
-    __m512i s = _mm512_set1_epi32(LANE_MAGIC - offset * a->qsum);
+/* acc[g] plus one activation block's products with group g's block, for
+ * G groups of sixteen rows sharing the activation broadcasts: the integer
+ * sum starts at the magic number less the correction. */
+TARGET_AVX512_VNNI static inline __attribute__((always_inline)) void
+lane_position(const LaneBlock *w, int G, const BlockQ8A *a, int offset, __m512 *acc) {
+    __m512i s[2];
+    s[0] = s[1] = _mm512_set1_epi32(LANE_MAGIC - offset * a->qsum);
 #pragma GCC unroll 8
-    for (int c = 0; c < 8; c++)
-        s = _mm512_dpbusd_epi32(s, w->w[c], _mm512_set1_epi32(load_i32(a->qs + 4 * c)));
-    __m512 f = _mm512_sub_ps(_mm512_castsi512_ps(s), _mm512_set1_ps(LANE_MAGIC_F));
-    return _mm512_fmadd_ps(f, _mm512_mul_ps(w->d, _mm512_set1_ps(a->d)), acc);
+    for (int c = 0; c < 8; c++) {
+        __m512i x = _mm512_set1_epi32(load_i32(a->qs + 4 * c));
+#pragma GCC unroll 2
+        for (int g = 0; g < G; g++) s[g] = _mm512_dpbusd_epi32(s[g], w[g].w[c], x);
+    }
+    __m512 dx = _mm512_set1_ps(a->d);
+#pragma GCC unroll 2
+    for (int g = 0; g < G; g++) {
+        __m512 f = _mm512_sub_ps(_mm512_castsi512_ps(s[g]), _mm512_set1_ps(LANE_MAGIC_F));
+        acc[g] = _mm512_fmadd_ps(f, _mm512_mul_ps(w[g].d, dx), acc[g]);
+    }
 }
 
-/* Rows i..i+15 (clamped to count: lanes past it redo the last row and are
- * not stored) for every position. Block by block, the transposed weights
- * stay in registers while every position of the pass meets them. */
+/* G groups of sixteen rows from p (lanes past `count` redo the last row
+ * and are not stored) for every position. Block by block, the transposed
+ * weights stay in registers while every position of the pass meets them. */
+TARGET_AVX512_VNNI static inline __attribute__((always_inline)) void
+lane_gemm_groups(lane_block_fn transpose, size_t block_bytes, int offset, int G, float *out,
+                 size_t out_stride, const uint8_t *p, size_t row_bytes, const void *act, size_t act_stride,
+                 int blocks, int count, int batch) {
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    __m512 acc[LANE_GEMM_POSITIONS][2];
+    __m512i offs[2];
+#pragma GCC unroll 2
+    for (int g = 0; g < G; g++)
+        offs[g] = _mm512_mullo_epi32(
+            _mm512_min_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * g)), _mm512_set1_epi32(count - 1)),
+            _mm512_set1_epi32((int)row_bytes));
+    for (int q0 = 0; q0 < batch; q0 += LANE_GEMM_POSITIONS) {
+        int P = batch - q0 < LANE_GEMM_POSITIONS ? batch - q0 : LANE_GEMM_POSITIONS;
+        const uint8_t *a0 = (const uint8_t *)act + (size_t)q0 * act_stride;
+        for (int k = 0; k < P; k++) acc[k][0] = acc[k][1] = _mm512_setzero_ps();
+        for (int b = 0; b < blocks; b++) {
+            LaneBlock w[2];
+            for (int r = 0; r < 16 * G; r++)
+                _mm_prefetch((const char *)p + (size_t)r * row_bytes +
+                                 (size_t)(b + LANE_GEMM_AHEAD) * block_bytes,
+                             _MM_HINT_T0);
+#pragma GCC unroll 2
+            for (int g = 0; g < G; g++) transpose(&w[g], p, offs[g], b);
+            int k = 0;
+            for (; k + 2 <= P; k += 2)
+#pragma GCC unroll 2
+                for (int j = 0; j < 2; j++)
+                    lane_position(w, G, (const BlockQ8A *)(a0 + (size_t)(k + j) * act_stride) + b, offset,
+                                  acc[k + j]);
+            for (; k < P; k++)
+                lane_position(w, G, (const BlockQ8A *)(a0 + (size_t)k * act_stride) + b, offset, acc[k]);
+        }
+        for (int g = 0; g < G; g++) {
+            __mmask16 keep = first_lanes(count - 16 * g);
+            for (int k = 0; k < P; k++)
+                _mm512_mask_storeu_ps(out + (size_t)(q0 + k) * out_stride + 16 * g, keep, acc[k][g]);
+        }
+    }
+}
+
+/* Rows 0..count-1 for every position: 32 at a time (two groups share the
+ * activation loads), a last 16 or fewer as one group. */
 TARGET_AVX512_VNNI static inline __attribute__((always_inline)) void
 lane_gemm(lane_block_fn transpose, size_t block_bytes, int offset, float *out, size_t out_stride,
           const uint8_t *rows, size_t row_bytes, const void *act, size_t act_stride, int blocks, int count,
           int batch) {
-    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    __m512 acc[LANE_GEMM_POSITIONS];
-    for (int i = 0; i < count; i += 16) {
-        int n_rows = count - i < 16 ? count - i : 16;
-        __m512i offs = _mm512_mullo_epi32(_mm512_min_epi32(lane, _mm512_set1_epi32(n_rows - 1)),
-                                          _mm512_set1_epi32((int)row_bytes));
-        const uint8_t *p = rows + (size_t)i * row_bytes;
-        for (int q0 = 0; q0 < batch; q0 += LANE_GEMM_POSITIONS) {
-            int P = batch - q0 < LANE_GEMM_POSITIONS ? batch - q0 : LANE_GEMM_POSITIONS;
-            const uint8_t *a0 = (const uint8_t *)act + (size_t)q0 * act_stride;
-            for (int k = 0; k < P; k++) acc[k] = _mm512_setzero_ps();
-            for (int b = 0; b < blocks; b++) {
-                LaneBlock w;
-                for (int r = 0; r < 16; r++)
-                    _mm_prefetch((const char *)p + (size_t)r * row_bytes +
-                                     (size_t)(b + LANE_GEMM_AHEAD) * block_bytes,
-                                 _MM_HINT_T0);
-                transpose(&w, p, offs, b);
-                int k = 0;
-                for (; k + 4 <= P; k += 4)
-#pragma GCC unroll 4
-                    for (int j = 0; j < 4; j++)
-                        acc[k + j] =
-                            lane_position(&w, (const BlockQ8A *)(a0 + (size_t)(k + j) * act_stride) + b,
-                                          offset, acc[k + j]);
-                for (; k < P; k++)
-                    acc[k] = lane_position(&w, (const BlockQ8A *)(a0 + (size_t)k * act_stride) + b, offset,
-                                           acc[k]);
-            }
-            __mmask16 keep = first_lanes(n_rows);
-            for (int k = 0; k < P; k++)
-                _mm512_mask_storeu_ps(out + (size_t)(q0 + k) * out_stride + i, keep, acc[k]);
-        }
-    }
+    int i = 0;
+    for (; count - i > 16; i += 32)
+        lane_gemm_groups(transpose, block_bytes, offset, 2, out + i, out_stride, rows + (size_t)i * row_bytes,
+                         row_bytes, act, act_stride, blocks, count - i, batch);
+    if (i < count)
+        lane_gemm_groups(transpose, block_bytes, offset, 1, out + i, out_stride, rows + (size_t)i * row_bytes,
+                         row_bytes, act, act_stride, blocks, count - i, batch);
 }
 
 /* ---- the matvec: lanes reduced by shuffles ---- */
