@@ -31,6 +31,7 @@ TARGET_AVX512_VNNI static void q4_0_sixteen(float *out, const uint8_t *p, size_t
         __m512i xhi = _mm512_broadcast_i32x4(load16(a[b].qs + 16));
         __m512i bias = _mm512_maskz_set1_epi32(0x1111, -8 * a[b].qsum);
         __m512i v[4];
+#pragma GCC unroll 4
         for (int g = 0; g < 4; g++) {
             __m512i q = row_bytes4(p + 4 * g * rb + __builtin_offsetof(BlockQ4_0, qs), rb);
             __m512i s = _mm512_dpbusd_epi32(bias, _mm512_and_si512(q, m4), xlo);

@@ -23,6 +23,7 @@ TARGET_AVX512_VNNI static void q8_0_sixteen(float *out, const uint8_t *p, size_t
         __m512i x = _mm512_broadcast_i64x4(load32(a[b].qs));
         __m512i bias = _mm512_maskz_set1_epi32(0x0101, -128 * a[b].qsum);
         __m512i v[8];
+#pragma GCC unroll 8
         for (int i = 0; i < 8; i++) {
             const uint8_t *qs = p + 2 * i * rb + __builtin_offsetof(BlockQ8_0, qs);
             __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(load32(qs)), load32(qs + rb), 1);
