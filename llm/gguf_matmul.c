@@ -44,7 +44,7 @@ static void part_rows(const MatmulPart *part, int n, int batch, int lo, int hi) 
     int tile = hi - lo;
     if (batch > 1) {
         size_t fit = TILE_BYTES / (part->row_bytes ? part->row_bytes : 1);
-        tile = fit < 8 ? 8 : (int)(fit / 8 * 8);
+        tile = fit < 16 ? 16 : (int)(fit / 16 * 16); /* whole 16-row groups (Q8_0, Q4_0 on AVX-512) */
     }
     for (int t0 = lo; t0 < hi; t0 += tile) {
         int t1 = hi - t0 < tile ? hi : t0 + tile;

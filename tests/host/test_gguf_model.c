@@ -239,7 +239,7 @@ static void test_simd_dots(void) {
              * up rows fails. */
             ggml_matmul_fn matmul = ggml_matmul_simd(types[t], variant);
             if (matmul) {
-                enum { ROWS = 13 }; /* a full 8-row group and a short tail */
+                enum { ROWS = 37 }; /* full 8- and 16-row groups and short tails */
                 static uint8_t rows[ROWS * N * 4];
                 const GgmlTypeInfo *ti = ggml_type_info(types[t]);
                 size_t bytes = (size_t)ggml_row_bytes(types[t], N), bb = ti->block_bytes, nb = bytes / bb;
