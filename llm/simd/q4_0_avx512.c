@@ -13,34 +13,6 @@ TARGET_AVX512_VNNI static inline __m512 row_scales4(const uint8_t *p, size_t rb)
     return _mm512_cvtph_ps(h);
 }
 
-/* The 16 bytes at p of four rows rb apart, row r in 128-bit lane r. */
-TARGET_AVX512_VNNI static inline __m512i row_bytes4(const uint8_t *p, size_t rb) {
-    __m512i q = _mm512_castsi128_si512(load16(p));
-    q = _mm512_inserti32x4(q, load16(p + rb), 1);
-    q = _mm512_inserti32x4(q, load16(p + 2 * rb), 2);
-    return _mm512_inserti32x4(q, load16(p + 3 * rb), 3);
-}
-
-/* Sum of the four floats of 128-bit lane r. */
-TARGET_AVX512_VNNI static inline float lane_sum(__m512 v, int r) {
-    __m128 h;
-    switch (r) {
-    case 0:
-        h = _mm512_extractf32x4_ps(v, 0);
-        break;
-    case 1:
-        h = _mm512_extractf32x4_ps(v, 1);
-        break;
-    case 2:
-        h = _mm512_extractf32x4_ps(v, 2);
-        break;
-    default:
-        h = _mm512_extractf32x4_ps(v, 3);
-        break;
-    }
-    return sse2_hsum_ps(h);
-}
-
 /* One block of four Q4_0 rows (p, rb apart): lanes 4r..4r+3 are row r, its
  * low nibbles meeting x[0..15] and its high ones x[16..31] (both
  * broadcast). The nibbles are unsigned (0..15), so the -8 is 8 * sum(x),
