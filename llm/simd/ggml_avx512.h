@@ -152,15 +152,9 @@ avx512_gemm_rows(avx512_tile_fn tile, int wide, float *out, size_t out_stride, c
  * once for its P positions. Activations meet each row's 16-byte runs as
  * broadcasts. */
 
-/* pshufb indexes making int16 words of bytes of each lane: word w of the
- * result is byte first + w / run (zero-extended). */
+/* lane_byte_words in every lane. */
 TARGET_AVX512_VNNI static inline __m512i byte_words(int first, int run) {
-    uint64_t lo = 0, hi = 0;
-    for (int w = 0; w < 4; w++) {
-        lo |= (uint64_t)(0x8000 | (first + w / run)) << (16 * w);
-        hi |= (uint64_t)(0x8000 | (first + (w + 4) / run)) << (16 * w);
-    }
-    return _mm512_broadcast_i32x4(_mm_set_epi64x((long long)hi, (long long)lo));
+    return _mm512_broadcast_i32x4(lane_byte_words(first, run));
 }
 
 /* 16 signed bytes at p broadcast to every lane. */
