@@ -40,7 +40,18 @@ TARGET_AVX2 static inline float avx2_hsum_ps(__m256 v) {
     return sse2_hsum_ps(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)));
 }
 
-/* ---- two rows per pass (Q8_0, Q4_0, Q4_K, Q6_K) ----
+/* pshufb indexes (one 128-bit lane) making int16 words of bytes: word w
+ * is byte first + w / run, zero-extended (the k-quant scale pickers). */
+static inline __m128i lane_byte_words(int first, int run) {
+    uint64_t lo = 0, hi = 0;
+    for (int w = 0; w < 4; w++) {
+        lo |= (uint64_t)(0x8000 | (first + w / run)) << (16 * w);
+        hi |= (uint64_t)(0x8000 | (first + (w + 4) / run)) << (16 * w);
+    }
+    return _mm_set_epi64x((long long)hi, (long long)lo);
+}
+
+/* ---- two rows per pass (Q8_0, Q4_0; the k-quants: kquant_avx2.h) ----
  * A type's step adds one block's contribution to a row's float
  * accumulator (eight lanes, summed once per row). The loop runs the same
  * steps in the same order for every row, whether it is computed alone or
@@ -139,14 +150,6 @@ avx2_gemm_rows(float *out, size_t out_stride, const uint8_t *rows, size_t row_by
     if (i < count)
         avx2_gemm_positions(out + i, out_stride, rows + (size_t)i * row_bytes, row_bytes, act, act_stride,
                             blocks, batch, block_bytes, act_bytes, 1, step);
-}
-
-/* The Q4_K/Q5_K mins term: min j (bytes 8-15 of k4_scales_mins' words)
- * times the sum of x over its 32 values (two bsums), as eight int32. */
-TARGET_AVX2 static inline __m256i avx2_k4_min_sums(const uint32_t words[4], const int16_t bsums[16]) {
-    __m128i m8 = _mm_loadl_epi64((const __m128i *)(words + 2));
-    __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
-    return _mm256_madd_epi16(load32(bsums), mins);
 }
 
 #endif

@@ -23,6 +23,34 @@ static inline short load_i16(const uint8_t *p) {
     return v;
 }
 
+/* The 16 bytes at p of four rows rb apart, row r in 128-bit lane r. */
+TARGET_AVX512_VNNI static inline __m512i row_bytes4(const uint8_t *p, size_t rb) {
+    __m512i q = _mm512_castsi128_si512(load16(p));
+    q = _mm512_inserti32x4(q, load16(p + rb), 1);
+    q = _mm512_inserti32x4(q, load16(p + 2 * rb), 2);
+    return _mm512_inserti32x4(q, load16(p + 3 * rb), 3);
+}
+
+/* Sum of the four floats of 128-bit lane r. */
+TARGET_AVX512_VNNI static inline float lane_sum(__m512 v, int r) {
+    __m128 h;
+    switch (r) {
+    case 0:
+        h = _mm512_extractf32x4_ps(v, 0);
+        break;
+    case 1:
+        h = _mm512_extractf32x4_ps(v, 1);
+        break;
+    case 2:
+        h = _mm512_extractf32x4_ps(v, 2);
+        break;
+    default:
+        h = _mm512_extractf32x4_ps(v, 3);
+        break;
+    }
+    return sse2_hsum_ps(h);
+}
+
 /* Prefetch the rows AHEAD_ROWS on: a group of eight rows is one run of
  * 8 * row_bytes, and block b's share of it starts at 8 * b block bytes
  * (callers pass twice the block size: 4 * (2 * block) per block). Lines
@@ -71,7 +99,7 @@ static inline __attribute__((always_inline)) void avx512_matmul_rows(avx512_eigh
  * type's wide tile (at most AVX512_GEMM_POSITIONS). Each (row, position) runs the eight-row
  * matmul's arithmetic on its own accumulator lanes, so results are its
  * bits; the weights are decoded once per block for the P positions. */
-#define AVX512_GEMM_POSITIONS 4
+#define AVX512_GEMM_POSITIONS 8
 typedef void (*avx512_tile_fn)(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride,
                                int blocks, int P);
 
@@ -117,65 +145,52 @@ avx512_gemm_rows(avx512_tile_fn tile, int wide, float *out, size_t out_stride, c
     }
 }
 
-/* ---- k-quants (Q4_K, Q6_K): one accumulator per row ---- */
+/* ---- k-quants (Q4_K, Q6_K): four rows per register ----
+ * Eight rows as two groups of four, one row per 128-bit lane, so the
+ * per-block float work (scales, mins, accumulation) serves four rows in
+ * one instruction, and a prefill tile decodes a block's weights and scales
+ * once for its P positions. Activations meet each row's 16-byte runs as
+ * broadcasts. */
 
-/* Activations of a Q8K block rearranged to meet the weights: register k
- * holds x[start[k]..] in its low 256 bits and the 32 values `gap` further
- * on in its high ones. */
-TARGET_AVX512_VNNI static inline void k_act(const int8_t *qs, const int start[4], int gap, __m512i x[4]) {
-    for (int k = 0; k < 4; k++)
-        x[k] =
-            _mm512_inserti64x4(_mm512_castsi256_si512(load32(qs + start[k])), load32(qs + start[k] + gap), 1);
+/* lane_byte_words in every lane. */
+TARGET_AVX512_VNNI static inline __m512i byte_words(int first, int run) {
+    return _mm512_broadcast_i32x4(lane_byte_words(first, run));
 }
 
-/* A type's block step: acc plus one block of the row at w. */
-typedef __m512 (*kq_block_fn)(const void *w, const BlockQ8K *a, const __m512i x[4], const __m512i pick[4],
-                              __m512 acc);
-
-/* A type's scale selectors for its block step, made once per eight rows. */
-typedef void (*kq_picks_fn)(__m512i pick[4]);
-
-/* Eight rows of a k-quant type (blocks of block_bytes; activations laid
- * out by k_act with start and gap). */
-TARGET_AVX512_VNNI static inline __attribute__((always_inline)) void
-kq_eight(float *out, const uint8_t *p, size_t rb, const BlockQ8K *a, int blocks, const uint8_t *ahead,
-         size_t block_bytes, const int start[4], int gap, kq_picks_fn picks, kq_block_fn block) {
-    __m512i pick[4];
-    picks(pick);
-    __m512 acc[8];
-    for (int r = 0; r < 8; r++) acc[r] = _mm512_setzero_ps();
-    for (int b = 0; b < blocks; b++, p += block_bytes) {
-        __m512i x[4];
-        k_act(a[b].qs, start, gap, x);
-        prefetch_group(ahead, b, 2 * block_bytes);
-        for (int r = 0; r < 8; r++) acc[r] = block(p + r * rb, &a[b], x, pick, acc[r]);
-    }
-    for (int r = 0; r < 8; r++) out[r] = _mm512_reduce_add_ps(acc[r]);
+/* 16 signed bytes at p broadcast to every lane. */
+TARGET_AVX512_VNNI static inline __m512i bcast16(const int8_t *p) {
+    return _mm512_broadcast_i32x4(load16(p));
 }
 
-/* Eight rows of a k-quant type by P (at most 2) positions: kq_eight's
- * steps for each position on its own accumulators (the block step's weight
- * decoding is shared by the two positions where the compiler finds it). */
+/* A type's block step: one block of the four rows at p (rb apart) by P
+ * positions (a[k]: position k's activation block) into acc[k]. */
+typedef void (*kq_block4_fn)(__m512 acc[], const uint8_t *p, size_t rb, const BlockQ8K *const a[], int P);
+
+/* Eight rows (p, rb apart; rb 0: one row eight times) by P positions
+ * act_stride bytes apart into res[k * 8 + r], as two groups of four one
+ * after the other (a group's P accumulators and block sums fit the
+ * registers); a group's rows at `ahead` are prefetched when it is not
+ * NULL (the matvec streams its rows; a prefill tile's rows stay in L2). */
 TARGET_AVX512_VNNI static inline __attribute__((always_inline)) void
-kq_tile(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride, int blocks, int P,
-        size_t block_bytes, const int start[4], int gap, kq_picks_fn picks, kq_block_fn block) {
-    __m512i pick[4];
-    picks(pick);
-    __m512 acc[2][8];
-    for (int k = 0; k < P; k++)
-        for (int r = 0; r < 8; r++) acc[k][r] = _mm512_setzero_ps();
-    for (int b = 0; b < blocks; b++, p += block_bytes) {
-        __m512i x[2][4];
-        const BlockQ8K *a[2];
-        for (int k = 0; k < P; k++) {
-            a[k] = (const BlockQ8K *)(act + (size_t)k * act_stride) + b;
-            k_act(a[k]->qs, start, gap, x[k]);
+kq_rows(float *res, const uint8_t *p, size_t rb, const uint8_t *act, size_t act_stride, int blocks, int P,
+        const uint8_t *ahead, size_t block_bytes, kq_block4_fn block4) {
+#pragma GCC unroll 1
+    for (int g = 0; g < 2; g++) {
+        const uint8_t *q = p + 4 * g * rb;
+        __m512 acc[AVX512_GEMM_POSITIONS];
+#pragma GCC unroll 8
+        for (int k = 0; k < P; k++) acc[k] = _mm512_setzero_ps();
+        for (int b = 0; b < blocks; b++, q += block_bytes) {
+            if (ahead) prefetch_group(ahead + 4 * g * rb, b, block_bytes);
+            const BlockQ8K *a[AVX512_GEMM_POSITIONS];
+#pragma GCC unroll 8
+            for (int k = 0; k < P; k++) a[k] = (const BlockQ8K *)(act + (size_t)k * act_stride) + b;
+            block4(acc, q, rb, a, P);
         }
-        for (int r = 0; r < 8; r++)
-            for (int k = 0; k < P; k++) acc[k][r] = block(p + r * rb, a[k], x[k], pick, acc[k][r]);
+#pragma GCC unroll 8
+        for (int k = 0; k < P; k++)
+            for (int r = 0; r < 4; r++) res[k * 8 + 4 * g + r] = lane_sum(acc[k], r);
     }
-    for (int k = 0; k < P; k++)
-        for (int r = 0; r < 8; r++) res[k * 8 + r] = _mm512_reduce_add_ps(acc[k][r]);
 }
 
 #endif

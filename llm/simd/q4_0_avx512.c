@@ -7,13 +7,7 @@
  * transpose: the same table maps rows to lanes). */
 static const int32_t row_of_lane[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
 
-/* The 16 bytes at p of four rows rb apart, row r in 128-bit lane r. */
-TARGET_AVX512_VNNI static inline __m512i row_bytes4(const uint8_t *p, size_t rb) {
-    __m512i q = _mm512_castsi128_si512(load16(p));
-    q = _mm512_inserti32x4(q, load16(p + rb), 1);
-    q = _mm512_inserti32x4(q, load16(p + 2 * rb), 2);
-    return _mm512_inserti32x4(q, load16(p + 3 * rb), 3);
-}
+/* row_bytes4 (ggml_avx512.h): the 16 bytes at p of four rows rb apart, row r in 128-bit lane r. */
 
 /* Sixteen rows: four rows a register (a 128-bit lane each: low nibbles
  * meet x[0..15], high ones x[16..31], both broadcast), the correction in
