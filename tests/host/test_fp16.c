@@ -112,9 +112,43 @@ static void test_rows(void) {
           "a value differs");
 }
 
+/* The row conversion (the KV cache's) against ggml_fp32_to_fp16 on both of
+ * its paths, F16C and the inline one for normal halves: a sweep of bit
+ * patterns (every sign, exponent, NaN and rounding case, 1M of them) and the
+ * edges of the inline range: ties that carry into the exponent, the largest
+ * half and the first value that rounds to infinity, the smallest normal
+ * half and the float below. */
+static void test_row_paths(void) {
+    static const float edges[] = {1.0f + 2047.5f / 2048, 2.0f - 1.0f / 4096, 65504.0f, 65519.0f, 65520.0f,
+                                  6.1035156e-5f,         6.1035152e-5f,      -6.1035156e-5f, 0x1.ffep-15f,
+                                  -0x1.ffffp-1f};
+    struct cpu_features saved = *cpu_features(), no_f16c = saved;
+    no_f16c.f16c = false;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0 && !saved.f16c) continue;
+        cpu_features_set(pass == 0 ? &saved : &no_f16c);
+        int same = 1;
+        for (uint64_t bits = 0; bits < ((uint64_t)1 << 32); bits += 4099) {
+            float f = from_bits((uint32_t)bits);
+            uint16_t got;
+            ggml_fp32_to_fp16_row(&got, &f, 1);
+            same &= got == ggml_fp32_to_fp16(f);
+        }
+        uint16_t h[sizeof edges / sizeof *edges];
+        ggml_fp32_to_fp16_row(h, edges, (int)(sizeof edges / sizeof *edges));
+        for (unsigned i = 0; i < sizeof edges / sizeof *edges; i++) same &= h[i] == ggml_fp32_to_fp16(edges[i]);
+        check(same && h[0] == 0x4000 && h[4] == 0x7c00,
+              pass == 0 ? "f16 rows with F16C equal ggml_fp32_to_fp16 over 1M bit patterns and the edges"
+                        : "f16 rows without F16C (the inline normal-half path) equal ggml_fp32_to_fp16",
+              "a value differs (1 + 2047.5/2048 -> %04x, 65520 -> %04x)", h[0], h[4]);
+    }
+    cpu_features_set(&saved);
+}
+
 int main(void) {
     test_known_values();
     test_against_f16c();
     test_rows();
+    test_row_paths();
     return failures != 0;
 }
