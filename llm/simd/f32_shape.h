@@ -130,13 +130,16 @@ static inline __attribute__((always_inline)) void f32_tile(float *out, long out_
         f32_tile_positions(out, out_stride, w, n, x, x_stride, 1, positions, pf, tile_rp);
 }
 
-/* Weight bytes per row block: the block stays in L2 while every position
- * of the batch goes over it (beside up to 1 MiB of the batch's inputs). */
+/* Weight bytes per row block: the unit of the prefetch into L2, which
+ * holds it beside the next block and up to 1 MiB of the batch's inputs. */
 #define F32_BLOCK_BYTES (256 * 1024)
 
 /* out[b * out_stride + i] = row i of w (d rows of n) . x + b * x_stride.
- * Row blocks of F32_BLOCK_BYTES; in a block, each tile of positions goes
- * over the block's tiles of rows, its inputs staying in L1. Weights come
+ * Row blocks of F32_BLOCK_BYTES; in a block, each tile of rows goes over
+ * every tile of positions, its rows staying in L1 (a 6-row AVX-512 tile of
+ * 768 floats is 18 KiB) while the inputs stream from L2: fewer L2 loads a
+ * step than rows (4 x vectors against 6 row vectors; measured: 145 ->
+ * 157 GFLOP/s on the 110M shape's matmuls, batch 64). Weights come
  * from memory once: while a block is used, its tiles prefetch the next
  * block in even slices, a line per k-step (a batch makes the matmul
  * compute-bound, but one core's misses alone do not keep the memory busy;
@@ -154,9 +157,9 @@ static inline __attribute__((always_inline)) void f32_gemm(float *out, long out_
         F32Prefetch pf = {(const char *)(w + (long)i1 * n), 0};
         long tiles = (long)position_tiles * ((i1 - i0 + tile_rows - 1) / tile_rows);
         long lines = batch > tile_positions ? ((next_end - pf.next) / 64 + tiles - 1) / tiles : 0;
-        for (int b = 0; b < batch; b += tile_positions) {
-            int positions = batch - b < tile_positions ? batch - b : tile_positions;
-            for (int i = i0; i < i1; i += tile_rows) {
+        for (int i = i0; i < i1; i += tile_rows) {
+            for (int b = 0; b < batch; b += tile_positions) {
+                int positions = batch - b < tile_positions ? batch - b : tile_positions;
                 long left = (next_end - pf.next) / 64;
                 pf.lines = lines < left ? lines : left;
                 tile(out + b * out_stride + i, out_stride, w + (long)i * n, n, x + b * x_stride, x_stride,
