@@ -16,7 +16,7 @@
  * hb, hb2 (hidden), q, k, v, rope cos/sin, and the quantised activations;
  * then att, logits, one dequantised row and the RoPE pair frequencies. The
  * KV cache is an allocation of its own (a type change re-creates it). */
-#define STATE_ARRAYS 17    /* TAKEs below: each may waste up to 63 bytes aligning */
+#define STATE_ARRAYS 20    /* TAKEs below, each may waste up to 63 bytes aligning; 3 also shifted */
 #define KV_ALIGN_SLACK 128 /* the keys and the values each start on 64 bytes */
 
 /* Rows of attention weights, seq_len floats each: one per query head, and
@@ -157,14 +157,20 @@ int gguf_run_state_create(Transformer *t, GgufModel *m, char *err, size_t n) {
     m->act_a_blocks = m->wide / 32 + 1;
     m->act_k_blocks = m->wide / 256 + 1;
     const uint64_t B = GGUF_PREFILL_MAX;
+    /* The fp32 matmuls' inputs (x, xb, hb) start as far into a cache line
+     * as the fp32 weights (GGUF aligns tensors to 32 bytes), so the
+     * AVX-512 matmul reads both on line boundaries (llm/simd/f32_avx512.c). */
+    const GTensor *wq = c->n_layers > 0 ? &m->layers[0].wq : NULL;
+    uint64_t shift = wq && wq->type == GGML_TYPE_F32 && ((uintptr_t)wq->data & 63) == 32 ? 32 : 0;
     uint8_t *p = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
-#define TAKE(PTR, COUNT, TYPE)                                                                               \
-    PTR = (TYPE *)p;                                                                                         \
-    p += (((uint64_t)(COUNT) * sizeof(TYPE)) + 63) & ~(uint64_t)63;
-    TAKE(m->x, B * m->wide, float)
-    TAKE(m->xb, B * m->wide, float)
+#define TAKE_AT(PTR, COUNT, TYPE, SHIFT)                                                                     \
+    PTR = (TYPE *)(p + (SHIFT));                                                                             \
+    p += (((uint64_t)(COUNT) * sizeof(TYPE)) + (SHIFT) + 63) & ~(uint64_t)63;
+#define TAKE(PTR, COUNT, TYPE) TAKE_AT(PTR, COUNT, TYPE, 0)
+    TAKE_AT(m->x, B * m->wide, float, shift)
+    TAKE_AT(m->xb, B * m->wide, float, shift)
     TAKE(m->xb2, B * m->wide, float)
-    TAKE(m->hb, B * c->hidden_dim, float)
+    TAKE_AT(m->hb, B * c->hidden_dim, float, shift)
     TAKE(m->hb2, B * c->hidden_dim, float)
     TAKE(m->q, B * m->q_dim, float)
     TAKE(m->k, B * c->kv_dim, float)
@@ -179,6 +185,7 @@ int gguf_run_state_create(Transformer *t, GgufModel *m, char *err, size_t n) {
     TAKE(m->rope_cs_local, B * m->n_rot, float)
     TAKE(m->rope_freq_local, m->n_rot / 2 + 1, float)
 #undef TAKE
+#undef TAKE_AT
     gguf_rope_frequencies(m);
     if (alloc_kv(m, KV_TYPE_DEFAULT, err, n)) return -1;
     t->state.logits = m->logits;
