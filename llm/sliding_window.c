@@ -11,7 +11,7 @@ int swa_layer_is_local(int window, int pattern, int layer) {
 }
 
 int swa_ring_positions(int seq_len, int window) {
-    int ring = window + GGUF_PREFILL_MAX - 1; /* a batch of up to GGUF_PREFILL_MAX rows */
+    int ring = window + GGUF_PREFILL_WINDOW_MAX - 1; /* a batch of up to GGUF_PREFILL_WINDOW_MAX rows */
     /* The ring plus its mirror must save memory, or it is not worth it. */
     return window > 0 && (int64_t)ring + window - 1 < seq_len ? ring : 0;
 }

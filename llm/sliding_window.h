@@ -3,7 +3,7 @@
  * max(0, p - window + 1)..p (window keys, its own included), as llama.cpp's
  * LLAMA_SWA_TYPE_STANDARD mask; every pattern-th layer (l % pattern ==
  * pattern - 1) is global and sees 0..p. A local layer keeps only a ring of
- * window + GGUF_PREFILL_MAX - 1 positions (a batch writes all its rows
+ * window + GGUF_PREFILL_WINDOW_MAX - 1 positions (a batch writes all its rows
  * before its first row attends), with the first window - 1 slots mirrored
  * after the ring so that every window is one contiguous run of slots. */
 #ifndef LLM_SLIDING_WINDOW_H

@@ -37,9 +37,12 @@ void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos)
 /* Positions per batch: chosen for the cache (gguf_model_prefill_batch),
  * from GGUF_PREFILL_BATCH to GGUF_PREFILL_MAX (the rows the run state
  * holds); gguf_model_set_prefill_batch fixes it (1..GGUF_PREFILL_MAX, 0:
- * the cache's choice again), for tests and measurements. */
+ * the cache's choice again), for tests and measurements. A sliding-window
+ * model's batches take at most GGUF_PREFILL_WINDOW_MAX positions, which
+ * its local layers' KV ring is sized for (llm/sliding_window.h). */
 #define GGUF_PREFILL_BATCH 16
-#define GGUF_PREFILL_MAX 64
+#define GGUF_PREFILL_MAX 128
+#define GGUF_PREFILL_WINDOW_MAX 64
 int gguf_model_prefill_batch(const Transformer *t);
 void gguf_model_set_prefill_batch(Transformer *t, int batch);
 /* Heap bytes of the run state for these sizes with a KV cache of kv_type

@@ -299,7 +299,7 @@ static void test_memory(const void *data, size_t size) {
     ModelShape shape;
     int rc = model_shape_read(&shape, data, size);
     shape.kv_type = GGML_TYPE_F32;
-    /* 5 local layers of a ring of 16 + 63 (a prefill batch of up to GGUF_PREFILL_MAX = 64 rows) plus 15
+    /* 5 local layers of a ring of 16 + 63 (a prefill batch of up to GGUF_PREFILL_WINDOW_MAX = 64 rows) plus 15
      * mirrored slots, 1 global of 128; one kv head of 128 floats, keys and values. */
     uint64_t want = 2 * (5 * 94 + 128) * 128 * 4;
     check(rc == 0 && gguf_model_kv_bytes(&t) == want && model_kv_bytes(&shape, 128) == want,

@@ -1,12 +1,13 @@
 /* test_prefill_batch.c - batched prefill against one position at a time,
  * for every weight type (gguf-tests/synthA-TYPE.gguf) and the gemma3,
  * qwen3moe and smollm3 files of gguf-arch2, every kernel set this
- * CPU runs (scalar, SSE2, AVX2, AVX-512) and batches of 1, 7, 16 and 64
- * positions, with an f16 KV cache (and q8_0 and f32 ones on synthA-Q4_0 and
- * gemma3): the KV cache of every layer and position, the last logits and
- * the next position's logits must be the same bits. The cache catches a
- * batch whose attention looks ahead: a position that saw later positions of
- * its batch writes different keys and values from the second layer on. */
+ * CPU runs (scalar, SSE2, AVX2, AVX-512) and batches of 1, 7, 16, 64 and
+ * 128 positions (gemma3's sliding window caps it at 64), with an f16 KV
+ * cache (and q8_0 and f32 ones on synthA-Q4_0 and gemma3): the KV cache of
+ * every layer and position, the last logits and the next position's logits
+ * must be the same bits. The cache catches a batch whose attention looks
+ * ahead: a position that saw later positions of its batch writes different
+ * keys and values from the second layer on. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ static void compare_batches(const char *file, Transformer *one, Transformer *bat
     for (int i = 0; i < PROMPT; i++) logits = transformer_forward(one, ids[i], i);
     memcpy(last, logits, (size_t)vocab * sizeof(float));
     memcpy(next, transformer_forward(one, ids[1], PROMPT), (size_t)vocab * sizeof(float));
-    static const int batches[] = {1, 7, 16, 64};
+    static const int batches[] = {1, 7, 16, 64, 128};
     for (size_t k = 0; k < sizeof batches / sizeof *batches; k++) {
         char name[200];
         snprintf(name, sizeof name, "%s, %s kernels: prefill of %d in batches of %d equals single positions",

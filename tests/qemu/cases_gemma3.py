@@ -1,7 +1,7 @@
 """cases_gemma3.py - a gemma3 GGUF model (gguf-arch2's Q4_K file: sliding
 window 16 on 5 of 6 layers, head_dim 128 != dim/heads) loads at boot, /model
 shows its window, pattern and head_dim, and a greedy answer long enough to
-wrap the local layers' KV ring (79 positions: window 16 + GGUF_PREFILL_MAX 64 - 1) equals build/host/llmrun's on
+wrap the local layers' KV ring (79 positions: window 16 + GGUF_PREFILL_WINDOW_MAX 64 - 1) equals build/host/llmrun's on
 the same file; a copy whose window is larger than its context is refused at
 /load with its reason while the gemma3 model keeps answering."""
 import os
