@@ -1,8 +1,9 @@
 /* test_f32_lines - the fp32 matmuls on weights and inputs that start half
  * a cache line in (GGUF aligns tensors to 32 bytes; the run state then
  * puts its inputs likewise, and the AVX-512 set reads both from 8 columns
- * in): every set's outputs are bit-identical to the same values at line
- * starts, and agree with a double-precision dot product. */
+ * in, in a batch): every set's outputs are bit-identical to the same
+ * values at line starts and, a batch's, to one position at a time, and
+ * agree with a double-precision dot product. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +68,16 @@ static void lines_case(const KernelSet *ks, int n, int d, int batch) {
     snprintf(name, sizeof(name), "%s matmul%s half a line in: the bits of line starts n=%d d=%d batch=%d",
              ks->name, batch == 1 ? "" : "_batch", n, d, batch);
     check(memcmp(out0, out1, on * sizeof(float)) == 0, name, "outputs differ");
+    if (batch > 1) { /* a batch's rows and single positions may take different paths */
+        int same = 1;
+        for (int b = 0; b < batch; b++) {
+            ks->matmul(out0, x1 + (size_t)b * x_stride, w1, n, d);
+            same &= memcmp(out0, out1 + (size_t)b * d, (size_t)d * sizeof(float)) == 0;
+        }
+        snprintf(name, sizeof(name), "%s matmul_batch half a line in: the bits of matmul n=%d d=%d batch=%d",
+                 ks->name, n, d, batch);
+        check(same, name, "a position differs");
+    }
     double e = worst_error(out1, d, w1, x1, x_stride, n, d, batch);
     snprintf(name, sizeof(name), "%s matmul%s half a line in: the double dot n=%d d=%d batch=%d", ks->name,
              batch == 1 ? "" : "_batch", n, d, batch);
