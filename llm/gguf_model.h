@@ -63,7 +63,8 @@ typedef struct GgufModel {
     GTensor tok_embd, output, output_norm;
     GLayer *layers;
     int prefill_batch; /* positions per prefill batch; 0: the cache's choice */
-    /* run state: GGUF_PREFILL_MAX rows of each per-position array (the
+    int prefill_rows;  /* the run state's rows, the longest batch (gguf_prefill_rows) */
+    /* run state: prefill_rows rows of each per-position array (the
      * single-position forward uses row 0), strides in the *_stride fields */
     float *x, *xb, *xb2, *hb, *hb2, *q, *k, *v, *att, *logits;
     /* (layers, kv heads, seq_len, head_size) values of kv_type (kv_cache.h):

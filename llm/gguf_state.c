@@ -12,7 +12,7 @@
 #include "llm/sliding_window.h"
 #include "llm/transformer_gguf.h"
 
-/* Per-position arrays, GGUF_PREFILL_MAX rows each: x, xb, xb2 (wide),
+/* Per-position arrays, m->prefill_rows rows each (gguf_prefill_rows): x, xb, xb2 (wide),
  * hb, hb2 (hidden), q, k, v, rope cos/sin, and the quantised activations;
  * then att, logits, one dequantised row and the RoPE pair frequencies. The
  * KV cache is an allocation of its own (a type change re-creates it). */
@@ -28,14 +28,15 @@ static uint64_t attention_rows(uint64_t heads, uint64_t q_dim, uint64_t kv_dim) 
 }
 
 static uint64_t state_block_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim,
-                                  uint64_t heads, uint64_t seq_len, uint64_t vocab, uint64_t n_rot) {
+                                  uint64_t heads, uint64_t seq_len, uint64_t vocab, uint64_t n_rot,
+                                  uint64_t rows) {
     uint64_t wide = dim > hidden ? dim : hidden;
     if (q_dim > wide) wide = q_dim;
     if (wide > ((uint64_t)1 << 24) || vocab > ((uint64_t)1 << 24)) return 0;
     uint64_t per_position = 3 * wide + 2 * hidden + q_dim + 2 * kv_dim + 2 * n_rot;
     uint64_t act = (wide / 32 + 1) * sizeof(BlockQ8A) + (wide / 256 + 1) * sizeof(BlockQ8K);
-    uint64_t floats = GGUF_PREFILL_MAX * per_position + attention_rows(heads, q_dim, kv_dim) * seq_len + vocab + wide + 2 * (n_rot / 2 + 1);
-    return floats * 4 + GGUF_PREFILL_MAX * act + 64 * (STATE_ARRAYS + 1);
+    uint64_t floats = rows * per_position + attention_rows(heads, q_dim, kv_dim) * seq_len + vocab + wide + 2 * (n_rot / 2 + 1);
+    return floats * 4 + rows * act + 64 * (STATE_ARRAYS + 1);
 }
 
 uint64_t gguf_kv_cache_bytes(uint64_t layers, uint64_t seq_len, uint64_t kv_dim, uint32_t kv_type) {
@@ -44,8 +45,8 @@ uint64_t gguf_kv_cache_bytes(uint64_t layers, uint64_t seq_len, uint64_t kv_dim,
 
 uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim, uint64_t heads,
                           uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot, uint32_t kv_type,
-                          int window, int pattern) {
-    uint64_t block = state_block_bytes(dim, hidden, q_dim, kv_dim, heads, seq_len, vocab, n_rot);
+                          int window, int pattern, int prefill_rows) {
+    uint64_t block = state_block_bytes(dim, hidden, q_dim, kv_dim, heads, seq_len, vocab, n_rot, (uint64_t)prefill_rows);
     uint64_t cache = gguf_kv_cache_bytes_swa(layers, seq_len, kv_dim, kv_type, window, pattern);
     return block && cache ? block + cache + KV_ALIGN_SLACK : 0;
 }
@@ -137,9 +138,11 @@ void gguf_rope_frequencies(GgufModel *m) {
 
 int gguf_run_state_create(Transformer *t, GgufModel *m, char *err, size_t n) {
     const TransformerConfig *c = &m->config;
+    const GTensor *wq = c->n_layers > 0 ? &m->layers[0].wq : NULL;
+    m->prefill_rows = gguf_prefill_rows(wq ? wq->type : GGML_TYPE_LIMIT);
     uint64_t bytes = state_block_bytes((uint64_t)c->dim, (uint64_t)c->hidden_dim, (uint64_t)m->q_dim,
                                        (uint64_t)c->kv_dim, (uint64_t)c->n_heads, (uint64_t)c->seq_len,
-                                       (uint64_t)c->vocab_size, (uint64_t)m->n_rot);
+                                       (uint64_t)c->vocab_size, (uint64_t)m->n_rot, (uint64_t)m->prefill_rows);
     if (bytes == 0 || bytes > (uint64_t)SIZE_MAX / 2) {
         snprintf(err, n, "gguf: run state too large");
         return -1;
@@ -156,11 +159,10 @@ int gguf_run_state_create(Transformer *t, GgufModel *m, char *err, size_t n) {
     if (m->q_dim > m->wide) m->wide = m->q_dim;
     m->act_a_blocks = m->wide / 32 + 1;
     m->act_k_blocks = m->wide / 256 + 1;
-    const uint64_t B = GGUF_PREFILL_MAX;
+    const uint64_t B = (uint64_t)m->prefill_rows;
     /* The fp32 matmuls' inputs (x, xb, hb) start as far into a cache line
      * as the fp32 weights (GGUF aligns tensors to 32 bytes), so the
      * AVX-512 matmul reads both on line boundaries (llm/simd/f32_avx512.c). */
-    const GTensor *wq = c->n_layers > 0 ? &m->layers[0].wq : NULL;
     uint64_t shift = wq && wq->type == GGML_TYPE_F32 && ((uintptr_t)wq->data & 63) == 32 ? 32 : 0;
     uint8_t *p = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
 #define TAKE_AT(PTR, COUNT, TYPE, SHIFT)                                                                     \

@@ -186,16 +186,18 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
     /* Mixture of experts: the run state holds the used experts' hidden rows (llm/moe.c). */
     if (arch_len == 8 && !(have[H_USED] && have[H_EFF])) return -1;
     if (arch_len == 8) h[H_HIDDEN] = h[H_USED] * h[H_EFF];
-    /* The vocabulary: rows of token_embd.weight. */
+    /* The vocabulary: rows of token_embd.weight; the weights' type: blk.0.attn_q.weight's. */
     int64_t vocab = -1;
-    for (uint64_t i = 0; i < n_tensors && vocab < 0; i++) {
-        uint64_t n_dims, ne[GGUF_MAX_DIMS] = {1, 1, 1, 1}, skip;
+    uint64_t weight_type = GGML_TYPE_LIMIT;
+    for (uint64_t i = 0; i < n_tensors && (vocab < 0 || weight_type == GGML_TYPE_LIMIT); i++) {
+        uint64_t n_dims, ne[GGUF_MAX_DIMS] = {1, 1, 1, 1}, tensor_type, skip;
         if (read_u(&c, 8, &len) || take(&c, len, &key) || read_u(&c, 4, &n_dims) || n_dims < 1 ||
             n_dims > GGUF_MAX_DIMS)
             return -1;
         for (uint64_t d = 0; d < n_dims; d++)
             if (read_u(&c, 8, &ne[d])) return -1;
-        if (read_u(&c, 4, &skip) || read_u(&c, 8, &skip)) return -1;
+        if (read_u(&c, 4, &tensor_type) || read_u(&c, 8, &skip)) return -1;
+        if (key_is(key, len, NULL, 0, "blk.0.attn_q.weight")) weight_type = tensor_type;
         if (key_is(key, len, NULL, 0, "token_embd.weight")) {
             if (n_dims != 2 || ne[1] < 1 || ne[1] > (1u << 24)) return -1;
             vocab = (int64_t)ne[1];
@@ -219,6 +221,7 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
                           .vocab = (uint64_t)vocab,
                           .n_rot = (uint64_t)h[H_ROT],
                           .kv_type = KV_TYPE_DEFAULT,
+                          .weight_type = (uint32_t)weight_type,
                           .swa_window = (int)(window > h[H_CTX] ? -1 : window),
                           .swa_pattern = window ? (int)pattern : 0};
     return shape->swa_window < 0 || pattern > (1 << 24) ? -1 : 0;
@@ -239,7 +242,8 @@ uint64_t model_state_bytes(const ModelShape *s, int ctx) {
     if (ctx < 1) return 0;
     if (!s->gguf) return checkpoint_state_bytes(s, (uint64_t)ctx);
     return gguf_state_bytes(s->dim, s->hidden, s->q_dim, s->kv_dim, s->heads, s->layers, (uint64_t)ctx,
-                            s->vocab, s->n_rot, shape_kv_type(s), s->swa_window, s->swa_pattern);
+                            s->vocab, s->n_rot, shape_kv_type(s), s->swa_window, s->swa_pattern,
+                            gguf_prefill_rows(s->weight_type));
 }
 
 uint64_t model_kv_bytes(const ModelShape *s, int ctx) {

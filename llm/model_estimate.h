@@ -15,6 +15,8 @@ typedef struct {
     /* GGUF: the KV cache type the sizes below assume (llm/kv_cache.h; model_shape_read
      * sets the default, f16; a caller may choose another). llama2.c: always fp32. */
     uint32_t kv_type;
+    /* GGUF: blk.0.attn_q.weight's type, which sets the run state's rows (gguf_prefill_rows) */
+    uint32_t weight_type;
     /* gemma3: local layers keep a ring of the window's positions (llm/sliding_window.h); 0 otherwise */
     int swa_window, swa_pattern;
 } ModelShape;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "llm/ggml_types.h"
 #include "llm/transformer.h"
 
 typedef enum {
@@ -35,14 +36,23 @@ float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits
  * bit-identical to n calls of gguf_model_forward. */
 void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos);
 /* Positions per batch: chosen for the cache (gguf_model_prefill_batch),
- * from GGUF_PREFILL_BATCH to GGUF_PREFILL_MAX (the rows the run state
- * holds); gguf_model_set_prefill_batch fixes it (1..GGUF_PREFILL_MAX, 0:
- * the cache's choice again), for tests and measurements. A sliding-window
+ * from GGUF_PREFILL_BATCH to the rows the run state holds
+ * (gguf_prefill_rows); gguf_model_set_prefill_batch fixes it (1..those
+ * rows, 0: the cache's choice again), for tests and measurements. A sliding-window
  * model's batches take at most GGUF_PREFILL_WINDOW_MAX positions, which
  * its local layers' KV ring is sized for (llm/sliding_window.h). */
 #define GGUF_PREFILL_BATCH 16
 #define GGUF_PREFILL_MAX 128
+#define GGUF_PREFILL_QUANT_MAX 64
 #define GGUF_PREFILL_WINDOW_MAX 64
+/* The rows of the run state (its longest batch) for a model whose
+ * attn_q.weight is of this type: GGUF_PREFILL_MAX for fp32 weights, whose
+ * prefill gains from the longest batches, GGUF_PREFILL_QUANT_MAX otherwise
+ * (llm/transformer_gguf_forward.c), so that quantised models do not carry
+ * rows they never use (12.5 MiB on the Llama-3.2-1B shape). */
+static inline int gguf_prefill_rows(uint32_t weight_type) {
+    return weight_type == GGML_TYPE_F32 ? GGUF_PREFILL_MAX : GGUF_PREFILL_QUANT_MAX;
+}
 int gguf_model_prefill_batch(const Transformer *t);
 void gguf_model_set_prefill_batch(Transformer *t, int batch);
 /* Heap bytes of the run state for these sizes with a KV cache of kv_type
@@ -51,7 +61,7 @@ void gguf_model_set_prefill_batch(Transformer *t, int batch);
  * llm/sliding_window.h), 0 for the others. */
 uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim, uint64_t heads,
                           uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot, uint32_t kv_type,
-                          int window, int pattern);
+                          int window, int pattern, int prefill_rows);
 /* Bytes of the KV cache alone (keys and values) with elements of kv_type;
  * 0 when kv_dim does not fill whole blocks of it. */
 uint64_t gguf_kv_cache_bytes(uint64_t layers, uint64_t seq_len, uint64_t kv_dim, uint32_t kv_type);

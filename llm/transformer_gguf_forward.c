@@ -236,9 +236,9 @@ float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits
  * activations, so on the Llama-3.2-1B shape 64 positions instead of the 16
  * a 512 KiB share gave measured 15-17% less CPU time for pp128 (Q8_0,
  * Q4_0; Q4_K_M 8%) and the same on the 110M shape (64 instead of 40),
- * where quantised batches stay (PREFILL_QUANT_MAX). */
+ * where quantised batches stay (GGUF_PREFILL_QUANT_MAX, their run state's
+ * rows). */
 #define PREFILL_ACT_BUDGET (4096 * 1024)
-#define PREFILL_QUANT_MAX 64
 
 static int choose_prefill_batch(const GgufModel *m) {
     if (m->prefill_batch) return m->prefill_batch;
@@ -246,12 +246,12 @@ static int choose_prefill_batch(const GgufModel *m) {
      * weight read from memory bounds the prefill, more than the cache
      * (measured, 110M shape, 1 thread: 128 positions instead of 64 gave
      * pp128 +4.5%, pp512 +5.5%). */
-    if (m->config.n_layers > 0 && m->layers[0].w1.type == GGML_TYPE_F32) return GGUF_PREFILL_MAX;
+    if (m->prefill_rows == GGUF_PREFILL_MAX) return m->prefill_rows;
     size_t per_position = (size_t)m->wide * (sizeof(float) + sizeof(BlockQ8A) / 32 + 1);
     size_t fit = PREFILL_ACT_BUDGET / per_position / 8 * 8;
     return fit < GGUF_PREFILL_BATCH ? GGUF_PREFILL_BATCH
-           : fit > PREFILL_QUANT_MAX ? PREFILL_QUANT_MAX
-                                     : (int)fit;
+           : fit > (size_t)m->prefill_rows ? m->prefill_rows
+                                              : (int)fit;
 }
 
 int gguf_model_prefill_batch(const Transformer *t) {
@@ -261,7 +261,8 @@ int gguf_model_prefill_batch(const Transformer *t) {
 }
 
 void gguf_model_set_prefill_batch(Transformer *t, int batch) {
-    t->gguf->prefill_batch = batch < 0 ? 0 : batch > GGUF_PREFILL_MAX ? GGUF_PREFILL_MAX : batch;
+    int most = t->gguf->prefill_rows;
+    t->gguf->prefill_batch = batch < 0 ? 0 : batch > most ? most : batch;
 }
 
 void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos) {
