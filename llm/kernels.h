@@ -57,8 +57,8 @@ typedef void attend_fn(float *out, float *att, const float *q, const float *keys
  * For n_q query heads that share this key/value head (grouped-query
  * attention): head i's query at q + i * hs, its output at out + i * hs, its
  * weights at att + i * att_stride. Each head's result is the same bits
- * whatever n_q (the AVX-512 f16 kernel reads each cached row once for all
- * of them). */
+ * whatever n_q (the kernels read each cached row once for up to
+ * ATTEND_TILE of them). */
 typedef void attend_kv_fn(float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
                           const void *values, size_t row_bytes, int n_pos, int hs, float scale);
 /* One query of an attention tile: its hs values, its output (hs floats),
@@ -72,7 +72,7 @@ typedef struct {
 /* attend_f16 / attend_q8_0 for n queries over one key/value head, each
  * seeing its own number of positions: the query heads that share the head
  * at several positions of a prefill batch. Each query's result is the bits
- * attend_kv gives it alone. NULL in the sets that have no such kernel. */
+ * attend_kv gives it alone. Every set has them (llm/simd/attention_group.h). */
 #define ATTEND_TILE 4 /* queries a tiled kernel reads each cached row once for */
 typedef void attend_kv_tile_fn(const AttendQuery *queries, int n, const void *keys, const void *values,
                                size_t row_bytes, int hs, float scale);

@@ -17,8 +17,6 @@
 #include "llm/simd/avx512_ops.h"
 #include "llm/simd/kernel_sets.h"
 
-#define TILE_MAX ATTEND_TILE
-
 /* Up to 16 f16 values (mask m) as floats. */
 TARGET_AVX512 static inline __m512 f16x16(const uint16_t *p, __mmask16 m) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
@@ -38,14 +36,6 @@ static inline __mmask8 keys_seen(int p, int n_pos) {
     return (__mmask8)(n_pos - p >= 4 ? 0xf : n_pos <= p ? 0 : (1u << (n_pos - p)) - 1);
 }
 
-static inline void visible_range(const AttendQuery *qs, int NQ, int *least, int *most) {
-    *least = *most = qs[0].n_pos;
-    for (int i = 1; i < NQ; i++) {
-        if (qs[i].n_pos < *least) *least = qs[i].n_pos;
-        if (qs[i].n_pos > *most) *most = qs[i].n_pos;
-    }
-}
-
 /* Scores of keys p..p+3 (NQ x 4 accumulators in registers), scaled, into
  * each query's weights. */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
@@ -54,7 +44,7 @@ scores_f16(const AttendQuery *qs, const uint8_t *keys, size_t row_bytes, int mos
     const int K = 4;
     const __m128 vscale = _mm_set1_ps(scale);
     for (int p = 0; p < most; p += K) {
-        __m512 acc[TILE_MAX][4];
+        __m512 acc[ATTEND_TILE][4];
 #pragma GCC unroll 4
         for (int i = 0; i < NQ; i++)
 #pragma GCC unroll 4
@@ -90,7 +80,7 @@ values_f16(const AttendQuery *qs, const uint8_t *values, size_t row_bytes, int l
         __mmask16 m[4];
 #pragma GCC unroll 4
         for (int w = 0; w < CW; w++) m[w] = lanes_from(hs - c - 16 * w);
-        __m512 acc[TILE_MAX][4];
+        __m512 acc[ATTEND_TILE][4];
 #pragma GCC unroll 4
         for (int i = 0; i < NQ; i++)
 #pragma GCC unroll 4
@@ -150,7 +140,7 @@ tile_q8_0(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, siz
     visible_range(qs, NQ, &least, &most);
     for (int p = 0; p < most; p++) {
         const BlockQ8_0 *k = (const BlockQ8_0 *)(keys + (size_t)p * row_bytes);
-        __m512 acc[TILE_MAX];
+        __m512 acc[ATTEND_TILE];
 #pragma GCC unroll 4
         for (int i = 0; i < NQ; i++) acc[i] = _mm512_setzero_ps();
         for (int b = 0; b < blocks; b++) {
@@ -170,7 +160,7 @@ tile_q8_0(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, siz
     for (int i = 0; i < NQ; i++) kernels_softmax_avx512(qs[i].att, qs[i].n_pos);
     for (int b = 0; b < blocks; b += CB) {
         int n_blocks = b + 1 < blocks ? CB : 1;
-        __m512 acc[TILE_MAX][4];
+        __m512 acc[ATTEND_TILE][4];
 #pragma GCC unroll 4
         for (int i = 0; i < NQ; i++)
 #pragma GCC unroll 4
@@ -202,22 +192,6 @@ tile_q8_0(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, siz
     }
 }
 
-typedef void tile_fn(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes,
-                     int hs, float scale, const int NQ);
-
-/* The queries four at a time, then the rest; inlined with a constant
- * tile, so each case runs it with a constant NQ. */
-TARGET_AVX512 static inline __attribute__((always_inline)) void
-in_tiles(tile_fn *tile, const AttendQuery *qs, int n, const void *keys, const void *values, size_t row_bytes,
-         int hs, float scale) {
-    for (; n > 0; qs += TILE_MAX, n -= TILE_MAX) switch (n < TILE_MAX ? n : TILE_MAX) {
-        case 1: tile(qs, keys, values, row_bytes, hs, scale, 1); break;
-        case 2: tile(qs, keys, values, row_bytes, hs, scale, 2); break;
-        case 3: tile(qs, keys, values, row_bytes, hs, scale, 3); break;
-        default: tile(qs, keys, values, row_bytes, hs, scale, 4); break;
-        }
-}
-
 TARGET_AVX512 void kernels_attend_f16_tile_avx512(const AttendQuery *qs, int n, const void *keys,
                                                   const void *values, size_t row_bytes, int hs, float scale) {
     in_tiles(tile_f16_sized, qs, n, keys, values, row_bytes, hs, scale);
@@ -226,20 +200,6 @@ TARGET_AVX512 void kernels_attend_f16_tile_avx512(const AttendQuery *qs, int n, 
 TARGET_AVX512 void kernels_attend_q8_0_tile_avx512(const AttendQuery *qs, int n, const void *keys,
                                                    const void *values, size_t row_bytes, int hs, float scale) {
     in_tiles(tile_q8_0, qs, n, keys, values, row_bytes, hs, scale);
-}
-
-/* One position's n_q query heads: a tile of them. */
-TARGET_AVX512 static inline __attribute__((always_inline)) void
-heads_as_tiles(tile_fn *tile, float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
-               const void *values, size_t row_bytes, int n_pos, int hs, float scale) {
-    for (int first = 0; first < n_q; first += TILE_MAX) {
-        AttendQuery qs[TILE_MAX];
-        int n = n_q - first < TILE_MAX ? n_q - first : TILE_MAX;
-        for (int i = 0; i < n; i++)
-            qs[i] = (AttendQuery){q + (size_t)(first + i) * hs, out + (size_t)(first + i) * hs,
-                                  att + (size_t)(first + i) * att_stride, n_pos};
-        in_tiles(tile, qs, n, keys, values, row_bytes, hs, scale);
-    }
 }
 
 TARGET_AVX512 void kernels_attend_f16_avx512(float *out, float *att, int att_stride, const float *q, int n_q,
