@@ -20,6 +20,8 @@ const KernelSet kernels_scalar = {
     .attend_q8_0 = kernels_attend_q8_0_scalar,
     .attend_f16_tile = kernels_attend_f16_tile_scalar,
     .attend_q8_0_tile = kernels_attend_q8_0_tile_scalar,
+    .attend_f32 = kernels_attend_f32_scalar,
+    .attend_f32_tile = kernels_attend_f32_tile_scalar,
 };
 
 const KernelSet kernels_sse2 = {
@@ -39,6 +41,8 @@ const KernelSet kernels_sse2 = {
     .attend_q8_0 = kernels_attend_q8_0_sse2,
     .attend_f16_tile = kernels_attend_f16_tile_sse2,
     .attend_q8_0_tile = kernels_attend_q8_0_tile_sse2,
+    .attend_f32 = kernels_attend_f32_sse2,
+    .attend_f32_tile = kernels_attend_f32_tile_sse2,
 };
 
 const KernelSet kernels_avx2 = {
@@ -58,6 +62,8 @@ const KernelSet kernels_avx2 = {
     .attend_q8_0 = kernels_attend_q8_0_avx2,
     .attend_f16_tile = kernels_attend_f16_tile_avx2,
     .attend_q8_0_tile = kernels_attend_q8_0_tile_avx2,
+    .attend_f32 = kernels_attend_f32_avx2,
+    .attend_f32_tile = kernels_attend_f32_tile_avx2,
 };
 
 const KernelSet kernels_avx512 = {
@@ -77,6 +83,8 @@ const KernelSet kernels_avx512 = {
     .attend_q8_0 = kernels_attend_q8_0_avx512,
     .attend_f16_tile = kernels_attend_f16_tile_avx512,
     .attend_q8_0_tile = kernels_attend_q8_0_tile_avx512,
+    .attend_f32 = kernels_attend_f32_avx512,
+    .attend_f32_tile = kernels_attend_f32_tile_avx512,
 };
 
 const KernelSet *kernels = &kernels_sse2;

@@ -32,6 +32,11 @@ TARGET_AVX2 static inline __m256 f16x8(const uint16_t *p) {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
 }
 
+/* Eight values from column c of a cached row of f16 (E = 2) or f32 (E = 4) values, as floats. */
+TARGET_AVX2 static inline __m256 cols8(const void *row, int c, const int E) {
+    return E == 4 ? _mm256_loadu_ps((const float *)row + c) : f16x8((const uint16_t *)row + c);
+}
+
 TARGET_AVX2 static inline __m256 i8x8(const int8_t *p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
 }
@@ -42,8 +47,8 @@ TARGET_AVX2 static inline __m256 i8x8(const int8_t *p) {
  * columns share the registers (16) shrinks as the tile grows. */
 
 TARGET_AVX2 static inline __attribute__((always_inline)) void
-scores_f16_tile(const AttendQuery *qs, const void *keys, size_t row_bytes, int p, int count, int hs, float scale,
-                const int NQ) {
+scores_tile(const AttendQuery *qs, const void *keys, size_t row_bytes, int p, int count, int hs, float scale,
+            const int E, const int NQ) {
     const void *first = kv_cache_row(keys, row_bytes, p);
     __m256 acc[ATTEND_TILE][4];
     for (int i = 0; i < NQ; i++)
@@ -51,7 +56,7 @@ scores_f16_tile(const AttendQuery *qs, const void *keys, size_t row_bytes, int p
     int j = 0;
     for (; j + 8 <= hs; j += 8) {
         __m256 k[4];
-        for (int r = 0; r < count; r++) k[r] = f16x8((const uint16_t *)kv_cache_row(first, row_bytes, r) + j);
+        for (int r = 0; r < count; r++) k[r] = cols8(kv_cache_row(first, row_bytes, r), j, E);
         for (int i = 0; i < NQ; i++) {
             __m256 qv = _mm256_loadu_ps(qs[i].q + j);
             for (int r = 0; r < count; r++) acc[i][r] = _mm256_fmadd_ps(qv, k[r], acc[i][r]);
@@ -61,7 +66,7 @@ scores_f16_tile(const AttendQuery *qs, const void *keys, size_t row_bytes, int p
         float tail[4] = {0}, s[4];
         for (int r = 0; r < count; r++)
             for (int t = j; t < hs; t++)
-                tail[r] += qs[i].q[t] * ggml_fp16_to_fp32(((const uint16_t *)kv_cache_row(first, row_bytes, r))[t]);
+                tail[r] += qs[i].q[t] * kv_value(kv_cache_row(first, row_bytes, r), t, E);
         /* avx2_hsum4's lanes are independent: with two keys, lanes 2 and 3
          * repeat lanes 0 and 1 and are not stored. */
         __m128 sums = count > 2 ? avx2_hsum4(acc[i][0], acc[i][1], acc[i][2], acc[i][3])
@@ -72,16 +77,16 @@ scores_f16_tile(const AttendQuery *qs, const void *keys, size_t row_bytes, int p
 }
 
 TARGET_AVX2 static inline __attribute__((always_inline)) void
-values_f16_tile(const AttendQuery *qs, const void *values, size_t row_bytes, int least, int most, int c, int W,
-                const int NQ) {
+values_tile(const AttendQuery *qs, const void *values, size_t row_bytes, int least, int most, int c, int W,
+            const int E, const int NQ) {
     __m256 acc[ATTEND_TILE][4];
     for (int i = 0; i < NQ; i++)
         for (int w = 0; w < W; w++) acc[i][w] = _mm256_setzero_ps();
     for (int p = 0; p < most; p++) {
-        const uint16_t *v = (const uint16_t *)kv_cache_row(values, row_bytes, p) + c;
+        const uint8_t *v = (const uint8_t *)kv_cache_row(values, row_bytes, p) + (size_t)c * E;
         kv_prefetch(v, 1);
         __m256 f[4];
-        for (int w = 0; w < W; w++) f[w] = f16x8(v + 8 * w);
+        for (int w = 0; w < W; w++) f[w] = cols8(v, 8 * w, E);
         for (int i = 0; i < NQ; i++) {
             if (!query_sees(&qs[i], p, least)) continue;
             __m256 a = _mm256_set1_ps(qs[i].att[p]);
@@ -95,8 +100,15 @@ values_f16_tile(const AttendQuery *qs, const void *values, size_t row_bytes, int
 TARGET_AVX2 static inline __attribute__((always_inline)) void
 tile_f16(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs, float scale,
          const int NQ) {
-    attend_f16_tiled(qs, keys, values, row_bytes, hs, scale, 8, scores_f16_tile, values_f16_tile,
-                     kernels_softmax_avx2, NQ);
+    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 8, scores_tile, values_tile, kernels_softmax_avx2,
+                      2, NQ);
+}
+
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+tile_f32(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs, float scale,
+         const int NQ) {
+    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 8, scores_tile, values_tile, kernels_softmax_avx2,
+                      4, NQ);
 }
 
 /* The q8_0 tile: one key at a time (NQ accumulators), then 8 * W columns
@@ -166,4 +178,15 @@ TARGET_AVX2 void kernels_attend_f16_tile_avx2(const AttendQuery *qs, int n, cons
 TARGET_AVX2 void kernels_attend_q8_0_tile_avx2(const AttendQuery *qs, int n, const void *keys,
                                                const void *values, size_t row_bytes, int hs, float scale) {
     in_tiles(tile_q8_0, qs, n, keys, values, row_bytes, hs, scale);
+}
+
+TARGET_AVX2 void kernels_attend_f32_avx2(float *out, float *att, int att_stride, const float *q, int n_q,
+                                         const void *keys, const void *values, size_t row_bytes, int n_pos,
+                                         int hs, float scale) {
+    heads_as_tiles(tile_f32, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
+}
+
+TARGET_AVX2 void kernels_attend_f32_tile_avx2(const AttendQuery *qs, int n, const void *keys, const void *values,
+                                              size_t row_bytes, int hs, float scale) {
+    in_tiles(tile_f32, qs, n, keys, values, row_bytes, hs, scale);
 }

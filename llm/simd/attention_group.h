@@ -41,41 +41,47 @@ static inline int query_sees(const AttendQuery *q, int pos, int least) {
     return pos < least || pos < q->n_pos;
 }
 
-/* Scores of keys p .. p + count - 1 (count 1..4) for NQ queries, scaled,
- * into qs[i].att[p ..]: only the keys query i sees are stored. */
+/* Column t of a cached row of f16 (E = 2 bytes each) or f32 (E = 4) values. */
+static inline float kv_value(const void *row, int t, const int E) {
+    return E == 4 ? ((const float *)row)[t] : ggml_fp16_to_fp32(((const uint16_t *)row)[t]);
+}
+
+/* Scores of keys p .. p + count - 1 (count 1..4) of a cache of E-byte
+ * values for NQ queries, scaled, into qs[i].att[p ..]: only the keys query
+ * i sees are stored. */
 typedef void scores_tile_fn(const AttendQuery *qs, const void *keys, size_t row_bytes, int p, int count, int hs,
-                            float scale, int NQ);
+                            float scale, int E, int NQ);
 /* qs[i].out[c .. + lanes * W) = sum over the positions query i sees of
  * att_i[pos] * v_pos[c ..], in registers over every position. */
 typedef void values_tile_fn(const AttendQuery *qs, const void *values, size_t row_bytes, int least, int most,
-                            int c, int W, int NQ);
+                            int c, int W, int E, int NQ);
 
-/* An f16 tile: keys four or two at a time (fewer as NQ grows, so NQ x keys
+/* A tile over a cache of f16 (E = 2) or f32 (E = 4) values: keys four or two at a time (fewer as NQ grows, so NQ x keys
  * accumulators fit in 16 registers), the softmax per query, the values W
  * vectors of `lanes` columns at a time, and the columns no vector covers
  * one by one. Always inlined, so the steps are direct inlined calls with
  * NQ constant. */
 static inline __attribute__((always_inline)) void
-attend_f16_tiled(const AttendQuery *qs, const void *keys, const void *values, size_t row_bytes, int hs,
-                 float scale, int lanes, scores_tile_fn *scores, values_tile_fn *weighted, softmax_fn *softmax,
-                 const int NQ) {
+attend_rows_tiled(const AttendQuery *qs, const void *keys, const void *values, size_t row_bytes, int hs,
+                  float scale, int lanes, scores_tile_fn *scores, values_tile_fn *weighted, softmax_fn *softmax,
+                  const int E, const int NQ) {
     const int K = NQ <= 2 ? 4 : 2, W = NQ <= 2 ? 4 : 2;
     int least, most, p = 0;
     visible_range(qs, NQ, &least, &most);
     for (; p + K <= most; p += K) {
         kv_prefetch(kv_cache_row(keys, row_bytes, p), K * row_bytes);
-        scores(qs, keys, row_bytes, p, K, hs, scale, NQ);
+        scores(qs, keys, row_bytes, p, K, hs, scale, E, NQ);
     }
-    if (p < most) scores(qs, keys, row_bytes, p, most - p, hs, scale, NQ);
+    if (p < most) scores(qs, keys, row_bytes, p, most - p, hs, scale, E, NQ);
     for (int i = 0; i < NQ; i++) softmax(qs[i].att, qs[i].n_pos);
     int c = 0;
-    for (; c + lanes * W <= hs; c += lanes * W) weighted(qs, values, row_bytes, least, most, c, W, NQ);
-    for (; c + lanes <= hs; c += lanes) weighted(qs, values, row_bytes, least, most, c, 1, NQ);
+    for (; c + lanes * W <= hs; c += lanes * W) weighted(qs, values, row_bytes, least, most, c, W, E, NQ);
+    for (; c + lanes <= hs; c += lanes) weighted(qs, values, row_bytes, least, most, c, 1, E, NQ);
     for (int i = 0; i < NQ; i++)
         for (int t = c; t < hs; t++) {
             float sum = 0.0f;
             for (int pos = 0; pos < qs[i].n_pos; pos++)
-                sum += qs[i].att[pos] * ggml_fp16_to_fp32(((const uint16_t *)kv_cache_row(values, row_bytes, pos))[t]);
+                sum += qs[i].att[pos] * kv_value(kv_cache_row(values, row_bytes, pos), t, E);
             qs[i].out[t] = sum;
         }
 }

@@ -1,5 +1,6 @@
 /* attention_scalar.c - plain C reference attention: one head over an f32
- * cache, tiles of queries over an f16 or q8_0 one. */
+ * cache (llama2.c models), tiles of queries over a GGUF model's f16, f32
+ * or q8_0 one. */
 #include "llm/ggml_types.h"
 #include "llm/simd/attention_group.h"
 #include "llm/simd/kernel_sets.h"
@@ -29,6 +30,18 @@ static inline float f16_key_dot(const float *q, const void *row, int hs) {
 /* out += weight * an f16 value row. */
 static inline void add_f16_value(float *out, float weight, const void *row, int hs) {
     for (int j = 0; j < hs; j++) out[j] += weight * f16_at(row, j);
+}
+
+/* q . an f32 key row. */
+static inline float f32_key_dot(const float *q, const void *row, int hs) {
+    float sum = 0.0f;
+    for (int j = 0; j < hs; j++) sum += q[j] * ((const float *)row)[j];
+    return sum;
+}
+
+/* out += weight * an f32 value row. */
+static inline void add_f32_value(float *out, float weight, const void *row, int hs) {
+    for (int j = 0; j < hs; j++) out[j] += weight * ((const float *)row)[j];
 }
 
 /* q . a q8_0 key row: each block's integer-valued dot with q, times its scale. */
@@ -82,6 +95,12 @@ static inline __attribute__((always_inline)) void tile_f16(const AttendQuery *qs
     tile_rows(qs, keys, values, row_bytes, hs, scale, f16_key_dot, add_f16_value, NQ);
 }
 
+static inline __attribute__((always_inline)) void tile_f32(const AttendQuery *qs, const uint8_t *keys,
+                                                           const uint8_t *values, size_t row_bytes, int hs,
+                                                           float scale, const int NQ) {
+    tile_rows(qs, keys, values, row_bytes, hs, scale, f32_key_dot, add_f32_value, NQ);
+}
+
 static inline __attribute__((always_inline)) void tile_q8_0(const AttendQuery *qs, const uint8_t *keys,
                                                             const uint8_t *values, size_t row_bytes, int hs,
                                                             float scale, const int NQ) {
@@ -108,4 +127,14 @@ void kernels_attend_f16_tile_scalar(const AttendQuery *qs, int n, const void *ke
 void kernels_attend_q8_0_tile_scalar(const AttendQuery *qs, int n, const void *keys, const void *values,
                                      size_t row_bytes, int hs, float scale) {
     in_tiles(tile_q8_0, qs, n, keys, values, row_bytes, hs, scale);
+}
+
+void kernels_attend_f32_scalar(float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
+                               const void *values, size_t row_bytes, int n_pos, int hs, float scale) {
+    heads_as_tiles(tile_f32, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
+}
+
+void kernels_attend_f32_tile_scalar(const AttendQuery *qs, int n, const void *keys, const void *values,
+                                    size_t row_bytes, int hs, float scale) {
+    in_tiles(tile_f32, qs, n, keys, values, row_bytes, hs, scale);
 }

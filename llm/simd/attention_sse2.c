@@ -68,8 +68,9 @@ static inline void sse2_i8x8(const int8_t *p, __m128 f[2]) {
     f[1] = _mm_cvtepi32_ps(_mm_srai_epi32(_mm_unpackhi_epi16(z, lo), 24));
 }
 
-static inline const uint16_t *f16_row(const void *base, size_t row_bytes, int p) {
-    return kv_cache_row(base, row_bytes, p);
+/* Four values from column c of a cached row of f16 (E = 2) or f32 (E = 4) values, as floats. */
+static inline __m128 cols4(const void *row, int c, const int E) {
+    return E == 4 ? _mm_loadu_ps((const float *)row + c) : sse2_f16x4((const uint16_t *)row + c);
 }
 
 /* The tiled kernels below run up to four queries over one key/value head
@@ -80,9 +81,9 @@ static inline const uint16_t *f16_row(const void *base, size_t row_bytes, int p)
  * or columns go through the registers at once shrinks as the tile grows
  * (SSE2 has 16). */
 
-static inline __attribute__((always_inline)) void scores_f16_tile(const AttendQuery *qs, const void *keys,
-                                                                  size_t row_bytes, int p, int count, int hs,
-                                                                  float scale, const int NQ) {
+static inline __attribute__((always_inline)) void scores_tile(const AttendQuery *qs, const void *keys,
+                                                              size_t row_bytes, int p, int count, int hs,
+                                                              float scale, const int E, const int NQ) {
     const void *first = kv_cache_row(keys, row_bytes, p);
     __m128 acc[ATTEND_TILE][4];
     for (int i = 0; i < NQ; i++)
@@ -90,7 +91,7 @@ static inline __attribute__((always_inline)) void scores_f16_tile(const AttendQu
     int j = 0;
     for (; j + 4 <= hs; j += 4) {
         __m128 k[4];
-        for (int r = 0; r < count; r++) k[r] = sse2_f16x4(f16_row(first, row_bytes, r) + j);
+        for (int r = 0; r < count; r++) k[r] = cols4(kv_cache_row(first, row_bytes, r), j, E);
         for (int i = 0; i < NQ; i++) {
             __m128 qv = _mm_loadu_ps(qs[i].q + j);
             for (int r = 0; r < count; r++) acc[i][r] = _mm_add_ps(acc[i][r], _mm_mul_ps(qv, k[r]));
@@ -99,7 +100,7 @@ static inline __attribute__((always_inline)) void scores_f16_tile(const AttendQu
     for (int i = 0; i < NQ; i++) {
         float tail[4] = {0}, s[4];
         for (int r = 0; r < count; r++)
-            for (int t = j; t < hs; t++) tail[r] += qs[i].q[t] * ggml_fp16_to_fp32(f16_row(first, row_bytes, r)[t]);
+            for (int t = j; t < hs; t++) tail[r] += qs[i].q[t] * kv_value(kv_cache_row(first, row_bytes, r), t, E);
         /* sse2_hsum4's lanes are independent: with two keys, lanes 2 and 3
          * repeat lanes 0 and 1 and are not stored. */
         __m128 sums = count > 2 ? sse2_hsum4(acc[i][0], acc[i][1], acc[i][2], acc[i][3])
@@ -109,17 +110,17 @@ static inline __attribute__((always_inline)) void scores_f16_tile(const AttendQu
     }
 }
 
-static inline __attribute__((always_inline)) void values_f16_tile(const AttendQuery *qs, const void *values,
-                                                                  size_t row_bytes, int least, int most, int c,
-                                                                  int W, const int NQ) {
+static inline __attribute__((always_inline)) void values_tile(const AttendQuery *qs, const void *values,
+                                                              size_t row_bytes, int least, int most, int c, int W,
+                                                              const int E, const int NQ) {
     __m128 acc[ATTEND_TILE][4];
     for (int i = 0; i < NQ; i++)
         for (int w = 0; w < W; w++) acc[i][w] = _mm_setzero_ps();
     for (int p = 0; p < most; p++) {
-        const uint16_t *v = f16_row(values, row_bytes, p) + c;
+        const uint8_t *v = (const uint8_t *)kv_cache_row(values, row_bytes, p) + (size_t)c * E;
         kv_prefetch(v, 1);
         __m128 f[4];
-        for (int w = 0; w < W; w++) f[w] = sse2_f16x4(v + 4 * w);
+        for (int w = 0; w < W; w++) f[w] = cols4(v, 4 * w, E);
         for (int i = 0; i < NQ; i++) {
             if (!query_sees(&qs[i], p, least)) continue;
             __m128 a = _mm_set1_ps(qs[i].att[p]);
@@ -133,8 +134,15 @@ static inline __attribute__((always_inline)) void values_f16_tile(const AttendQu
 static inline __attribute__((always_inline)) void tile_f16(const AttendQuery *qs, const uint8_t *keys,
                                                            const uint8_t *values, size_t row_bytes, int hs,
                                                            float scale, const int NQ) {
-    attend_f16_tiled(qs, keys, values, row_bytes, hs, scale, 4, scores_f16_tile, values_f16_tile,
-                     kernels_softmax_sse2, NQ);
+    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 4, scores_tile, values_tile, kernels_softmax_sse2,
+                      2, NQ);
+}
+
+static inline __attribute__((always_inline)) void tile_f32(const AttendQuery *qs, const uint8_t *keys,
+                                                           const uint8_t *values, size_t row_bytes, int hs,
+                                                           float scale, const int NQ) {
+    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 4, scores_tile, values_tile, kernels_softmax_sse2,
+                      4, NQ);
 }
 
 /* The q8_0 tile: one key at a time (NQ accumulators), then 4 * W columns
@@ -210,4 +218,14 @@ void kernels_attend_f16_tile_sse2(const AttendQuery *qs, int n, const void *keys
 void kernels_attend_q8_0_tile_sse2(const AttendQuery *qs, int n, const void *keys, const void *values,
                                    size_t row_bytes, int hs, float scale) {
     in_tiles(tile_q8_0, qs, n, keys, values, row_bytes, hs, scale);
+}
+
+void kernels_attend_f32_sse2(float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
+                             const void *values, size_t row_bytes, int n_pos, int hs, float scale) {
+    heads_as_tiles(tile_f32, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
+}
+
+void kernels_attend_f32_tile_sse2(const AttendQuery *qs, int n, const void *keys, const void *values,
+                                  size_t row_bytes, int hs, float scale) {
+    in_tiles(tile_f32, qs, n, keys, values, row_bytes, hs, scale);
 }

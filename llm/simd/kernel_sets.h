@@ -30,6 +30,10 @@ attend_kv_fn kernels_attend_f16_scalar, kernels_attend_f16_sse2, kernels_attend_
     kernels_attend_f16_avx512;
 attend_kv_fn kernels_attend_q8_0_scalar, kernels_attend_q8_0_sse2, kernels_attend_q8_0_avx2,
     kernels_attend_q8_0_avx512;
+attend_kv_fn kernels_attend_f32_scalar, kernels_attend_f32_sse2, kernels_attend_f32_avx2,
+    kernels_attend_f32_avx512;
+attend_kv_tile_fn kernels_attend_f32_tile_scalar, kernels_attend_f32_tile_sse2, kernels_attend_f32_tile_avx2,
+    kernels_attend_f32_tile_avx512;
 attend_kv_tile_fn kernels_attend_f16_tile_scalar, kernels_attend_f16_tile_sse2, kernels_attend_f16_tile_avx2,
     kernels_attend_f16_tile_avx512;
 attend_kv_tile_fn kernels_attend_q8_0_tile_scalar, kernels_attend_q8_0_tile_sse2, kernels_attend_q8_0_tile_avx2,
