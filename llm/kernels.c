@@ -18,6 +18,10 @@ const KernelSet kernels_scalar = {
     .attend = kernels_attend_scalar,
     .attend_f16 = kernels_attend_f16_scalar,
     .attend_q8_0 = kernels_attend_q8_0_scalar,
+    .attend_f16_tile = kernels_attend_f16_tile_scalar,
+    .attend_q8_0_tile = kernels_attend_q8_0_tile_scalar,
+    .attend_f32 = kernels_attend_f32_scalar,
+    .attend_f32_tile = kernels_attend_f32_tile_scalar,
 };
 
 const KernelSet kernels_sse2 = {
@@ -35,6 +39,10 @@ const KernelSet kernels_sse2 = {
     .attend = kernels_attend_sse2,
     .attend_f16 = kernels_attend_f16_sse2,
     .attend_q8_0 = kernels_attend_q8_0_sse2,
+    .attend_f16_tile = kernels_attend_f16_tile_sse2,
+    .attend_q8_0_tile = kernels_attend_q8_0_tile_sse2,
+    .attend_f32 = kernels_attend_f32_sse2,
+    .attend_f32_tile = kernels_attend_f32_tile_sse2,
 };
 
 const KernelSet kernels_avx2 = {
@@ -52,6 +60,10 @@ const KernelSet kernels_avx2 = {
     .attend = kernels_attend_avx2,
     .attend_f16 = kernels_attend_f16_avx2,
     .attend_q8_0 = kernels_attend_q8_0_avx2,
+    .attend_f16_tile = kernels_attend_f16_tile_avx2,
+    .attend_q8_0_tile = kernels_attend_q8_0_tile_avx2,
+    .attend_f32 = kernels_attend_f32_avx2,
+    .attend_f32_tile = kernels_attend_f32_tile_avx2,
 };
 
 const KernelSet kernels_avx512 = {
@@ -71,6 +83,8 @@ const KernelSet kernels_avx512 = {
     .attend_q8_0 = kernels_attend_q8_0_avx512,
     .attend_f16_tile = kernels_attend_f16_tile_avx512,
     .attend_q8_0_tile = kernels_attend_q8_0_tile_avx512,
+    .attend_f32 = kernels_attend_f32_avx512,
+    .attend_f32_tile = kernels_attend_f32_tile_avx512,
 };
 
 const KernelSet *kernels = &kernels_sse2;

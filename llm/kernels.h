@@ -50,15 +50,16 @@ typedef void add_fn(float *x, const float *y, int n);
  * value_p. att (n_pos floats) is scratch and is left holding the weights. */
 typedef void attend_fn(float *out, float *att, const float *q, const float *keys, const float *values,
                        int stride, int n_pos, int hs, float scale);
-/* The same over a KV cache of f16 values (attend_f16) or q8_0 blocks of 32
- * (attend_q8_0: hs % 32 == 0, keys and values at the start of a block):
+/* The same over a KV cache of f16 values (attend_f16), f32 values
+ * (attend_f32: a GGUF model's; llama2.c models use attend) or q8_0 blocks of
+ * 32 (attend_q8_0: hs % 32 == 0, keys and values at the start of a block):
  * position p's key at keys + p * row_bytes bytes, its value at values + p *
  * row_bytes; read in place, nothing converted beyond one vector at a time.
  * For n_q query heads that share this key/value head (grouped-query
  * attention): head i's query at q + i * hs, its output at out + i * hs, its
  * weights at att + i * att_stride. Each head's result is the same bits
- * whatever n_q (the AVX-512 f16 kernel reads each cached row once for all
- * of them). */
+ * whatever n_q (the kernels read each cached row once for up to
+ * ATTEND_TILE of them). */
 typedef void attend_kv_fn(float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
                           const void *values, size_t row_bytes, int n_pos, int hs, float scale);
 /* One query of an attention tile: its hs values, its output (hs floats),
@@ -69,10 +70,10 @@ typedef struct {
     float *out, *att;
     int n_pos;
 } AttendQuery;
-/* attend_f16 / attend_q8_0 for n queries over one key/value head, each
+/* attend_f16 / attend_q8_0 / attend_f32 for n queries over one key/value head, each
  * seeing its own number of positions: the query heads that share the head
  * at several positions of a prefill batch. Each query's result is the bits
- * attend_kv gives it alone. NULL in the sets that have no such kernel. */
+ * attend_kv gives it alone. Every set has them (llm/simd/attention_group.h). */
 #define ATTEND_TILE 4 /* queries a tiled kernel reads each cached row once for */
 typedef void attend_kv_tile_fn(const AttendQuery *queries, int n, const void *keys, const void *values,
                                size_t row_bytes, int hs, float scale);
@@ -90,8 +91,8 @@ typedef struct {
     swiglu_fn *swiglu;
     add_fn *add;
     attend_fn *attend;
-    attend_kv_fn *attend_f16, *attend_q8_0;
-    attend_kv_tile_fn *attend_f16_tile, *attend_q8_0_tile;
+    attend_kv_fn *attend_f16, *attend_q8_0, *attend_f32;
+    attend_kv_tile_fn *attend_f16_tile, *attend_q8_0_tile, *attend_f32_tile;
 } KernelSet;
 
 extern const KernelSet kernels_scalar;

@@ -1,8 +1,9 @@
 /* kv_cache.c - KV cache element types: names and writing one row. */
 #include "llm/kv_cache.h"
 
-#include "lib/math.h"
 #include "lib/string.h"
+#include "llm/kernels.h"
+#include "llm/simd/q8_0_store.h"
 
 static const struct {
     const char *name;
@@ -33,22 +34,11 @@ uint64_t kv_row_bytes(uint32_t type, uint64_t n) {
     return kv_type_parse(kv_type_name(type)) < 0 ? 0 : ggml_row_bytes(type, n);
 }
 
-static void store_q8_0(BlockQ8_0 *out, const float *x, int n) {
-    for (int b = 0; b < n / QK32; b++, x += QK32) {
-        float amax = 0.0f;
-        for (int j = 0; j < QK32; j++)
-            if (fabsf(x[j]) > amax) amax = fabsf(x[j]);
-        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-        out[b].d = ggml_fp32_to_fp16(d);
-        for (int j = 0; j < QK32; j++) out[b].qs[j] = (int8_t)roundf(x[j] * id);
-    }
-}
-
 void kv_store_row(uint32_t type, void *row, const float *x, int n) {
     if (type == GGML_TYPE_F16) {
         ggml_fp32_to_fp16_row(row, x, n);
     } else if (type == GGML_TYPE_Q8_0) {
-        store_q8_0(row, x, n);
+        q8_0_store_of_level(kernels_level())(row, x, n);
     } else {
         memcpy(row, x, (size_t)n * sizeof(float));
     }

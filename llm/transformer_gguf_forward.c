@@ -105,10 +105,12 @@ static void attention_heads(void *ctx, int h0, int h1) {
     const TransformerConfig *c = &m->config;
     int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
     float scale = m->attn_scale;
-    attend_kv_fn *typed = m->kv_type == GGML_TYPE_F16 ? kernels->attend_f16 : kernels->attend_q8_0;
+    attend_kv_fn *typed = m->kv_type == GGML_TYPE_F16    ? kernels->attend_f16
+                          : m->kv_type == GGML_TYPE_Q8_0 ? kernels->attend_q8_0
+                                                         : kernels->attend_f32;
     attend_kv_tile_fn *tile = m->kv_type == GGML_TYPE_F16    ? kernels->attend_f16_tile
                               : m->kv_type == GGML_TYPE_Q8_0 ? kernels->attend_q8_0_tile
-                                                             : NULL;
+                                                             : kernels->attend_f32_tile;
     /* The query heads of this share that use one key/value head go together
      * (a typed kernel may read the cache once for all of them). */
     for (int h = h0, n_q; h < h1; h += n_q) {
@@ -126,12 +128,7 @@ static void attention_heads(void *ctx, int h0, int h1) {
             int n_pos = kv_visible(m, j->layer, j->start + b, &first);
             size_t head_offset = kv_offset(m, j->layer, kv, first);
             const uint8_t *keys = m->key_cache + head_offset, *values = m->value_cache + head_offset;
-            if (m->kv_type != GGML_TYPE_F32)
-                typed(out, att, c->seq_len, q, n_q, keys, values, m->kv_head_bytes, n_pos, hs, scale);
-            else
-                for (int i = 0; i < n_q; i++)
-                    kernels->attend(out + (size_t)i * hs, att + (size_t)i * c->seq_len, q + (size_t)i * hs,
-                                    (const float *)keys, (const float *)values, hs, n_pos, hs, scale);
+            typed(out, att, c->seq_len, q, n_q, keys, values, m->kv_head_bytes, n_pos, hs, scale);
         }
     }
 }

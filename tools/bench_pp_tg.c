@@ -11,6 +11,7 @@
  *     warmup        one untimed pp 16 and tg 16
  *     level N       the kernel set from now on: 0 SSE2, 1 AVX2, 2 AVX-512
  *                   (default: the widest this CPU runs)
+ *     kv TYPE       the KV cache's type from now on: f16 (default), q8_0, f32
  *     bytes         the weight bytes a decode step reads: every tensor of
  *                   two or more dimensions, less the token embeddings when
  *                   the file has its own output matrix (then one row of
@@ -27,7 +28,9 @@
 
 #include "llm/gguf.h"
 #include "llm/kernels.h"
+#include "llm/kv_cache.h"
 #include "llm/transformer.h"
+#include "llm/transformer_gguf.h"
 #include "tools/file_util.h"
 #include "tools/thread_pool.h"
 
@@ -121,6 +124,17 @@ int main(int argc, char **argv) {
     char line[128], verb[16];
     int n;
     while (fgets(line, sizeof line, stdin)) {
+        char kv_name[16];
+        if (sscanf(line, "kv %15s", kv_name) == 1) {
+            int type = kv_type_parse(kv_name);
+            if (type < 0 || gguf_model_set_kv_type(&t, (uint32_t)type, err, sizeof err) != 0) {
+                fprintf(stderr, "bench_pp_tg: kv %s: %s\n", kv_name, type < 0 ? "unknown type" : err);
+                return 1;
+            }
+            printf("kv %s\n", kv_type_name((uint32_t)type));
+            fflush(stdout);
+            continue;
+        }
         int fields = sscanf(line, "%15s %d", verb, &n);
         if (fields < 1) continue;
         if (fields == 2 && strcmp(verb, "level") && (n < 1 || n > seq_len)) {

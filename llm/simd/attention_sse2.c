@@ -68,110 +68,116 @@ static inline void sse2_i8x8(const int8_t *p, __m128 f[2]) {
     f[1] = _mm_cvtepi32_ps(_mm_srai_epi32(_mm_unpackhi_epi16(z, lo), 24));
 }
 
-static inline const uint16_t *f16_row(const void *base, size_t row_bytes, int p) {
-    return kv_cache_row(base, row_bytes, p);
+/* Four values from column c of a cached row of f16 (E = 2) or f32 (E = 4) values, as floats. */
+static inline __m128 cols4(const void *row, int c, const int E) {
+    return E == 4 ? _mm_loadu_ps((const float *)row + c) : sse2_f16x4((const uint16_t *)row + c);
 }
 
-/* The grouped kernels below run G (1..4) query heads over one key/value
- * head and read and convert each cached row once for all of them
- * (grouped-query attention shares a key/value head between 2-8 query
- * heads, and at long contexts reading the cache is most of the work).
- * Every head's arithmetic is what it is alone, in the same order, so
- * results do not depend on the grouping; only how many keys or columns go
- * through the registers at once shrinks as G grows (SSE2 has 16). */
+/* The tiled kernels below run up to four queries over one key/value head
+ * and read and convert each cached row once for all of them (see
+ * attention_group.h): grouped-query attention shares a key/value head
+ * between 2-8 query heads, a prefill batch between its positions, and at
+ * long contexts reading the cache is most of the work. Only how many keys
+ * or columns go through the registers at once shrinks as the tile grows
+ * (SSE2 has 16). */
 
-/* Scores of `count` (1..4) f16 keys row_bytes apart for G heads, into
- * att[i * att_stride + 0 .. count). */
-static inline __attribute__((always_inline)) void scores_f16_group(float *att, int att_stride, const float *q,
-                                                                   const void *keys, size_t row_bytes,
-                                                                   int count, int hs, float scale,
-                                                                   const int G) {
-    __m128 acc[4][4];
-    for (int i = 0; i < G; i++)
+static inline __attribute__((always_inline)) void scores_tile(const AttendQuery *qs, const void *keys,
+                                                              size_t row_bytes, int p, int count, int hs,
+                                                              float scale, const int E, const int NQ) {
+    const void *first = kv_cache_row(keys, row_bytes, p);
+    __m128 acc[ATTEND_TILE][4];
+    for (int i = 0; i < NQ; i++)
         for (int r = 0; r < 4; r++) acc[i][r] = _mm_setzero_ps();
     int j = 0;
     for (; j + 4 <= hs; j += 4) {
         __m128 k[4];
-        for (int r = 0; r < count; r++) k[r] = sse2_f16x4(f16_row(keys, row_bytes, r) + j);
-        for (int i = 0; i < G; i++) {
-            __m128 qv = _mm_loadu_ps(q + (size_t)i * hs + j);
+        for (int r = 0; r < count; r++) k[r] = cols4(kv_cache_row(first, row_bytes, r), j, E);
+        for (int i = 0; i < NQ; i++) {
+            __m128 qv = _mm_loadu_ps(qs[i].q + j);
             for (int r = 0; r < count; r++) acc[i][r] = _mm_add_ps(acc[i][r], _mm_mul_ps(qv, k[r]));
         }
     }
-    for (int i = 0; i < G; i++) {
-        const float *qi = q + (size_t)i * hs;
+    for (int i = 0; i < NQ; i++) {
         float tail[4] = {0}, s[4];
         for (int r = 0; r < count; r++)
-            for (int t = j; t < hs; t++) tail[r] += qi[t] * ggml_fp16_to_fp32(f16_row(keys, row_bytes, r)[t]);
+            for (int t = j; t < hs; t++) tail[r] += qs[i].q[t] * kv_value(kv_cache_row(first, row_bytes, r), t, E);
         /* sse2_hsum4's lanes are independent: with two keys, lanes 2 and 3
          * repeat lanes 0 and 1 and are not stored. */
         __m128 sums = count > 2 ? sse2_hsum4(acc[i][0], acc[i][1], acc[i][2], acc[i][3])
                                 : sse2_hsum4(acc[i][0], acc[i][1], acc[i][0], acc[i][1]);
         _mm_storeu_ps(s, _mm_mul_ps(_mm_add_ps(sums, _mm_loadu_ps(tail)), _mm_set1_ps(scale)));
-        for (int r = 0; r < count; r++) att[(size_t)i * att_stride + r] = s[r];
+        for (int r = 0; r < count && p + r < qs[i].n_pos; r++) qs[i].att[p + r] = s[r];
     }
 }
 
-/* out[i * hs + c .. + 4 * W) = sum_p att_i[p] * v_p[c ..] for G heads, in
- * registers over every position. */
-static inline __attribute__((always_inline)) void values_f16_group(float *out, const float *att,
-                                                                   int att_stride, const void *values,
-                                                                   size_t row_bytes, int n_pos, int hs, int c,
-                                                                   int W, const int G) {
-    __m128 acc[4][4];
-    for (int i = 0; i < G; i++)
+static inline __attribute__((always_inline)) void values_tile(const AttendQuery *qs, const void *values,
+                                                              size_t row_bytes, int least, int most, int c, int W,
+                                                              const int E, const int NQ) {
+    __m128 acc[ATTEND_TILE][4];
+    for (int i = 0; i < NQ; i++)
         for (int w = 0; w < W; w++) acc[i][w] = _mm_setzero_ps();
-    for (int p = 0; p < n_pos; p++) {
-        const uint16_t *v = f16_row(values, row_bytes, p) + c;
+    for (int p = 0; p < most; p++) {
+        const uint8_t *v = (const uint8_t *)kv_cache_row(values, row_bytes, p) + (size_t)c * E;
         kv_prefetch(v, 1);
         __m128 f[4];
-        for (int w = 0; w < W; w++) f[w] = sse2_f16x4(v + 4 * w);
-        for (int i = 0; i < G; i++) {
-            __m128 a = _mm_set1_ps(att[(size_t)i * att_stride + p]);
+        for (int w = 0; w < W; w++) f[w] = cols4(v, 4 * w, E);
+        for (int i = 0; i < NQ; i++) {
+            if (!query_sees(&qs[i], p, least)) continue;
+            __m128 a = _mm_set1_ps(qs[i].att[p]);
             for (int w = 0; w < W; w++) acc[i][w] = _mm_add_ps(acc[i][w], _mm_mul_ps(a, f[w]));
         }
     }
-    for (int i = 0; i < G; i++)
-        for (int w = 0; w < W; w++) _mm_storeu_ps(out + (size_t)i * hs + c + 4 * w, acc[i][w]);
+    for (int i = 0; i < NQ; i++)
+        for (int w = 0; w < W; w++) _mm_storeu_ps(qs[i].out + c + 4 * w, acc[i][w]);
 }
 
-static inline __attribute__((always_inline)) void
-attend_f16_group(float *out, float *att, int att_stride, const float *q, const void *keys, const void *values,
-                 size_t row_bytes, int n_pos, int hs, float scale, const int G) {
-    attend_f16_grouped(out, att, att_stride, q, keys, values, row_bytes, n_pos, hs, scale, 4,
-                       scores_f16_group, values_f16_group, kernels_softmax_sse2, G);
+static inline __attribute__((always_inline)) void tile_f16(const AttendQuery *qs, const uint8_t *keys,
+                                                           const uint8_t *values, size_t row_bytes, int hs,
+                                                           float scale, const int NQ) {
+    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 4, scores_tile, values_tile, kernels_softmax_sse2,
+                      2, NQ);
 }
 
-static inline __attribute__((always_inline)) void
-attend_q8_0_group(float *out, float *att, int att_stride, const float *q, const void *keys,
-                  const void *values, size_t row_bytes, int n_pos, int hs, float scale, const int G) {
-    int blocks = hs / QK32;
-    for (int p = 0; p < n_pos; p++) {
+static inline __attribute__((always_inline)) void tile_f32(const AttendQuery *qs, const uint8_t *keys,
+                                                           const uint8_t *values, size_t row_bytes, int hs,
+                                                           float scale, const int NQ) {
+    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 4, scores_tile, values_tile, kernels_softmax_sse2,
+                      4, NQ);
+}
+
+/* The q8_0 tile: one key at a time (NQ accumulators), then 4 * W columns
+ * of one block at a time. */
+static inline __attribute__((always_inline)) void tile_q8_0(const AttendQuery *qs, const uint8_t *keys,
+                                                            const uint8_t *values, size_t row_bytes, int hs,
+                                                            float scale, const int NQ) {
+    int blocks = hs / QK32, least, most;
+    visible_range(qs, NQ, &least, &most);
+    for (int p = 0; p < most; p++) {
         const BlockQ8_0 *k = (const BlockQ8_0 *)kv_cache_row(keys, row_bytes, p);
-        __m128 acc[4];
-        for (int i = 0; i < G; i++) acc[i] = _mm_setzero_ps();
+        __m128 acc[ATTEND_TILE];
+        for (int i = 0; i < NQ; i++) acc[i] = _mm_setzero_ps();
         for (int b = 0; b < blocks; b++) {
             __m128 f[8], d = _mm_set1_ps(ggml_fp16_to_fp32(k[b].d));
             sse2_i8x16(k[b].qs, f), sse2_i8x16(k[b].qs + 16, f + 4);
-            for (int i = 0; i < G; i++) {
-                const float *qb = q + (size_t)i * hs + b * QK32;
+            for (int i = 0; i < NQ; i++) {
+                const float *qb = qs[i].q + b * QK32;
                 __m128 block = _mm_setzero_ps();
                 for (int w = 0; w < 8; w++)
                     block = _mm_add_ps(block, _mm_mul_ps(_mm_loadu_ps(qb + 4 * w), f[w]));
                 acc[i] = _mm_add_ps(acc[i], _mm_mul_ps(d, block));
             }
         }
-        for (int i = 0; i < G; i++) att[(size_t)i * att_stride + p] = sse2_hsum(acc[i]) * scale;
+        for (int i = 0; i < NQ; i++)
+            if (p < qs[i].n_pos) qs[i].att[p] = sse2_hsum(acc[i]) * scale;
     }
-    for (int i = 0; i < G; i++) kernels_softmax_sse2(att + (size_t)i * att_stride, n_pos);
-    /* 4 * W columns of one block at a time, in registers over every position. */
-    const int W = G == 1 ? 8 : G == 2 ? 4 : 2;
+    for (int i = 0; i < NQ; i++) kernels_softmax_sse2(qs[i].att, qs[i].n_pos);
+    const int W = NQ == 1 ? 8 : NQ == 2 ? 4 : 2;
     for (int b = 0; b < blocks; b++)
         for (int c = 0; c < QK32; c += 4 * W) {
-            __m128 acc[4][8];
-            for (int i = 0; i < G; i++)
+            __m128 acc[ATTEND_TILE][8];
+            for (int i = 0; i < NQ; i++)
                 for (int w = 0; w < W; w++) acc[i][w] = _mm_setzero_ps();
-            for (int p = 0; p < n_pos; p++) {
+            for (int p = 0; p < most; p++) {
                 const BlockQ8_0 *v = (const BlockQ8_0 *)kv_cache_row(values, row_bytes, p) + b;
                 float d = ggml_fp16_to_fp32(v->d);
                 __m128 f[8];
@@ -181,27 +187,45 @@ attend_q8_0_group(float *out, float *att, int att_stride, const float *q, const 
                     else
                         sse2_i8x8(v->qs + c + 4 * w, f + w);
                 }
-                for (int i = 0; i < G; i++) {
-                    __m128 a = _mm_set1_ps(att[(size_t)i * att_stride + p] * d);
+                for (int i = 0; i < NQ; i++) {
+                    if (!query_sees(&qs[i], p, least)) continue;
+                    __m128 a = _mm_set1_ps(qs[i].att[p] * d);
                     for (int w = 0; w < W; w++) acc[i][w] = _mm_add_ps(acc[i][w], _mm_mul_ps(a, f[w]));
                 }
             }
-            for (int i = 0; i < G; i++)
-                for (int w = 0; w < W; w++)
-                    _mm_storeu_ps(out + (size_t)i * hs + b * QK32 + c + 4 * w, acc[i][w]);
+            for (int i = 0; i < NQ; i++)
+                for (int w = 0; w < W; w++) _mm_storeu_ps(qs[i].out + b * QK32 + c + 4 * w, acc[i][w]);
         }
 }
 
 void kernels_attend_f16_sse2(float *out, float *att, int att_stride, const float *q, int n_q,
                              const void *keys, const void *values, size_t row_bytes, int n_pos, int hs,
                              float scale) {
-    ATTEND_IN_GROUPS_OF_FOUR(attend_f16_group, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos,
-                             hs, scale);
+    heads_as_tiles(tile_f16, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
 }
 
 void kernels_attend_q8_0_sse2(float *out, float *att, int att_stride, const float *q, int n_q,
                               const void *keys, const void *values, size_t row_bytes, int n_pos, int hs,
                               float scale) {
-    ATTEND_IN_GROUPS_OF_FOUR(attend_q8_0_group, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos,
-                             hs, scale);
+    heads_as_tiles(tile_q8_0, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
+}
+
+void kernels_attend_f16_tile_sse2(const AttendQuery *qs, int n, const void *keys, const void *values,
+                                  size_t row_bytes, int hs, float scale) {
+    in_tiles(tile_f16, qs, n, keys, values, row_bytes, hs, scale);
+}
+
+void kernels_attend_q8_0_tile_sse2(const AttendQuery *qs, int n, const void *keys, const void *values,
+                                   size_t row_bytes, int hs, float scale) {
+    in_tiles(tile_q8_0, qs, n, keys, values, row_bytes, hs, scale);
+}
+
+void kernels_attend_f32_sse2(float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
+                             const void *values, size_t row_bytes, int n_pos, int hs, float scale) {
+    heads_as_tiles(tile_f32, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
+}
+
+void kernels_attend_f32_tile_sse2(const AttendQuery *qs, int n, const void *keys, const void *values,
+                                  size_t row_bytes, int hs, float scale) {
+    in_tiles(tile_f32, qs, n, keys, values, row_bytes, hs, scale);
 }

@@ -1,4 +1,4 @@
-/* attention_tile_avx512.c - AVX-512 attention over an f16 or q8_0 KV cache
+/* attention_tile_avx512.c - AVX-512 attention over an f16, f32 or q8_0 KV cache
  * for a tile of up to four queries that share one key/value head: the
  * query heads of a grouped-query head (2-8 of them share it) and, in a
  * prefill batch, several positions (tests/host/test_prefill_batch.c: the
@@ -17,11 +17,11 @@
 #include "llm/simd/avx512_ops.h"
 #include "llm/simd/kernel_sets.h"
 
-#define TILE_MAX ATTEND_TILE
-
-/* Up to 16 f16 values (mask m) as floats. */
-TARGET_AVX512 static inline __m512 f16x16(const uint16_t *p, __mmask16 m) {
-    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+/* Up to 16 values (mask m) from column c of a cached row of f16 (E = 2
+ * bytes each) or f32 (E = 4) values, as floats. */
+TARGET_AVX512 static inline __m512 cols16(const uint8_t *row, int c, __mmask16 m, const int E) {
+    return E == 4 ? _mm512_maskz_loadu_ps(m, (const float *)row + c)
+                  : _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)row + c));
 }
 
 TARGET_AVX512 static inline __m512 i8x16(const int8_t *p) {
@@ -38,23 +38,15 @@ static inline __mmask8 keys_seen(int p, int n_pos) {
     return (__mmask8)(n_pos - p >= 4 ? 0xf : n_pos <= p ? 0 : (1u << (n_pos - p)) - 1);
 }
 
-static inline void visible_range(const AttendQuery *qs, int NQ, int *least, int *most) {
-    *least = *most = qs[0].n_pos;
-    for (int i = 1; i < NQ; i++) {
-        if (qs[i].n_pos < *least) *least = qs[i].n_pos;
-        if (qs[i].n_pos > *most) *most = qs[i].n_pos;
-    }
-}
-
 /* Scores of keys p..p+3 (NQ x 4 accumulators in registers), scaled, into
  * each query's weights. */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
-scores_f16(const AttendQuery *qs, const uint8_t *keys, size_t row_bytes, int most, int hs, float scale,
-           const int NQ) {
+scores_rows(const AttendQuery *qs, const uint8_t *keys, size_t row_bytes, int most, int hs, float scale,
+            const int E, const int NQ) {
     const int K = 4;
     const __m128 vscale = _mm_set1_ps(scale);
     for (int p = 0; p < most; p += K) {
-        __m512 acc[TILE_MAX][4];
+        __m512 acc[ATTEND_TILE][4];
 #pragma GCC unroll 4
         for (int i = 0; i < NQ; i++)
 #pragma GCC unroll 4
@@ -66,7 +58,7 @@ scores_f16(const AttendQuery *qs, const uint8_t *keys, size_t row_bytes, int mos
             __m512 kr[4];
 #pragma GCC unroll 4
             for (int r = 0; r < K; r++)
-                kr[r] = f16x16((const uint16_t *)(k + (size_t)r * row_bytes) + c, p + r < most ? m : 0);
+                kr[r] = cols16(k + (size_t)r * row_bytes, c, p + r < most ? m : 0, E);
 #pragma GCC unroll 4
             for (int i = 0; i < NQ; i++) {
                 __m512 qc = _mm512_maskz_loadu_ps(m, qs[i].q + c);
@@ -75,32 +67,41 @@ scores_f16(const AttendQuery *qs, const uint8_t *keys, size_t row_bytes, int mos
             }
         }
 #pragma GCC unroll 4
-        for (int i = 0; i < NQ; i++)
+        for (int i = 0; i < NQ; i++) {
+            /* An f32 cache's last n_pos % 4 keys of a query are summed
+             * alone, as the f32 kernel before the tiles did: the llama.cpp
+             * references' greedy continuations depend on those bits. */
+            if (E == 4 && p + K > qs[i].n_pos) {
+                for (int r = 0; r < K && p + r < qs[i].n_pos; r++)
+                    qs[i].att[p + r] = _mm512_reduce_add_ps(acc[i][r]) * scale;
+                continue;
+            }
             _mm_mask_storeu_ps(qs[i].att + p, keys_seen(p, qs[i].n_pos),
                                _mm_mul_ps(hsum4_ps(acc[i][0], acc[i][1], acc[i][2], acc[i][3]), vscale));
+        }
     }
 }
 
 /* out = sum_p att[p] * value_p, 64 columns per pass, positions in order. */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
-values_f16(const AttendQuery *qs, const uint8_t *values, size_t row_bytes, int least, int most, int hs,
-           const int NQ) {
+values_rows(const AttendQuery *qs, const uint8_t *values, size_t row_bytes, int least, int most, int hs,
+            const int E, const int NQ) {
     const int CW = 4;
     for (int c = 0; c < hs; c += 16 * CW) {
         __mmask16 m[4];
 #pragma GCC unroll 4
         for (int w = 0; w < CW; w++) m[w] = lanes_from(hs - c - 16 * w);
-        __m512 acc[TILE_MAX][4];
+        __m512 acc[ATTEND_TILE][4];
 #pragma GCC unroll 4
         for (int i = 0; i < NQ; i++)
 #pragma GCC unroll 4
             for (int w = 0; w < CW; w++) acc[i][w] = _mm512_setzero_ps();
-        const uint8_t *row = values + (size_t)c * 2;
+        const uint8_t *row = values + (size_t)c * E;
         for (int pos = 0; pos < most; pos++, row += row_bytes) {
-            kv_prefetch(row, 128);
+            kv_prefetch(row, 16 * CW * E);
             __m512 v[4];
 #pragma GCC unroll 4
-            for (int w = 0; w < CW; w++) v[w] = f16x16((const uint16_t *)row + 16 * w, m[w]);
+            for (int w = 0; w < CW; w++) v[w] = cols16(row, 16 * w, m[w], E);
 #pragma GCC unroll 4
             for (int i = 0; i < NQ; i++) {
                 if (pos >= least && pos >= qs[i].n_pos) continue;
@@ -116,28 +117,41 @@ values_f16(const AttendQuery *qs, const uint8_t *values, size_t row_bytes, int l
     }
 }
 
+/* A tile over a cache of E-byte floats (f16 or f32). */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
-tile_f16(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs,
-         float scale, const int NQ) {
+tile_rows(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs,
+          float scale, const int E, const int NQ) {
     int least, most;
     visible_range(qs, NQ, &least, &most);
-    scores_f16(qs, keys, row_bytes, most, hs, scale, NQ);
+    scores_rows(qs, keys, row_bytes, most, hs, scale, E, NQ);
     for (int i = 0; i < NQ; i++) kernels_softmax_avx512(qs[i].att, qs[i].n_pos);
-    values_f16(qs, values, row_bytes, least, most, hs, NQ);
+    values_rows(qs, values, row_bytes, least, most, hs, E, NQ);
 }
 
-/* tile_f16 with the head size a constant for the common 64 and 128: the
+/* tile_rows with the head size a constant for the common 64 and 128: the
  * column loops unroll and their masks fold away (the same arithmetic, the
  * same bits). */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
-tile_f16_sized(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs,
-               float scale, const int NQ) {
+tile_rows_sized(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs,
+                float scale, const int E, const int NQ) {
     if (hs == 64)
-        tile_f16(qs, keys, values, row_bytes, 64, scale, NQ);
+        tile_rows(qs, keys, values, row_bytes, 64, scale, E, NQ);
     else if (hs == 128)
-        tile_f16(qs, keys, values, row_bytes, 128, scale, NQ);
+        tile_rows(qs, keys, values, row_bytes, 128, scale, E, NQ);
     else
-        tile_f16(qs, keys, values, row_bytes, hs, scale, NQ);
+        tile_rows(qs, keys, values, row_bytes, hs, scale, E, NQ);
+}
+
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+tile_f16(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs,
+         float scale, const int NQ) {
+    tile_rows_sized(qs, keys, values, row_bytes, hs, scale, 2, NQ);
+}
+
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+tile_f32(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs,
+         float scale, const int NQ) {
+    tile_rows_sized(qs, keys, values, row_bytes, hs, scale, 4, NQ);
 }
 
 /* The q8_0 tile: one key at a time (NQ accumulators), then two blocks of
@@ -150,7 +164,7 @@ tile_q8_0(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, siz
     visible_range(qs, NQ, &least, &most);
     for (int p = 0; p < most; p++) {
         const BlockQ8_0 *k = (const BlockQ8_0 *)(keys + (size_t)p * row_bytes);
-        __m512 acc[TILE_MAX];
+        __m512 acc[ATTEND_TILE];
 #pragma GCC unroll 4
         for (int i = 0; i < NQ; i++) acc[i] = _mm512_setzero_ps();
         for (int b = 0; b < blocks; b++) {
@@ -170,7 +184,7 @@ tile_q8_0(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, siz
     for (int i = 0; i < NQ; i++) kernels_softmax_avx512(qs[i].att, qs[i].n_pos);
     for (int b = 0; b < blocks; b += CB) {
         int n_blocks = b + 1 < blocks ? CB : 1;
-        __m512 acc[TILE_MAX][4];
+        __m512 acc[ATTEND_TILE][4];
 #pragma GCC unroll 4
         for (int i = 0; i < NQ; i++)
 #pragma GCC unroll 4
@@ -202,25 +216,9 @@ tile_q8_0(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, siz
     }
 }
 
-typedef void tile_fn(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes,
-                     int hs, float scale, const int NQ);
-
-/* The queries four at a time, then the rest; inlined with a constant
- * tile, so each case runs it with a constant NQ. */
-TARGET_AVX512 static inline __attribute__((always_inline)) void
-in_tiles(tile_fn *tile, const AttendQuery *qs, int n, const void *keys, const void *values, size_t row_bytes,
-         int hs, float scale) {
-    for (; n > 0; qs += TILE_MAX, n -= TILE_MAX) switch (n < TILE_MAX ? n : TILE_MAX) {
-        case 1: tile(qs, keys, values, row_bytes, hs, scale, 1); break;
-        case 2: tile(qs, keys, values, row_bytes, hs, scale, 2); break;
-        case 3: tile(qs, keys, values, row_bytes, hs, scale, 3); break;
-        default: tile(qs, keys, values, row_bytes, hs, scale, 4); break;
-        }
-}
-
 TARGET_AVX512 void kernels_attend_f16_tile_avx512(const AttendQuery *qs, int n, const void *keys,
                                                   const void *values, size_t row_bytes, int hs, float scale) {
-    in_tiles(tile_f16_sized, qs, n, keys, values, row_bytes, hs, scale);
+    in_tiles(tile_f16, qs, n, keys, values, row_bytes, hs, scale);
 }
 
 TARGET_AVX512 void kernels_attend_q8_0_tile_avx512(const AttendQuery *qs, int n, const void *keys,
@@ -228,28 +226,25 @@ TARGET_AVX512 void kernels_attend_q8_0_tile_avx512(const AttendQuery *qs, int n,
     in_tiles(tile_q8_0, qs, n, keys, values, row_bytes, hs, scale);
 }
 
-/* One position's n_q query heads: a tile of them. */
-TARGET_AVX512 static inline __attribute__((always_inline)) void
-heads_as_tiles(tile_fn *tile, float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
-               const void *values, size_t row_bytes, int n_pos, int hs, float scale) {
-    for (int first = 0; first < n_q; first += TILE_MAX) {
-        AttendQuery qs[TILE_MAX];
-        int n = n_q - first < TILE_MAX ? n_q - first : TILE_MAX;
-        for (int i = 0; i < n; i++)
-            qs[i] = (AttendQuery){q + (size_t)(first + i) * hs, out + (size_t)(first + i) * hs,
-                                  att + (size_t)(first + i) * att_stride, n_pos};
-        in_tiles(tile, qs, n, keys, values, row_bytes, hs, scale);
-    }
-}
-
 TARGET_AVX512 void kernels_attend_f16_avx512(float *out, float *att, int att_stride, const float *q, int n_q,
                                              const void *keys, const void *values, size_t row_bytes,
                                              int n_pos, int hs, float scale) {
-    heads_as_tiles(tile_f16_sized, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
+    heads_as_tiles(tile_f16, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
 }
 
 TARGET_AVX512 void kernels_attend_q8_0_avx512(float *out, float *att, int att_stride, const float *q, int n_q,
                                               const void *keys, const void *values, size_t row_bytes,
                                               int n_pos, int hs, float scale) {
     heads_as_tiles(tile_q8_0, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
+}
+
+TARGET_AVX512 void kernels_attend_f32_avx512(float *out, float *att, int att_stride, const float *q, int n_q,
+                                             const void *keys, const void *values, size_t row_bytes,
+                                             int n_pos, int hs, float scale) {
+    heads_as_tiles(tile_f32, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
+}
+
+TARGET_AVX512 void kernels_attend_f32_tile_avx512(const AttendQuery *qs, int n, const void *keys,
+                                                  const void *values, size_t row_bytes, int hs, float scale) {
+    in_tiles(tile_f32, qs, n, keys, values, row_bytes, hs, scale);
 }

@@ -244,7 +244,7 @@ static void test_attend(const KernelSet *ks) {
         }
 }
 
-/* attend_f16 / attend_q8_0 vs the scalar reference, and the scalar
+/* attend_f16 / attend_q8_0 / attend_f32 vs the scalar reference, and the scalar
  * reference vs fp32 attend over the same values dequantised: heads at an
  * offset inside rows of three heads, position counts around the 4-key
  * blocks, values including f16 subnormals (SSE2 converts them itself). */
@@ -279,8 +279,11 @@ static void test_attend_kv(const KernelSet *ks, uint32_t type) {
                   *f32 = malloc(sizeof(float) * hs);
             fill(q, hs, 2.0f);
             float scale = 1.0f / sqrtf((float)hs);
-            attend_kv_fn *fn = q8 ? ks->attend_q8_0 : ks->attend_f16;
-            attend_kv_fn *ref = q8 ? kernels_scalar.attend_q8_0 : kernels_scalar.attend_f16;
+            int is_f32 = type == GGML_TYPE_F32;
+            attend_kv_fn *fn = q8 ? ks->attend_q8_0 : is_f32 ? ks->attend_f32 : ks->attend_f16;
+            attend_kv_fn *ref = q8       ? kernels_scalar.attend_q8_0
+                                : is_f32 ? kernels_scalar.attend_f32
+                                         : kernels_scalar.attend_f16;
             fn(got, att1, n_pos, q, 1, keys + head, values + head, rb, n_pos, hs, scale);
             ref(want, att2, n_pos, q, 1, keys + head, values + head, rb, n_pos, hs, scale);
             kernels_scalar.attend(f32, att3, q, deq_k + hs, deq_v + hs, row, n_pos, hs, scale);
@@ -304,7 +307,7 @@ static void test_attend_kv(const KernelSet *ks, uint32_t type) {
             /* A tiled call as a prefill batch makes it: six queries seeing
              * n_pos - 5 .. n_pos positions (at least one), each one's bits
              * as when it runs alone. */
-            attend_kv_tile_fn *tile = q8 ? ks->attend_q8_0_tile : ks->attend_f16_tile;
+            attend_kv_tile_fn *tile = q8 ? ks->attend_q8_0_tile : is_f32 ? ks->attend_f32_tile : ks->attend_f16_tile;
             if (tile) {
                 enum { N = 6 };
                 float *qs = malloc(sizeof(float) * hs * N), *outs = malloc(sizeof(float) * hs * N),
@@ -335,11 +338,9 @@ static void test_attend_kv(const KernelSet *ks, uint32_t type) {
     snprintf(name, sizeof name, "%s attend_%s: 1-5 query heads at once give each head's bits alone", ks->name,
              tn);
     check_plain(grouped_same, name, "a head differs");
-    if (tiles_run) {
-        snprintf(name, sizeof name, "%s attend_%s tile: queries seeing 1-5 fewer positions give their bits alone",
-                 ks->name, tn);
-        check_plain(tiled_same, name, "a query differs");
-    }
+    snprintf(name, sizeof name, "%s attend_%s tile: queries seeing 1-5 fewer positions give their bits alone",
+             ks->name, tn);
+    check_plain(tiles_run && tiled_same, name, tiles_run ? "a query differs" : "the set has no tiled kernel");
     if (ks == &kernels_scalar) {
         snprintf(name, sizeof name, "scalar attend_%s equals fp32 attend over the dequantised cache", tn);
         check(worst_ref <= 2e-6, name, "max relative error %.3g", worst_ref);
@@ -460,6 +461,7 @@ int main(void) {
     for (int i = 0; i <= widest + 1; i++) {
         test_attend_kv(sets[i], GGML_TYPE_F16);
         test_attend_kv(sets[i], GGML_TYPE_Q8_0);
+        test_attend_kv(sets[i], GGML_TYPE_F32);
     }
 
     kernels_select(0);

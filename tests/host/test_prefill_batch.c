@@ -127,7 +127,7 @@ int main(void) {
             continue;
         }
         /* The other cache types on a dense file and the sliding-window one:
-         * their attention kernels (q8_0 tiled, f32 per position) too. */
+         * their attention kernels (q8_0 and f32 tiled) too. */
         int with_other_kv = strstr(file, "synthA-Q4_0") || strstr(file, "gemma3");
         for (int k = 0; k < (with_other_kv ? 3 : 1); k++)
             compare_on_every_set(file, data, size,
