@@ -88,9 +88,83 @@ static inline float sse2_q8q_row1(const int8_t *w, const float *ws, const int16_
     return sum;
 }
 
+/* ---------------------------------------------------------------- prefill
+ * Several positions: each group of four rows is sign-extended to int16 once
+ * and kept in L1, so a position's step is one activation load and four
+ * pmaddwd + paddd per eight values (decode also loads and widens every
+ * weight). Per position the float arithmetic is sse2_q8q_rows4's (each
+ * group's exact integer sums, times ws * xs, added group by group), so the
+ * outputs are the single-position bits. */
+
+/* Widest group widened at once (a wider one takes the per-position path). */
+#define SSE2_GEMM_MAX_GROUP 256
+/* Positions per pass: their float accumulators stay in L1. */
+#define SSE2_GEMM_POSITIONS 64
+
+/* Four rows' group (gs values from w0, rows n apart) as int16: wide[4 * k + r]
+ * holds row r's values 8k..8k+7. */
+static inline void sse2_widen_rows4(__m128i *wide, const int8_t *w0, int n, int gs) {
+    const __m128i zero = _mm_setzero_si128();
+    for (int r = 0; r < 4; r++)
+        for (int j = 0; j < gs; j += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(w0 + (long)r * n + j));
+            __m128i sign = _mm_cmpgt_epi8(zero, v);
+            wide[4 * (j / 8) + r] = _mm_unpacklo_epi8(v, sign);
+            wide[4 * (j / 8 + 1) + r] = _mm_unpackhi_epi8(v, sign);
+        }
+}
+
+/* Lane r = row r's exact integer sum over one group of one position. */
+static inline __m128i sse2_wide_rows4_dot(const __m128i *wide, const int16_t *x, int gs) {
+    __m128i a0 = _mm_setzero_si128(), a1 = a0, a2 = a0, a3 = a0;
+    for (int k = 0; k < gs / 8; k++, wide += 4) {
+        __m128i xk = _mm_loadu_si128((const __m128i *)(x + 8 * k));
+        a0 = _mm_add_epi32(a0, _mm_madd_epi16(xk, wide[0]));
+        a1 = _mm_add_epi32(a1, _mm_madd_epi16(xk, wide[1]));
+        a2 = _mm_add_epi32(a2, _mm_madd_epi16(xk, wide[2]));
+        a3 = _mm_add_epi32(a3, _mm_madd_epi16(xk, wide[3]));
+    }
+    return sse2_hsum4_epi32(a0, a1, a2, a3);
+}
+
+/* Rows i..i+3 (d >= i + 4) for positions p0..p0+count-1. */
+static void sse2_q8q_gemm_rows4(float *out, const int16_t *xq, const float *xs, int p0, int count,
+                                const int8_t *wq, const float *ws, int n, int d, int gs, int i) {
+    __m128i wide[SSE2_GEMM_MAX_GROUP / 2];
+    __m128 f[SSE2_GEMM_POSITIONS];
+    int groups = n / gs;
+    const float *ws0 = ws + (long)i * groups;
+    for (int p = 0; p < count; p++) f[p] = _mm_setzero_ps();
+    for (int g = 0; g < groups; g++) {
+        sse2_widen_rows4(wide, wq + (long)i * n + (long)g * gs, n, gs);
+        __m128 wscale = _mm_setr_ps(ws0[g], ws0[groups + g], ws0[2 * groups + g], ws0[3 * groups + g]);
+        for (int p = 0; p < count; p++) {
+            long at = (long)(p0 + p);
+            __m128i isum = sse2_wide_rows4_dot(wide, xq + at * n + (long)g * gs, gs);
+            __m128 scales = _mm_mul_ps(wscale, _mm_set1_ps(xs[at * groups + g]));
+            f[p] = _mm_add_ps(f[p], _mm_mul_ps(_mm_cvtepi32_ps(isum), scales));
+        }
+    }
+    for (int p = 0; p < count; p++) _mm_storeu_ps(out + (long)(p0 + p) * d + i, f[p]);
+}
+
+__attribute__((aligned(4096))) /* TCG: a hot loop on one page chains its blocks */
 void kernels_matmul_q8q_sse2(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
                              const float *ws, int n, int d, int gs) {
-    int8_matmul_q8q_rows(out, xq, xs, batch, wq, ws, n, d, gs, false, sse2_q8q_rows4, sse2_q8q_row1);
+    if (batch < 2 || gs > SSE2_GEMM_MAX_GROUP) {
+        int8_matmul_q8q_rows(out, xq, xs, batch, wq, ws, n, d, gs, false, sse2_q8q_rows4, sse2_q8q_row1);
+        return;
+    }
+    int rows4 = d & ~3, groups = n / gs;
+    for (int i = 0; i < rows4; i += 4)
+        for (int p0 = 0; p0 < batch; p0 += SSE2_GEMM_POSITIONS) {
+            int count = batch - p0 < SSE2_GEMM_POSITIONS ? batch - p0 : SSE2_GEMM_POSITIONS;
+            sse2_q8q_gemm_rows4(out, xq, xs, p0, count, wq, ws, n, d, gs, i);
+        }
+    for (int i = rows4; i < d; i++)
+        for (int b = 0; b < batch; b++)
+            out[(long)b * d + i] = sse2_q8q_row1(wq + (long)i * n, ws + (long)i * groups, xq + (long)b * n,
+                                                 xs + (long)b * groups, n, gs);
 }
 
 /* Sign-extends four int8 values held in the low 32 bits of v to floats. */

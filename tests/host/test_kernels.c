@@ -199,6 +199,9 @@ static void test_q8q(const KernelSet *ks) {
                 if (sizes_n[a] % groups[g] == 0)
                     q8q_case(ks, sizes_n[a], sizes_d[c], c % 2 ? 3 : 1, groups[g]);
     q8q_case(ks, 288, 24, 4, 32); /* several full 8-row blocks, batched */
+    q8q_case(ks, 96, 9, 70, 48);   /* prefill gemms: more positions than one pass, rows past the last 4 */
+    q8q_case(ks, 768, 8, 16, 48);
+    q8q_case(ks, 512, 5, 3, 512);  /* a group wider than the SSE2 gemm widens at once */
     q8q_case(ks, 2048, 6, 2, 1024);
 
     /* Worst case for the int32 sums: every product at its extreme over the

@@ -103,10 +103,10 @@ static void test_stories260k(void) {
               transformer_forward(&t0, -1, 0) == NULL,
           "forward rejects out-of-range token/pos", "returned logits");
 
-    int has_avx2 = kernels_widest_level() >= KERNELS_AVX2;
-    for (int variant = 0; variant < 3; variant++) {
-        if (variant == 2 && !has_avx2) break;
-        kernels = variant == 0 ? &kernels_scalar : variant == 1 ? &kernels_sse2 : &kernels_avx2;
+    const KernelSet *sets[] = {&kernels_scalar, &kernels_sse2, &kernels_avx2, &kernels_avx512};
+    for (int variant = 0; variant < 4; variant++) {
+        if (variant >= 2 && kernels_widest_level() < (variant == 2 ? KERNELS_AVX2 : KERNELS_AVX512)) break;
+        kernels = sets[variant];
         char label[64];
         snprintf(label, sizeof(label), "stories260K %s", kernels->name);
         test_reference_logits(label, &t0);
@@ -345,6 +345,17 @@ static void compare_prefill(const char *label, Transformer *a, Transformer *b, c
              label);
     check(worst_cache <= 1e-5 && worst_logits <= 1e-5, name, "KV %.3g, logits %.3g", worst_cache,
           worst_logits);
+    if (a->matmul_path == MATMUL_FP32) return;
+    /* The int8 matmuls compute each position's arithmetic alike however many
+     * positions a call batches: the same bits. */
+    int same = memcmp(b->state.logits, a->state.logits, sizeof(float) * c->vocab_size) == 0;
+    for (int l = 0; l < c->n_layers; l++) {
+        size_t at = (size_t)l * c->seq_len * c->kv_dim, bytes = sizeof(float) * (size_t)n * c->kv_dim;
+        same &= memcmp(b->state.key_cache + at, a->state.key_cache + at, bytes) == 0;
+        same &= memcmp(b->state.value_cache + at, a->state.value_cache + at, bytes) == 0;
+    }
+    snprintf(name, sizeof(name), "%s: prefill KV cache and last logits are the per-token bits", label);
+    check(same, name, "they differ");
 }
 
 static void test_prefill_model(const char *label, const void *data, size_t size, int quantize_gs) {
@@ -368,10 +379,10 @@ static void test_prefill_model(const char *label, const void *data, size_t size,
     int n = a.config.seq_len < 40 ? a.config.seq_len : 40;
     int toks[40];
     for (int i = 0; i < n; i++) toks[i] = tokens[i] % a.config.vocab_size;
-    int has_avx2 = kernels_widest_level() >= KERNELS_AVX2;
-    for (int variant = 0; variant < 3; variant++) {
-        if (variant == 2 && !has_avx2) break;
-        kernels = variant == 0 ? &kernels_scalar : variant == 1 ? &kernels_sse2 : &kernels_avx2;
+    const KernelSet *sets[] = {&kernels_scalar, &kernels_sse2, &kernels_avx2, &kernels_avx512};
+    for (int variant = 0; variant < 4; variant++) {
+        if (variant >= 2 && kernels_widest_level() < (variant == 2 ? KERNELS_AVX2 : KERNELS_AVX512)) break;
+        kernels = sets[variant];
         char name[160];
         snprintf(name, sizeof(name), "%s (%s, %s)", label, transformer_matmul_name(&a), kernels->name);
         compare_prefill(name, &a, &b, toks, n, 7);
