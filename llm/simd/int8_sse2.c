@@ -5,6 +5,7 @@
 #include "lib/string.h"
 #include "llm/simd/int8_shape.h"
 #include "llm/simd/kernel_sets.h"
+#include "llm/simd/target.h"
 #include "llm/simd/sse2_ops.h"
 
 /* ---------------------------------------------------------------- int8 x int8
@@ -148,7 +149,7 @@ static void sse2_q8q_gemm_rows4(float *out, const int16_t *xq, const float *xs, 
     for (int p = 0; p < count; p++) _mm_storeu_ps(out + (long)(p0 + p) * d + i, f[p]);
 }
 
-__attribute__((aligned(4096))) /* TCG: a hot loop on one page chains its blocks */
+TCG_PAGE_ALIGNED
 void kernels_matmul_q8q_sse2(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
                              const float *ws, int n, int d, int gs) {
     if (batch < 2 || gs > SSE2_GEMM_MAX_GROUP) {
