@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Runs host unit test binaries (and *.py test scripts) and summarises them.
 
-    python3 tests/run_host_tests.py [--label host] --shared DIR BIN...
+    python3 tests/run_host_tests.py [--label host] [--jobs N] --shared DIR BIN...
 
 Each test runs with MODELS_DIR=DIR/models; its output is streamed as it
-comes and its check lines counted (`ok - `, `FAIL - `, `skip - `, see
+comes (with --jobs above 1, N tests run at once and each one's output is
+printed whole when it ends) and its check lines counted (`ok - `, `FAIL - `, `skip - `, see
 tests/host/check.h). A test passes when it exits 0 and printed no FAIL line;
 it is skipped when it exits 77 (test data missing) having printed no FAIL
 line; anything else fails it. With the environment variable CI set, a
@@ -19,7 +20,9 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from test_summary import summary_line, write_summary, in_ci, skip_banner
 
@@ -45,8 +48,8 @@ class Counts:
             self.skip += 1
 
 
-def run_one(binary, env, timeout):
-    """Runs one test; returns (exit status, Counts, seconds)."""
+def run_one(binary, env, timeout, out=sys.stdout):
+    """Runs one test, its output to out; returns (exit status, Counts, seconds)."""
     counts = Counts()
     start = time.monotonic()
     # Python test scripts run under this interpreter (they need not be executable).
@@ -55,22 +58,34 @@ def run_one(binary, env, timeout):
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 env=env, text=True, errors="replace", bufsize=1)
     except OSError as exc:
-        print(f"FAIL - {binary}: cannot run: {exc}", flush=True)
+        print(f"FAIL - {binary}: cannot run: {exc}", file=out, flush=True)
         counts.fail += 1
         return 1, counts, 0.0
     try:
         for line in proc.stdout:
-            sys.stdout.write("    " + line if line.endswith("\n") else "    " + line + "\n")
-            sys.stdout.flush()
+            out.write("    " + line if line.endswith("\n") else "    " + line + "\n")
+            out.flush()
             counts.add(line)
         status = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-        print(f"FAIL - {binary}: timed out after {timeout} s", flush=True)
+        print(f"FAIL - {binary}: timed out after {timeout} s", file=out, flush=True)
         counts.fail += 1
         return 1, counts, time.monotonic() - start
     return status, counts, time.monotonic() - start
+
+
+class Buffer:
+    """A test's output kept until it ends (several tests running at once)."""
+    def __init__(self):
+        self.parts = []
+
+    def write(self, text):
+        self.parts.append(text)
+
+    def flush(self):
+        pass
 
 
 def verdict(status, counts):
@@ -92,6 +107,7 @@ def main():
     parser.add_argument("--shared", default="../shared", help="shared directory (models in DIR/models)")
     parser.add_argument("--label", default="host", help="the word before the summary line's colon")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per test binary")
+    parser.add_argument("--jobs", type=int, default=1, help="tests run at once")
     parser.add_argument("binaries", nargs="*", help="test binaries to run")
     args = parser.parse_args()
 
@@ -100,18 +116,31 @@ def main():
 
     results = {"passed": [], "failed": [], "skipped": []}
     checks = Counts()
-    for binary in args.binaries:
+    lock = threading.Lock()
+
+    def run_and_report(binary):
         path = binary if os.sep in binary else os.path.join(".", binary)
-        print(f"== {binary}", flush=True)
-        status, counts, seconds = run_one(path, env, args.timeout)
-        checks.ok += counts.ok
-        checks.fail += counts.fail
-        checks.skip += counts.skip
+        if args.jobs <= 1:
+            print(f"== {binary}", flush=True)
+            status, counts, seconds = run_one(path, env, args.timeout)
+            text = ""
+        else:
+            buffer = Buffer()
+            status, counts, seconds = run_one(path, env, args.timeout, buffer)
+            text = f"== {binary}\n" + "".join(buffer.parts)
         outcome, why = verdict(status, counts)
-        results[outcome].append(binary)
         detail = f"{outcome.upper() if outcome != 'passed' else outcome}{f' ({why})' if why else ''}"
-        print(f"== {binary}: {detail} ({counts.ok} ok, {counts.fail} failed, {counts.skip} skipped checks, "
-              f"{seconds:.1f} s)", flush=True)
+        with lock:
+            checks.ok += counts.ok
+            checks.fail += counts.fail
+            checks.skip += counts.skip
+            results[outcome].append(binary)
+            sys.stdout.write(text)
+            print(f"== {binary}: {detail} ({counts.ok} ok, {counts.fail} failed, {counts.skip} skipped checks, "
+                  f"{seconds:.1f} s)", flush=True)
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        list(pool.map(run_and_report, args.binaries))
 
     print(f"{args.label} checks: {checks.ok} ok, {checks.fail} failed, {checks.skip} skipped")
     if results["failed"]:
