@@ -158,35 +158,41 @@ tile_q8_0(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, siz
         }
 }
 
-TCG_PAGE_ALIGNED TARGET_AVX2 void kernels_attend_f16_avx2(float *out, float *att, int att_stride, const float *q, int n_q,
-                                         const void *keys, const void *values, size_t row_bytes, int n_pos,
-                                         int hs, float scale) {
+TCG_PAGE_ALIGNED TARGET_AVX2 void kernels_attend_f16_avx2(float *out, float *att, int att_stride,
+                                                          const float *q, int n_q, const void *keys,
+                                                          const void *values, size_t row_bytes, int n_pos,
+                                                          int hs, float scale) {
     heads_as_tiles(tile_f16, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
 }
 
-TCG_PAGE_ALIGNED TARGET_AVX2 void kernels_attend_q8_0_avx2(float *out, float *att, int att_stride, const float *q, int n_q,
-                                          const void *keys, const void *values, size_t row_bytes, int n_pos,
-                                          int hs, float scale) {
+TCG_PAGE_ALIGNED TARGET_AVX2 void kernels_attend_q8_0_avx2(float *out, float *att, int att_stride,
+                                                           const float *q, int n_q, const void *keys,
+                                                           const void *values, size_t row_bytes, int n_pos,
+                                                           int hs, float scale) {
     heads_as_tiles(tile_q8_0, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
 }
 
-TCG_PAGE_ALIGNED TARGET_AVX2 void kernels_attend_f16_tile_avx2(const AttendQuery *qs, int n, const void *keys, const void *values,
-                                              size_t row_bytes, int hs, float scale) {
+TCG_PAGE_ALIGNED TARGET_AVX2 void kernels_attend_f16_tile_avx2(const AttendQuery *qs, int n, const void *keys,
+                                                               const void *values, size_t row_bytes, int hs,
+                                                               float scale) {
     in_tiles(tile_f16, qs, n, keys, values, row_bytes, hs, scale);
 }
 
-TCG_PAGE_ALIGNED TARGET_AVX2 void kernels_attend_q8_0_tile_avx2(const AttendQuery *qs, int n, const void *keys,
-                                               const void *values, size_t row_bytes, int hs, float scale) {
+TCG_PAGE_ALIGNED TARGET_AVX2 void kernels_attend_q8_0_tile_avx2(const AttendQuery *qs, int n,
+                                                                const void *keys, const void *values,
+                                                                size_t row_bytes, int hs, float scale) {
     in_tiles(tile_q8_0, qs, n, keys, values, row_bytes, hs, scale);
 }
 
-TCG_PAGE_ALIGNED TARGET_AVX2 void kernels_attend_f32_avx2(float *out, float *att, int att_stride, const float *q, int n_q,
-                                         const void *keys, const void *values, size_t row_bytes, int n_pos,
-                                         int hs, float scale) {
+TCG_PAGE_ALIGNED TARGET_AVX2 void kernels_attend_f32_avx2(float *out, float *att, int att_stride,
+                                                          const float *q, int n_q, const void *keys,
+                                                          const void *values, size_t row_bytes, int n_pos,
+                                                          int hs, float scale) {
     heads_as_tiles(tile_f32, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
 }
 
-TCG_PAGE_ALIGNED TARGET_AVX2 void kernels_attend_f32_tile_avx2(const AttendQuery *qs, int n, const void *keys, const void *values,
-                                              size_t row_bytes, int hs, float scale) {
+TCG_PAGE_ALIGNED TARGET_AVX2 void kernels_attend_f32_tile_avx2(const AttendQuery *qs, int n, const void *keys,
+                                                               const void *values, size_t row_bytes, int hs,
+                                                               float scale) {
     in_tiles(tile_f32, qs, n, keys, values, row_bytes, hs, scale);
 }

@@ -32,16 +32,14 @@ static inline void add_f16_value(float *out, float weight, const void *row, int 
     for (int j = 0; j < hs; j++) out[j] += weight * f16_at(row, j);
 }
 
-/* q . an f32 key row. */
+/* q . an f32 key row, and out += weight * an f32 value row: the llama2.c
+ * path's dot and axpy. */
 static inline float f32_key_dot(const float *q, const void *row, int hs) {
-    float sum = 0.0f;
-    for (int j = 0; j < hs; j++) sum += q[j] * ((const float *)row)[j];
-    return sum;
+    return kernels_dot_scalar(q, row, hs);
 }
 
-/* out += weight * an f32 value row. */
 static inline void add_f32_value(float *out, float weight, const void *row, int hs) {
-    for (int j = 0; j < hs; j++) out[j] += weight * ((const float *)row)[j];
+    kernels_axpy_scalar(out, weight, row, hs);
 }
 
 /* q . a q8_0 key row: each block's integer-valued dot with q, times its scale. */

@@ -200,33 +200,37 @@ static inline __attribute__((always_inline)) void tile_q8_0(const AttendQuery *q
 }
 
 TCG_PAGE_ALIGNED void kernels_attend_f16_sse2(float *out, float *att, int att_stride, const float *q, int n_q,
-                             const void *keys, const void *values, size_t row_bytes, int n_pos, int hs,
-                             float scale) {
+                                              const void *keys, const void *values, size_t row_bytes,
+                                              int n_pos, int hs, float scale) {
     heads_as_tiles(tile_f16, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
 }
 
-TCG_PAGE_ALIGNED void kernels_attend_q8_0_sse2(float *out, float *att, int att_stride, const float *q, int n_q,
-                              const void *keys, const void *values, size_t row_bytes, int n_pos, int hs,
-                              float scale) {
+TCG_PAGE_ALIGNED void kernels_attend_q8_0_sse2(float *out, float *att, int att_stride, const float *q,
+                                               int n_q, const void *keys, const void *values,
+                                               size_t row_bytes, int n_pos, int hs, float scale) {
     heads_as_tiles(tile_q8_0, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
 }
 
-TCG_PAGE_ALIGNED void kernels_attend_f16_tile_sse2(const AttendQuery *qs, int n, const void *keys, const void *values,
-                                  size_t row_bytes, int hs, float scale) {
+TCG_PAGE_ALIGNED void kernels_attend_f16_tile_sse2(const AttendQuery *qs, int n, const void *keys,
+                                                   const void *values, size_t row_bytes, int hs,
+                                                   float scale) {
     in_tiles(tile_f16, qs, n, keys, values, row_bytes, hs, scale);
 }
 
-TCG_PAGE_ALIGNED void kernels_attend_q8_0_tile_sse2(const AttendQuery *qs, int n, const void *keys, const void *values,
-                                   size_t row_bytes, int hs, float scale) {
+TCG_PAGE_ALIGNED void kernels_attend_q8_0_tile_sse2(const AttendQuery *qs, int n, const void *keys,
+                                                    const void *values, size_t row_bytes, int hs,
+                                                    float scale) {
     in_tiles(tile_q8_0, qs, n, keys, values, row_bytes, hs, scale);
 }
 
-TCG_PAGE_ALIGNED void kernels_attend_f32_sse2(float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
-                             const void *values, size_t row_bytes, int n_pos, int hs, float scale) {
+TCG_PAGE_ALIGNED void kernels_attend_f32_sse2(float *out, float *att, int att_stride, const float *q, int n_q,
+                                              const void *keys, const void *values, size_t row_bytes,
+                                              int n_pos, int hs, float scale) {
     heads_as_tiles(tile_f32, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
 }
 
-TCG_PAGE_ALIGNED void kernels_attend_f32_tile_sse2(const AttendQuery *qs, int n, const void *keys, const void *values,
-                                  size_t row_bytes, int hs, float scale) {
+TCG_PAGE_ALIGNED void kernels_attend_f32_tile_sse2(const AttendQuery *qs, int n, const void *keys,
+                                                   const void *values, size_t row_bytes, int hs,
+                                                   float scale) {
     in_tiles(tile_f32, qs, n, keys, values, row_bytes, hs, scale);
 }

@@ -10,16 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/rng.h"
 #include "llm/kernels.h"
 #include "tests/host/check.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
+/* A float in [-1, 1). */
 static float random_uniform(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((rng_state >> 40) * (1.0 / 16777216.0) * 2.0 - 1.0);
+    return 2.0f * rng_f32(&rng_state) - 1.0f;
 }
 
 /* count floats starting `offset` bytes past a 64-byte boundary. */
