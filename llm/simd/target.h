@@ -12,9 +12,10 @@
 
 /* QEMU's TCG chains one translated block to the next directly only within
  * a guest page: a hot loop across a page boundary takes a lookup on every
- * turn. The SSE2 and AVX2 kernels QEMU runs most start on a page of their
- * own, so their speed there does not move with unrelated code (measured:
- * decode at 8k positions of a tiny model, 61 against 90-280 tok/s for the
+ * turn. The SSE2/AVX2 attention kernels and the SSE2 int8 matmul start on
+ * a page of their own, so their speed there does not move with unrelated
+ * code (the other matmuls do not yet; measured:
+ * decode at 8k positions of a tiny model, 61 against 280 tok/s for the
  * same attention code at other addresses). */
 #define TCG_PAGE_ALIGNED __attribute__((aligned(4096)))
 
