@@ -3,6 +3,7 @@
  * not answer makes a function return -1 with a message, never hang. */
 #include "kernel/drivers/xhci.h"
 #include "kernel/drivers/xhci_regs.h"
+#include "kernel/drivers/xhci_caps.h"
 #include "kernel/console/console.h"
 #include "kernel/mm/memory.h"
 #include "kernel/mm/paging.h"
@@ -131,44 +132,28 @@ static int wait_bits(volatile uint8_t *base, uint32_t offset, uint32_t mask, uin
     return 0;
 }
 
-/* USB legacy support (extended capability 1): ask the firmware to let go
- * (OS-owned semaphore), wait up to a second for its BIOS-owned semaphore to
- * clear, then turn off its SMIs and acknowledge any pending SMI events. */
-static void take_from_firmware(struct xhci *hc, uint32_t offset) {
-    uint32_t cap = reg_read32(hc->cap, offset);
-    reg_write32(hc->cap, offset, cap | LEGACY_OS_OWNED);
-    if (cap & LEGACY_BIOS_OWNED) {
-        uint64_t start = timer_ns();
-        if (wait_bits(hc->cap, offset, LEGACY_BIOS_OWNED, 0, 1000000) < 0) {
-            kprintf("xhci: firmware did not release the controller in 1 s, taking it anyway\n");
-            reg_write32(hc->cap, offset, (reg_read32(hc->cap, offset) & ~LEGACY_BIOS_OWNED) | LEGACY_OS_OWNED);
-        } else {
-            kprintf("xhci: firmware handed the controller over in %lu us\n",
-                    (unsigned long)((timer_ns() - start) / 1000));
-        }
-    }
-    uint32_t control = reg_read32(hc->cap, offset + LEGACY_CONTROL);
-    reg_write32(hc->cap, offset + LEGACY_CONTROL, (control & LEGACY_SMI_KEEP) | LEGACY_SMI_EVENTS);
+/* The controller's registers for xhci_caps.c (which the host tests drive with a fake). */
+static uint32_t cap_read32(void *ctx, uint32_t offset) {
+    return reg_read32(((struct xhci *)ctx)->cap, offset);
+}
+static void cap_write32(void *ctx, uint32_t offset, uint32_t value) {
+    reg_write32(((struct xhci *)ctx)->cap, offset, value);
+}
+static uint64_t clock_us(void *ctx) {
+    return timer_ns() / 1000;
+}
+static void sleep_us(void *ctx, uint64_t us) {
+    timer_sleep_us(us);
+}
+static void log_line(void *ctx, const char *line) {
+    kprintf("%s\n", line);
 }
 
 /* Extended capabilities: BIOS handoff (legacy support) and which ports are USB3. */
-static void walk_extended_caps(struct xhci *hc) {
-    uint32_t hcc1 = reg_read32(hc->cap, CAP_HCCPARAMS1);
-    uint32_t offset = (hcc1 >> 16) * 4;
-    for (int guard = 0; offset && guard < 64; guard++) {
-        uint32_t cap = reg_read32(hc->cap, offset);
-        int id = cap & 0xff;
-        if (id == XCAP_LEGACY) {
-            take_from_firmware(hc, offset);
-        } else if (id == XCAP_PROTOCOL) {
-            uint32_t ports = reg_read32(hc->cap, offset + 8);
-            int major = cap >> 24, first = ports & 0xff, count = (ports >> 8) & 0xff;
-            for (int p = first; p < first + count && p <= XHCI_MAX_PORTS; p++)
-                if (p >= 1) hc->port_usb3[p] = major >= 3;
-        }
-        uint32_t next = (cap >> 8) & 0xff;
-        offset = next ? offset + next * 4 : 0;
-    }
+static void walk_extended_caps(struct xhci *hc, uint64_t mapped_size) {
+    struct xhci_reg_io io = {hc, (uint32_t)mapped_size, cap_read32, cap_write32, clock_us, sleep_us, log_line};
+    struct xhci_ext_caps caps;
+    xhci_walk_extended_caps(&io, reg_read32(hc->cap, CAP_HCCPARAMS1), hc->port_usb3, XHCI_MAX_PORTS, &caps);
 }
 
 static int setup_scratchpad(struct xhci *hc) {
@@ -219,7 +204,7 @@ int xhci_start(struct xhci *hc, const struct pci_device *pci) {
         kprintf("xhci: controller does not support 4 KiB pages\n");
         return -1;
     }
-    walk_extended_caps(hc);
+    walk_extended_caps(hc, size);
 
     /* Stop, then reset. */
     reg_write32(hc->op, OP_USBCMD, reg_read32(hc->op, OP_USBCMD) & ~CMD_RUN);

@@ -47,16 +47,6 @@
 #define IMAN_PENDING 1u
 #define ERDP_BUSY (1u << 3)
 
-#define XCAP_LEGACY 1
-#define XCAP_PROTOCOL 2
-#define LEGACY_BIOS_OWNED (1u << 16)
-#define LEGACY_OS_OWNED (1u << 24)
-#define LEGACY_CONTROL 4 /* USBLEGCTLSTS, after USBLEGSUP */
-/* USBLEGCTLSTS: the SMI enables (bits 0, 4, 13-15) cleared, the rest kept,
- * and the SMI event bits 29-31 (write 1 to clear) acknowledged. */
-#define LEGACY_SMI_KEEP 0x000e1feeu
-#define LEGACY_SMI_EVENTS (7u << 29)
-
 #define RING_TRBS 256
 #define EVENT_TRBS 256
 
