@@ -2,8 +2,9 @@
 HID boot keyboard: keys typed with the monitor's sendkey reach the shell
 through a keyboard on the root port, behind a hub, next to the USB stick
 the image boots from, and plugged in (or unplugged and replugged, or behind
-a hub added later) after boot with the monitor's device_add/device_del. i8042=off removes the PS/2 controller so a key can
-only arrive over USB."""
+a hub added later, and that hub removed and put back) after boot with the
+monitor's device_add/device_del. i8042=off removes the PS/2 controller so a
+key can only arrive over USB."""
 import re
 
 READY = re.compile(rb"kernel: ready in ([0-9.]+) ms")
@@ -130,15 +131,28 @@ def test_usb_keyboard_hotplug_after_boot(ctx):
         plug_keyboard(vm, "id=kbd1", "replugged")
 
 
+HUB_GONE = re.compile(rb"usb: device on port \d+ \(slot \d+\) unplugged")  # a root port: the hub
+
+
 def test_usb_keyboard_hotplug_behind_hub(ctx):
     """A hub added after boot, then a keyboard plugged into its port 1, then
-    the keyboard moved to port 3 of the same hub."""
+    the keyboard moved to port 3 of the same hub; then the hub itself removed
+    with the keyboard behind it (both detached, the shell still answers), and
+    a hub and keyboard plugged back and typed on."""
     with boot_without_keyboard(ctx) as vm:
         monitor_ok(vm, "device_add usb-hub,bus=xhci.0,port=2,id=hub1")
         vm.expect("usb: hub with", timeout=30)
         plug_keyboard(vm, "port=2.1,id=kbd1", "hubbed")
         unplug_keyboard(vm, "kbd1")
         plug_keyboard(vm, "port=2.3,id=kbd2", "moved")
+        monitor_ok(vm, "device_del hub1")
+        vm.expect(HUB_GONE, timeout=30)
+        vm.expect(KEYBOARD_GONE, timeout=10)  # printed as the hub's children are detached
+        out = vm.command("/echo alive")
+        assert "alive" in out, f"the shell after the hub went away: {out!r}"
+        monitor_ok(vm, "device_add usb-hub,bus=xhci.0,port=2,id=hub2")
+        vm.expect("usb: hub with", timeout=30)
+        plug_keyboard(vm, "port=2.1,id=kbd3", "back")
 
 
 def test_usb_keyboard_dma_below_4g(ctx):
