@@ -104,6 +104,10 @@ void kernel_main(uint64_t boot_info_phys) {
     /* From here on: our page tables and our stack, so boot-services memory is free. */
     page_alloc_reclaim_boot_services(boot_info);
     if (!others_parked) cpu_park_other_processors(paging_map_mmio);
+    char alloc[8]; /* boot.cfg debug_alloc=high: RAM above 4 GiB handed out first (tests DMA limits) */
+    if (config_get(boot_info->cmdline, strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX), "debug_alloc", alloc,
+                   sizeof alloc) > 0 && !strcmp(alloc, "high"))
+        page_alloc_prefer_above(1ull << 32);
 
     if (boot_info->kernel_file) {
         /* The symbols are copied: the file, mostly debug info, goes back to free RAM. */

@@ -16,7 +16,9 @@ int xhci_force_dma32;
 
 uint64_t xhci_alloc_page(struct xhci *hc) {
     uint64_t phys = hc->dma32 ? page_alloc_below(DMA32_LIMIT, 1) : page_alloc(1);
-    if (phys) memset(phys_to_virt(phys), 0, PAGE_SIZE);
+    if (!phys) return 0;
+    memset(phys_to_virt(phys), 0, PAGE_SIZE);
+    if (phys + PAGE_SIZE - 1 > hc->dma_highest) hc->dma_highest = phys + PAGE_SIZE - 1;
     return phys;
 }
 

@@ -47,6 +47,7 @@ struct xhci {
     volatile uint8_t *cap, *op, *rt, *db;
     uint32_t max_slots, max_ports, context_size;
     int dma32;             /* AC64 = 0: every DMA page below 4 GiB */
+    uint64_t dma_highest;  /* last byte of the highest page handed to the controller (logged, tested) */
     uint64_t port_changed; /* root ports with a Port Status Change event, bit port - 1 */
     uint64_t *dcbaa;
     uint64_t dcbaa_phys;

@@ -25,6 +25,10 @@ uint64_t page_alloc_above(uint64_t min_phys, size_t count);
 /* Like page_alloc, but the whole run lies below limit_phys (DMA for a
  * device limited to 32-bit addresses: limit 4 GiB). */
 uint64_t page_alloc_below(uint64_t limit_phys, size_t count);
+/* From now on page_alloc tries pages at or above min_phys first, then the
+ * rest (boot.cfg debug_alloc=high: proves DMA limits hold when RAM above
+ * 4 GiB comes first). */
+void page_alloc_prefer_above(uint64_t min_phys);
 /* Frees what the loader allocated for [base, base + size) and protected
  * (the kernel file, once its symbols are copied). */
 void page_alloc_release_loader_data(uint64_t base, uint64_t size);

@@ -21,6 +21,7 @@ static uint64_t bitmap_pages;  /* pages the bitmap covers */
 static uint64_t managed_pages; /* usable + reclaimed + loader pages */
 static uint64_t free_pages;
 static uint64_t rover = FIRST_PAGE;
+static uint64_t prefer_from; /* boot.cfg debug_alloc=high: page_alloc tries pages from here up first; 0: off */
 static uint64_t highest_ram;
 static uint64_t loader_ram_pages;
 static volatile int page_lock_word;
@@ -212,8 +213,10 @@ uint64_t page_alloc(size_t count) {
     page_lock();
     uint64_t phys = 0;
     if (count <= free_pages) {
-        uint64_t first = find_free_run(rover, bitmap_pages, count);
-        if (!first) first = find_free_run(FIRST_PAGE, bitmap_pages, count);
+        uint64_t low = prefer_from ? prefer_from : FIRST_PAGE;
+        uint64_t first = find_free_run(rover > low ? rover : low, bitmap_pages, count);
+        if (!first) first = find_free_run(low, bitmap_pages, count);
+        if (!first && prefer_from) first = find_free_run(FIRST_PAGE, bitmap_pages, count);
         if (first) {
             rover = first + count;
             phys = take_run(first, count);
@@ -221,6 +224,16 @@ uint64_t page_alloc(size_t count) {
     }
     page_unlock();
     return phys;
+}
+
+void page_alloc_prefer_above(uint64_t min_phys) {
+    page_lock();
+    prefer_from = (min_phys + PAGE_SIZE - 1) / PAGE_SIZE;
+    if (prefer_from < FIRST_PAGE) prefer_from = FIRST_PAGE;
+    uint64_t above = prefer_from < bitmap_pages ? bitmap_pages - prefer_from : 0;
+    page_unlock();
+    kprintf("page_alloc: debug: pages from 0x%lx up are used first (%lu MiB of address space there)\n",
+            (unsigned long)min_phys, (unsigned long)(above * PAGE_SIZE >> 20));
 }
 
 /* First fit of `count` pages in page numbers [start, end). */

@@ -4,8 +4,10 @@ through a keyboard on the root port, behind a hub, next to the USB stick
 the image boots from, and plugged in (or unplugged and replugged, or behind
 a hub added later, and that hub removed and put back) after boot with the
 monitor's device_add/device_del. i8042=off removes the PS/2 controller so a
-key can only arrive over USB."""
+key can only arrive over USB. With boot.cfg debug_alloc=high, DMA pages stay
+below 4 GiB on a 32-bit controller and go above it on a 64-bit one."""
 import re
+import time
 
 READY = re.compile(rb"kernel: ready in ([0-9.]+) ms")
 KEYBOARD_READY = re.compile(rb"usb: keyboard ready")
@@ -155,16 +157,52 @@ def test_usb_keyboard_hotplug_behind_hub(ctx):
         plug_keyboard(vm, "port=2.1,id=kbd3", "back")
 
 
+DMA_HIGHEST = re.compile(r"usb: enumeration done at uptime \d+ ms, DMA pages up to 0x([0-9a-f]+)")
+XHCI_DMA_HIGHEST = re.compile(r"usb: xHCI \S+ running, .*DMA pages up to 0x([0-9a-f]+)")
+
+
+def dma_highest(vm):
+    """Highest DMA byte of the controller's own pages (at start) and of every
+    page after the boot-time enumeration (device contexts, rings, buffers)."""
+    deadline = time.monotonic() + 30  # the line may come before or after "keyboard ready"
+    while not DMA_HIGHEST.search(text := vm.text()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    start, enumerated = XHCI_DMA_HIGHEST.search(text), DMA_HIGHEST.search(text)
+    assert start and enumerated, f"no DMA figures in the log: {text[-2000:]!r}"
+    print(f"  highest DMA byte: 0x{start.group(1)} at controller start, 0x{enumerated.group(1)} after enumeration")
+    return int(start.group(1), 16), int(enumerated.group(1), 16)
+
+
+def boot_dma(ctx, name, cfg_extra):
+    """A keyboard on the root port, 6 GiB of RAM (4 above 4 GiB), and
+    boot.cfg debug_alloc=high: pages above 4 GiB are handed out first."""
+    img = ctx.image(name, [ctx.model("stories260K.bin"), ctx.model("tok512.bin")],
+                    "model=stories260K.bin\ntokenizer=tok512.bin\ndebug_alloc=high\n" + cfg_extra)
+    return boot_with_keyboard(ctx, KBD_ROOT, image=img, memory="6G")[0]
+
+
 def test_usb_keyboard_dma_below_4g(ctx):
-    """boot.cfg xhci_dma32=1 treats the controller as AC64 = 0: with 6 GiB of
-    RAM every ring, context and buffer comes from below 4 GiB, and the
-    keyboard still works."""
-    img = ctx.image("usb-dma32", [ctx.model("stories260K.bin"), ctx.model("tok512.bin")],
-                    "model=stories260K.bin\ntokenizer=tok512.bin\nxhci_dma32=1\n")
-    vm, _ = boot_with_keyboard(ctx, KBD_ROOT, image=img, memory="6G")
-    with vm:
-        assert "xhci: 32-bit DMA only (forced by boot.cfg)" in vm.text(), vm.text()[-2000:]
+    """boot.cfg xhci_dma32=1 treats the controller as AC64 = 0; with
+    debug_alloc=high the allocator would hand out pages above 4 GiB first,
+    yet every ring, context and buffer lies below 4 GiB, and the keyboard
+    works."""
+    with boot_dma(ctx, "usb-dma32", "xhci_dma32=1\n") as vm:
+        text = vm.text()
+        assert "xhci: 32-bit DMA only (forced by boot.cfg)" in text, text[-2000:]
+        assert "page_alloc: debug: pages from 0x100000000 up are used first" in text, text[-2000:]
         typed_echo_answers(vm, "low")
+        for highest in dma_highest(vm):
+            assert highest < 1 << 32, f"a DMA page at 0x{highest:x}, above 4 GiB, on a 32-bit controller"
+
+
+def test_usb_dma_above_4g_when_ac64(ctx):
+    """The control for the case above: the same boot without xhci_dma32 (the
+    controller has AC64) puts its pages above 4 GiB, so debug_alloc=high
+    really moves them there, and the keyboard works from such pages."""
+    with boot_dma(ctx, "usb-dma64", "") as vm:
+        typed_echo_answers(vm, "high")
+        for highest in dma_highest(vm):
+            assert highest >= 1 << 32, f"DMA pages only up to 0x{highest:x} with debug_alloc=high and AC64"
 
 
 CASES = [
@@ -176,4 +214,5 @@ CASES = [
     test_usb_keyboard_hotplug_after_boot,
     test_usb_keyboard_hotplug_behind_hub,
     test_usb_keyboard_dma_below_4g,
+    test_usb_dma_above_4g_when_ac64,
 ]
