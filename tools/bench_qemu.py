@@ -8,6 +8,7 @@ target: at most 64 MiB; gen_gguf --shape llama-3.2-1b --type Q4_K_M).
     python3 tools/bench_qemu.py [--boots 3] [--model M.bin --tokenizer T.bin] [--smp N]
                                 [--warmups 1] [--answers 3] [--cpu qemu64] [--bench 64 --bench-reps 3]
                                 [--big M.gguf --big-memory 2G --big-ctx 4096]
+    python3 tools/bench_qemu.py --smp-series 1,2,4,16 [--rounds 3] [--model M --tokenizer T]
 
 Prints a table; these are measurements, not pass/fail checks.
 """
@@ -85,6 +86,9 @@ def decode_figures(ctx, model, tokenizer, smp, steps, prompt, quantize, warmups,
     with ctx.boot(image=img, smp=smp, memory="2G", cpu=cpu) as vm:
         vm.expect(READY, timeout=120)
         vm.wait_prompt(timeout=60)
+        workers = re.search(r"smp: \d+ of \d+ workers pay off[^\r\n]*", vm.text())
+        if workers:
+            print(f"  -smp {smp}: {workers.group(0)}")
         if bench:
             bench_figures(vm, os.path.basename(model), cpu, bench, bench_reps)
         vm.command("/set temp 0")
@@ -108,6 +112,38 @@ def decode_figures(ctx, model, tokenizer, smp, steps, prompt, quantize, warmups,
               f"({warmups} warm-up answers discarded); last: [{last}] (wall {statistics.median(walls):.1f} s)")
         mem = vm.command("/mem")
         print("  " + " | ".join(line.strip() for line in mem.splitlines()[1:] if line.strip()))
+        return speeds
+
+
+def smp_series(ctx, model, tokenizer, smps, rounds, steps, prompt, warmups, answers, cpu):
+    """Issue 15's target for idle CPUs: decode speed at each -smp, the boots
+    interleaved (1, 2, 4, 16, 1, 2, ...) over `rounds` so the host's load
+    falls on all alike; each boot gives the median of its answers, and the
+    series the median over rounds. Prints PASS/FAIL for -smp 16 >= half of
+    -smp 1 and -smp 4 >= -smp 2 (a pair is skipped when not in the series)."""
+    per_smp = {n: [] for n in smps}
+    for r in range(rounds):
+        for n in smps:
+            speeds = decode_figures(ctx, model, tokenizer, n, steps, prompt, False, warmups, answers, cpu, [], 1)
+            if speeds:
+                per_smp[n].append(statistics.median(speeds))
+    name = os.path.basename(model)
+    med = {n: statistics.median(v) for n, v in per_smp.items() if v}
+    for n in smps:
+        v = per_smp[n]
+        shown = " ".join(f"{x:.1f}" for x in v)
+        print(f"smp-series {name} cpu={cpu} -smp {n:2d}: "
+              + (f"decode {med[n]:7.1f} tok/s (median of {len(v)} boots: {shown})" if v else "no figure"))
+    verdicts = []
+    for fast, slow, need, label in ((16, 1, 0.5, "-smp 16 >= 0.5 x -smp 1"), (4, 2, 1.0, "-smp 4 >= -smp 2")):
+        if fast in med and slow in med:
+            ratio = med[fast] / med[slow]
+            ok = ratio >= need
+            verdicts.append(ok)
+            print(f"smp-series {name}: -smp {fast} / -smp {slow} = {ratio:.2f} ({label}): {'PASS' if ok else 'FAIL'}")
+    if not verdicts:
+        print(f"smp-series {name}: no target pair (16 and 1, or 4 and 2) in the series")
+    return all(verdicts)
 
 
 def mib_of(label, text):
@@ -155,8 +191,19 @@ def main():
     ap.add_argument("--big", action="append", default=[], help="a big GGUF model: RAM at the prompt beyond file+KV")
     ap.add_argument("--big-memory", default="2G")
     ap.add_argument("--big-ctx", type=int, default=4096, help="boot.cfg ctx= for --big (0: the automatic one)")
+    ap.add_argument("--smp-series", default="",
+                    help="e.g. 1,2,4,16: decode speed of --model (default stories260K) at each -smp, boots "
+                         "interleaved over --rounds, with issue 15's PASS/FAIL ratios; only this is run")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of --smp-series (medians reported)")
     args = ap.parse_args()
     ctx = Context(args.shared, args.ovmf)
+    if args.smp_series:
+        model = args.model[0] if args.model else os.path.join(args.shared, "models", "stories260K.bin")
+        tok = args.tokenizer[0] if args.tokenizer else os.path.join(args.shared, "models", "tok512.bin")
+        smps = [int(n) for n in args.smp_series.split(",")]
+        ok = smp_series(ctx, os.path.abspath(model), os.path.abspath(tok), smps, max(1, args.rounds), args.steps,
+                        args.prompt, args.warmups, max(1, args.answers), args.cpu)
+        sys.exit(0 if ok else 1)
     for model in args.big:
         big_model_memory(ctx, os.path.abspath(model), args.big_memory, args.big_ctx)
     if args.boots:
