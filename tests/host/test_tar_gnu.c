@@ -1,9 +1,12 @@
 /* test_tar_gnu.c - lib/tar.c on the GNU format tools/mkramdisk.sh writes:
- * base-256 sizes, type 'L' long names and the entry types it refuses
- * (test_tar.c reads small GNU archives of tar(1) too). */
+ * base-256 sizes, type 'L' long names, the entry types it refuses, and
+ * mkramdisk.sh's archive of a sparse 9 GiB file (test_tar.c reads small
+ * GNU archives of tar(1) too). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "lib/string.h"
 #include "lib/tar.h"
@@ -159,7 +162,66 @@ static void test_gnu_headers(void) {
     }
 }
 
+/* tools/mkramdisk.sh (the real tar) on a sparse 9 GiB file and a file with
+ * a 200-byte name: GNU tar writes a base-256 size and a type 'L' name. The
+ * archive stays sparse on disk and is mapped, not read, so it costs little
+ * disk or memory; its size in the header check comes from the file. */
+static void test_mkramdisk_big(void) {
+    const char *what = "mkramdisk.sh archive of a 9 GiB file and a 200-byte name: both found, sizes and offsets";
+    if (access("tools/mkramdisk.sh", R_OK) != 0) {
+        check_skipped(what, "run from the repository root (tools/mkramdisk.sh not found)");
+        return;
+    }
+    char dir[] = "/tmp/test_tar_big_XXXXXX";
+    if (!mkdtemp(dir)) {
+        check_skipped(what, "cannot create a temporary directory");
+        return;
+    }
+    const uint64_t pad_size = (9ull << 30) + 3; /* not a whole block: the next header follows the padding */
+    char long_name[201], path[512], cmd[2048];
+    memset(long_name, 'n', 200);
+    memcpy(long_name + 196, ".bin", 5);
+    snprintf(path, sizeof path, "%s/%s", dir, long_name);
+    write_file(path, "small model\n", 12);
+    snprintf(cmd, sizeof cmd, "truncate -s %llu %s/pad.bin && sh tools/mkramdisk.sh %s/r.tar %s/pad.bin %s >/dev/null",
+             (unsigned long long)pad_size, dir, dir, dir, path);
+    int status = system(cmd);
+    snprintf(path, sizeof path, "%s/r.tar", dir);
+    FILE *f = status == 0 ? fopen(path, "rb") : NULL;
+    void *map = MAP_FAILED;
+    size_t size = 0;
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        size = (size_t)ftello(f);
+        map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+        fclose(f);
+    }
+    if (map == MAP_FAILED) {
+        check(0, what, "mkramdisk.sh exited with %d, or its archive could not be mapped", status);
+    } else {
+        struct tar_entry e;
+        char err[160] = "";
+        const uint8_t *base = map;
+        int found_model = tar_find(map, size, long_name, &e, err, sizeof err);
+        size_t model_at = found_model == 1 ? (size_t)(e.data - base) : 0;
+        int model_ok = found_model == 1 && e.size == 12 && memcmp(e.data, "small model\n", 12) == 0;
+        int found_pad = tar_find(map, size, "pad.bin", &e, err, sizeof err);
+        /* Sorted: the long name ('n'...) first: L header, name block, file header, one data block; then pad.bin. */
+        size_t pad_at = found_pad == 1 ? (size_t)(e.data - base) : 0;
+        int pad_ok = found_pad == 1 && e.size == pad_size && pad_at == 512 * 5 &&
+                     pad_at + pad_size <= size && base[pad_at] == 0 && base[pad_at + pad_size - 1] == 0;
+        check(model_ok && pad_ok && model_at == 512 * 3, what,
+              "model: rc %d at %zu; pad.bin: rc %d, %llu bytes at %zu (want %llu at 2560); archive %zu bytes: %s",
+              found_model, model_at, found_pad, (unsigned long long)e.size, pad_at, (unsigned long long)pad_size,
+              size, err);
+        munmap(map, size);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) printf("# could not remove %s\n", dir);
+}
+
 int main(void) {
     test_gnu_headers();
+    test_mkramdisk_big();
     return failures ? 1 : 0;
 }
