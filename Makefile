@@ -5,7 +5,7 @@
 #   make run        boot build/disk.img in QEMU, serial console on this terminal
 #   make host       build/host/llmrun and the host unit tests
 #   make test       host unit tests + the QEMU harness
-#   make test-big   the slow QEMU cases (a ramdisk over 4 GiB)
+#   make test-big   the slow QEMU cases (ramdisks over 4 and 8 GiB)
 #   make test-matrix  boot, answer and power off on a matrix of machines (2.5-9 min)
 #   make deps       install the Debian packages everything needs
 #   make fuzz       run every libFuzzer harness (tests/fuzz) for FUZZ_SECONDS
@@ -194,7 +194,7 @@ test:
 	    host-unit-test python-test fuzz-replay qemu-test || status=$$?; \
 	python3 tests/test_summary.py $(TEST_SUMMARIES) host python fuzz qemu --make-status $$status
 
-# Cases too slow for make test (a 4.5 GiB ramdisk read under TCG).
+# Cases too slow for make test (4.5 and 9 GiB ramdisks read under TCG).
 .PHONY: test-big
 test-big: all $(TOOLS)
 	LLMK_BIG_TESTS=1 python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF) -k test_big_

@@ -1,8 +1,15 @@
-/* tar.c - USTAR reader. Layout of a 512-byte header (POSIX.1-1988):
- * name[100] mode[8] uid[8] gid[8] size[12] mtime[12] chksum[8] typeflag[1]
- * linkname[100] magic[6] version[2] uname[32] gname[32] devmajor[8]
- * devminor[8] prefix[155]. Numbers are octal text; GNU tar writes sizes of
- * 8 GiB and more in base-256 (first byte has bit 7 set). */
+/* tar.c - USTAR and GNU tar reader. Layout of a 512-byte header
+ * (POSIX.1-1988): name[100] mode[8] uid[8] gid[8] size[12] mtime[12]
+ * chksum[8] typeflag[1] linkname[100] magic[6] version[2] uname[32]
+ * gname[32] devmajor[8] devminor[8] prefix[155]. Numbers are octal text.
+ * tools/mkramdisk.sh writes GNU format (magic "ustar  \0"), which has no
+ * size or name limit: sizes of 8 GiB and more in base-256 (first byte
+ * 0x80, then big-endian), and a name over 100 bytes as a type 'L' entry
+ * whose data is the name, just before the file's own header. In GNU
+ * headers the prefix bytes hold other fields, so only POSIX ustar headers
+ * ("ustar\0") use them. pax extended headers and GNU sparse files change
+ * a file's name, size or layout in ways this reader does not apply, so
+ * they are refused rather than misread. */
 #include "lib/tar.h"
 #include "lib/format.h"
 #include "lib/string.h"
@@ -14,6 +21,7 @@
 #define OFF_TYPE 156
 #define OFF_MAGIC 257
 #define OFF_PREFIX 345
+#define LONG_NAME_MAX (TAR_NAME_MAX - 1)
 
 void tar_init(struct tar_reader *r, const void *data, size_t size) {
     r->data = data;
@@ -82,39 +90,62 @@ static int fail(struct tar_reader *r, char *err, size_t err_size, const char *ms
     return -1;
 }
 
+/* A type 'L' entry's data: the next entry's name and a NUL, which GNU tar
+ * counts in the size. NULL when valid (copied to name), else the reason. */
+static const char *read_long_name(const uint8_t *data, uint64_t size, char *name, char *why, size_t why_size) {
+    if (size < 2) return "empty long name (type L)";
+    if (size - 1 > LONG_NAME_MAX) {
+        snprintf(why, why_size, "long name (type L) of %llu bytes: at most %d", (unsigned long long)(size - 1),
+                 LONG_NAME_MAX);
+        return why;
+    }
+    if (data[size - 1] != '\0' || memchr(data, '\0', (size_t)size - 1))
+        return "long name (type L) is not one NUL-terminated string";
+    memcpy(name, data, (size_t)size);
+    return NULL;
+}
+
 int tar_next(struct tar_reader *r, struct tar_entry *out, char *err, size_t err_size) {
     if (err && err_size) err[0] = '\0';
+    int long_name = 0; /* out->name came from a type 'L' entry, for the next header */
+    size_t long_at = 0;
+    char why[96];
     while (!r->done) {
         size_t at = r->offset;
-        if (at == r->size) { /* archive without end blocks: accept a clean end */
+        const uint8_t *h = r->data + at;
+        /* An archive may end without end blocks; one zero block is enough to stop. */
+        if (at == r->size || (r->size - at >= BLOCK && all_zero(h))) {
+            if (long_name) return fail(r, err, err_size, "long name (type L) with no entry after it", long_at);
             r->done = 1;
             return 0;
         }
         if (r->size - at < BLOCK) return fail(r, err, err_size, "truncated header", at);
-        const uint8_t *h = r->data + at;
-        if (all_zero(h)) { /* end of archive (one zero block is enough to stop) */
-            r->done = 1;
-            return 0;
-        }
         uint64_t stored_sum, size;
         if (!parse_octal(h + OFF_CHKSUM, 8, &stored_sum))
             return fail(r, err, err_size, "bad checksum field", at);
         if (!checksum_ok(h, stored_sum)) return fail(r, err, err_size, "header checksum mismatch", at);
         /* The name first, so that every later complaint can say which entry. */
-        size_t pos = 0;
-        int ustar = memcmp(h + OFF_MAGIC, "ustar", 5) == 0;
-        if (ustar && h[OFF_PREFIX]) {
-            copy_field(out->name, &pos, h + OFF_PREFIX, 155);
-            out->name[pos++] = '/';
+        if (!long_name) {
+            size_t pos = 0;
+            if (memcmp(h + OFF_MAGIC, "ustar\0", 6) == 0 && h[OFF_PREFIX]) {
+                copy_field(out->name, &pos, h + OFF_PREFIX, 155);
+                out->name[pos++] = '/';
+            }
+            copy_field(out->name, &pos, h + OFF_NAME, 100);
+            out->name[pos] = '\0';
         }
-        copy_field(out->name, &pos, h + OFF_NAME, 100);
-        out->name[pos] = '\0';
         if (!parse_size(h + OFF_SIZE, &size)) return fail(r, err, err_size, "bad size field", at);
         size_t data_at = at + BLOCK;
         if (size > r->size - data_at) {
-            if (err && err_size)
-                snprintf(err, err_size, "tar: %s: %llu bytes run past the end of the archive (%zu left)",
-                         out->name, (unsigned long long)size, r->size - data_at);
+            if (err && err_size) {
+                /* Names may hold any byte: keep the reason on one line. */
+                char shown[TAR_NAME_MAX];
+                size_t i = 0;
+                for (; out->name[i]; i++) shown[i] = (uint8_t)out->name[i] < ' ' ? '?' : out->name[i];
+                shown[i] = '\0';
+                snprintf(err, err_size, "tar: %s: %llu bytes run past the end of the archive (%zu left)", shown,
+                         (unsigned long long)size, r->size - data_at);
+            }
             r->done = 1;
             return -1;
         }
@@ -122,7 +153,24 @@ int tar_next(struct tar_reader *r, struct tar_entry *out, char *err, size_t err_
         r->offset = padded > r->size - data_at ? r->size : data_at + (size_t)padded;
 
         char type = (char)h[OFF_TYPE];
-        if (type != '0' && type != '\0' && type != '7') continue; /* not a regular file */
+        if (type == 'L') {
+            if (long_name) return fail(r, err, err_size, "two long names (type L) in a row", at);
+            const char *bad = read_long_name(r->data + data_at, size, out->name, why, sizeof why);
+            if (bad) return fail(r, err, err_size, bad, at);
+            long_name = 1;
+            long_at = at;
+            continue;
+        }
+        if (type == 'x' || type == 'g' || type == 'S') {
+            snprintf(why, sizeof why, "%s (type %c) not supported: make the archive with tools/mkramdisk.sh",
+                     type == 'S' ? "GNU sparse file" : "pax extended header", type);
+            return fail(r, err, err_size, why, at);
+        }
+        if (type == 'K') continue; /* a link's long target: links are skipped anyway */
+        if (type != '0' && type != '\0' && type != '7') { /* not a regular file */
+            long_name = 0;
+            continue;
+        }
 
         if (out->name[0] == '\0') return fail(r, err, err_size, "entry with an empty name", at);
         out->data = r->data + data_at;

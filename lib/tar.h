@@ -1,12 +1,14 @@
-/* tar.h - zero-copy reader for USTAR archives held in memory (the ramdisk).
- * Never reads outside the buffer, whatever it contains. */
+/* tar.h - zero-copy reader for USTAR and GNU tar archives held in memory
+ * (the ramdisk): files of any size, names up to 256 bytes. Never reads
+ * outside the buffer, whatever it contains. */
 #ifndef LIB_TAR_H
 #define LIB_TAR_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define TAR_NAME_MAX 257 /* prefix (155) + "/" + name (100) + NUL */
+/* prefix (155) + "/" + name (100) + NUL; GNU long names (type L) get as much */
+#define TAR_NAME_MAX 257
 
 struct tar_reader {
     const uint8_t *data;

@@ -1,4 +1,4 @@
-/* ramdisk.c - the loader's USTAR archive, indexed in place: names are
+/* ramdisk.c - the loader's tar archive, indexed in place: names are
  * copied into one small heap block, file data stays inside the archive. */
 #include <stdint.h>
 #include "kernel/drivers/ramdisk.h"

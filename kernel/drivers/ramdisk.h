@@ -1,4 +1,4 @@
-/* ramdisk.h - the USTAR archive the loader read, used in place (zero copy). */
+/* ramdisk.h - the tar archive (GNU format) the loader read, used in place (zero copy). */
 #ifndef KERNEL_RAMDISK_H
 #define KERNEL_RAMDISK_H
 

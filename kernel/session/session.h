@@ -12,7 +12,7 @@
 #include "llm/generate.h"
 #include "llm/sampler.h"
 
-#define SESSION_NAME_MAX 128
+#define SESSION_NAME_MAX 257 /* any ramdisk file name (lib/tar.h TAR_NAME_MAX) */
 /* A context lowered to fit in RAM keeps at least this many positions (or
  * the trained context when shorter); a model that cannot is refused. */
 #define SESSION_MIN_CTX 2048

@@ -9,59 +9,15 @@
 #include "lib/string.h"
 #include "lib/tar.h"
 #include "tests/host/check.h"
+#include "tests/host/tar_test_util.h"
 
-static uint8_t *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
+/* NAME (FORMAT): one check name per archive format. */
+static const char *format_name(char *buf, size_t size, const char *name, const char *format) {
+    snprintf(buf, size, "%s (%s)", name, format);
     return buf;
 }
 
-static void write_file(const char *path, const void *data, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return;
-    fwrite(data, 1, n, f);
-    fclose(f);
-}
-
-/* Counts entries; returns the tar_next result that ended the walk. */
-static int walk(const uint8_t *data, size_t size, int *count, char *err, size_t err_size) {
-    struct tar_reader r;
-    struct tar_entry e;
-    tar_init(&r, data, size);
-    int rc;
-    *count = 0;
-    while ((rc = tar_next(&r, &e, err, err_size)) == 1) (*count)++;
-    return rc;
-}
-
-/* Runs on an exact-size heap copy so ASan sees any overrun. */
-static int walk_copy(const uint8_t *data, size_t size, int *count, char *err, size_t err_size) {
-    uint8_t *copy = malloc(size ? size : 1);
-    memcpy(copy, data, size);
-    int rc = walk(copy, size, count, err, err_size);
-    free(copy);
-    return rc;
-}
-
-static void set_checksum(uint8_t *h) {
-    memset(h + 148, ' ', 8);
-    unsigned sum = 0;
-    for (int i = 0; i < 512; i++) sum += h[i];
-    snprintf((char *)h + 148, 8, "%06o", sum);
-    h[155] = ' ';
-}
-
-static void test_system_tar(void) {
+static void test_system_tar(const char *format) {
     char dir[] = "/tmp/test_tar_XXXXXX";
     if (!mkdtemp(dir)) {
         check_skipped("system tar archive", "cannot create a temporary directory");
@@ -94,9 +50,9 @@ static void test_system_tar(void) {
     snprintf(path, sizeof path, "%s/src/%s/%s", dir, long_dir, long_file);
     write_file(path, "long name contents\n", 19);
     snprintf(cmd, sizeof cmd,
-             "cd %s/src && tar --format=ustar --owner=0 --group=0 --mtime=@0 -cf ../test.tar "
+             "cd %s/src && tar --format=%s --owner=0 --group=0 --mtime=@0 -cf ../test.tar "
              "empty.txt one.txt block.bin block1.bin sub %s/%s",
-             dir, long_dir, long_file);
+             dir, format, long_dir, long_file);
     if (system(cmd) != 0) {
         check_skipped("system tar archive", "tar(1) could not build the archive");
         return;
@@ -152,16 +108,18 @@ static void test_system_tar(void) {
         ok = 0;
         snprintf(why, sizeof why, "found %d files, want 6", i);
     }
-    check_plain(ok, "system tar --format=ustar archive: names (incl. 170-char prefix name), sizes, contents",
-                why);
+    char what[160];
+    snprintf(what, sizeof what, "system tar --format=%s archive: names (incl. a 170-char name), sizes, contents",
+             format);
+    check_plain(ok, what, why);
 
     struct tar_entry found;
     if (tar_find(tar, size, "sub/big.bin", &found, err, sizeof err) != 1) found.data = tar + 2048;
     check_plain(found.size == sizeof big && memcmp(found.data, big, sizeof big) == 0,
-                "tar_find locates sub/big.bin", err);
+                format_name(what, sizeof what, "tar_find locates sub/big.bin", format), err);
     size_t big_at = (size_t)(found.data - tar);
     rc = tar_find(tar, size, "missing.bin", &found, err, sizeof err);
-    check_plain(rc == 0 && strstr(err, "missing.bin") != NULL, "tar_find reports a missing file", err);
+    check_plain(rc == 0 && strstr(err, "missing.bin") != NULL, format_name(what, sizeof what, "tar_find reports a missing file", format), err);
 
     /* Every truncation of the real archive either fails with a message or
      * (cut in the end blocks or a file's zero padding) still yields only
@@ -179,7 +137,9 @@ static void test_system_tar(void) {
         if (!ok) snprintf(trunc_why, sizeof trunc_why, "cut at %zu: rc %d, message \"%s\"", cut, rc, err);
     }
     check_plain(ok,
-                "every truncation of the archive is handled: cut headers and data rejected with a message",
+                format_name(what, sizeof what,
+                            "every truncation of the archive is handled: cut headers and data rejected with a message",
+                            format),
                 trunc_why);
 
     /* Flip random bytes in the headers: never crash, always a result. */
@@ -199,7 +159,8 @@ static void test_system_tar(void) {
         if (rc == -1 && err[0] == '\0') ok = 0;
         free(copy);
     }
-    check(ok, "20000 archives with random header corruption: no crash, failures explained", "empty message");
+    check(ok, format_name(what, sizeof what, "20000 archives with random header corruption: no crash, failures explained", format),
+          "empty message");
     free(tar);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) printf("# could not remove %s\n", dir);
@@ -300,6 +261,7 @@ static void test_hand_made(void) {
 
 int main(void) {
     test_hand_made();
-    test_system_tar();
+    test_system_tar("ustar");
+    test_system_tar("gnu"); /* what tools/mkramdisk.sh writes (long names: type L) */
     return failures ? 1 : 0;
 }

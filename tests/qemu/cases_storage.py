@@ -1,7 +1,8 @@
 """cases_storage.py - QEMU cases for where the ramdisk lives: its own GPT
 partition (what make image writes) booted as a disk and as a USB stick, a
-partition too small for its tar, a ramdisk over 4 GiB (make test-big), and
-tools/mkimage.sh refusing a file it cannot store."""
+partition too small for its tar, ramdisks over 4 GiB and 8 GiB (make
+test-big), tools/mkimage.sh refusing a file it cannot store and
+tools/mkramdisk.sh refusing to write an archive when tar fails."""
 import os
 import re
 import subprocess
@@ -14,6 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CFG = "model=stories260K.bin\ntokenizer=tok512.bin\n"
 PARTITION_READ = re.compile(r"loader: ramdisk partition: (\d+) MiB in (\d+) ms \((\d+) MB/s\)")
 BIG_PAD_BYTES = 4608 << 20  # 4.5 GiB of zeros: past FAT32's and 32-bit limits
+HUGE_PAD_BYTES = (9 << 30) + 3  # 9 GiB: past ustar's 8 GiB size field (and not a whole block)
 BIG_ENV = "LLMK_BIG_TESTS"  # set by make test-big
 
 
@@ -121,6 +123,72 @@ def test_mkimage_refuses_file_fat32_cannot_hold(ctx):
     assert not left, f"a failed mkimage left {left}"
 
 
+def wait_big_read(vm, min_bytes, timeout):
+    """Waits for the prompt after a partition read of at least min_bytes and
+    prints its figures; returns the read line's match."""
+    vm.wait_prompt(timeout=timeout)
+    m = PARTITION_READ.search(vm.text())
+    assert m and int(m.group(1)) >= min_bytes >> 20, f"partition read: {vm.text()[-1500:]!r}"
+    print(f"  {m.group(1)} MiB read in {int(m.group(2)) / 1000:.1f} s ({m.group(3)} MB/s); "
+          f"prompt {vm.time_of(vm.cursor - 1) - vm.start_time:.0f} s after launch")
+    return m
+
+
+def test_mkramdisk_refuses_when_tar_fails(ctx):
+    """A tar that writes part of an archive and exits 2 (as GNU tar does on a
+    file it cannot read or store): one line of reason, no archive at all."""
+    work = os.path.join(ctx.image_dir, "tar-fails")
+    os.makedirs(os.path.join(work, "bin"), exist_ok=True)
+    fake_tar = os.path.join(work, "bin", "tar")
+    with open(fake_tar, "w") as f:
+        f.write("#!/bin/sh\nhead -c 20480 /dev/zero\n"
+                "echo 'tar: model.gguf: Cannot open: Permission denied' >&2\n"
+                "echo 'tar: Exiting with failure status due to previous errors' >&2\nexit 2\n")
+    os.chmod(fake_tar, 0o755)
+    out = os.path.join(work, "ramdisk.tar")
+    with open(out, "w") as f:
+        f.write("an older archive")
+    env = dict(os.environ, PATH=os.path.join(work, "bin") + os.pathsep + os.environ["PATH"])
+    r = subprocess.run(["sh", os.path.join(ROOT, "tools/mkramdisk.sh"), out, ctx.model("stories260K.bin")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    err = r.stderr.decode()
+    assert r.returncode != 0, f"mkramdisk succeeded with a failing tar: {r.stdout!r}"
+    assert err.count("\n") == 1 and err.startswith("mkramdisk: tar failed") and "Permission denied" in err, \
+        f"reason: {err!r}"
+    left = [n for n in os.listdir(work) if n.startswith("ramdisk.tar")]
+    assert not left, f"a failed mkramdisk left {left}"
+
+
+def test_big_ramdisk_over_8gib_long_name(ctx):
+    """make test-big: a 9 GiB file (sparse zeros), which ustar cannot store,
+    then the model under a 200-byte name (ustar's limit is 100), in the GNU
+    tar mkramdisk.sh writes; the model's data starts past 9 GiB of archive."""
+    if not os.environ.get(BIG_ENV):
+        raise skip(ctx, f"reads 9 GiB under TCG: run by make test-big ({BIG_ENV}=1)")
+    pad = sparse_file(ctx, "huge-padding.bin", HUGE_PAD_BYTES)  # sorts before the model
+    long_name = "stories260K-" + "x" * 184 + ".bin"
+    model = os.path.join(ctx.image_dir, long_name)
+    if not os.path.exists(model):
+        os.symlink(ctx.model("stories260K.bin"), model)
+    img = ctx.image("huge", [pad, model, ctx.model("tok512.bin")],
+                    f"model={long_name}\ntokenizer=tok512.bin\n", ramdisk_partition=True)
+    assert allocated_bytes(img) < (64 << 20), f"image not sparse: {allocated_bytes(img)} bytes on disk"
+    # The first tar header, read here: a GNU base-256 size (0x80, then big-endian).
+    with open(img, "rb") as f:
+        f.seek(int(gpt_field(img, 2, "First sector")) * 512 + 4096)
+        header = f.read(512)
+    assert header[:16].rstrip(b"\0") == b"huge-padding.bin" and header[124] == 0x80 and \
+        int.from_bytes(header[125:136], "big") == HUGE_PAD_BYTES, f"first header: {header[:140]!r}"
+    vm = ctx.boot(image=img, memory="20G")
+    with vm:
+        wait_big_read(vm, HUGE_PAD_BYTES, timeout=1200)
+        out = vm.command("/ls")
+        assert re.search(rf"\b{HUGE_PAD_BYTES}  huge-padding\.bin", out), f"/ls: {out!r}"
+        size = os.path.getsize(ctx.model("stories260K.bin"))
+        assert re.search(rf"\b{size}  {long_name}", out), f"/ls: {out!r}"
+        assert_golden_answer(vm, ctx)
+
+
 def test_big_ramdisk_over_4gib(ctx):
     """make test-big: a 4.5 GiB ramdisk (sparse zeros before the model) in its
     partition, read into -m 8G (q35 puts 2 GiB below 4 GiB, the rest above: a
@@ -133,11 +201,7 @@ def test_big_ramdisk_over_4gib(ctx):
     assert allocated_bytes(img) < (64 << 20), f"image not sparse: {allocated_bytes(img)} bytes on disk"
     vm = ctx.boot(image=img, memory="8G")
     with vm:
-        vm.wait_prompt(timeout=900)
-        m = PARTITION_READ.search(vm.text())
-        assert m and int(m.group(1)) >= BIG_PAD_BYTES >> 20, f"partition read: {vm.text()[-1500:]!r}"
-        print(f"  {m.group(1)} MiB read in {int(m.group(2)) / 1000:.1f} s ({m.group(3)} MB/s); "
-              f"prompt {vm.time_of(vm.cursor - 1) - vm.start_time:.0f} s after launch")
+        m = wait_big_read(vm, BIG_PAD_BYTES, timeout=900)
         progress = re.findall(r"loader: reading the ramdisk: (\d+)% \(\d+ of \d+ MiB, (\d+) MB/s, (\d+) s left\)",
                               vm.text())
         assert progress, f"no progress lines during a {m.group(2)} ms read"
@@ -153,4 +217,6 @@ CASES = [
     test_ramdisk_bigger_than_ram,
     test_mkimage_refuses_file_fat32_cannot_hold,
     test_big_ramdisk_over_4gib,
+    test_mkramdisk_refuses_when_tar_fails,
+    test_big_ramdisk_over_8gib_long_name,
 ]
