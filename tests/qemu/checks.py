@@ -12,6 +12,17 @@ def assert_no_panic(vm, what):
     assert PANIC_MARKER not in vm.text().encode(), f"kernel panic after {what}:\n{vm.tail(2000)}"
 
 
+# kernel/arch/smp.c prints it when an AP never acknowledged a TLB shootdown:
+# that CPU may still use a stale mapping.
+TLB_TIMEOUT = re.compile(r"smp: CPU \d+ did not flush its TLB[^\n]*")
+
+
+def assert_tlb_flushed(text, what):
+    """No CPU missed a TLB shootdown (every AP acknowledged every flush)."""
+    missed = TLB_TIMEOUT.search(text)
+    assert not missed, f"{what}: {missed.group(0)}"
+
+
 def assert_alive(vm, what):
     """The shell still answers and nothing panicked."""
     out = vm.command("/echo still alive")
