@@ -5,7 +5,7 @@ The boot.cfg hooks smp_test=1 / smp_fault=KIND (kernel/main.c) drive them.
 No case may show a CPU that missed a TLB shootdown."""
 import re
 
-from checks import assert_halted, assert_tlb_flushed, expect_fault_dump
+from checks import assert_halted, assert_no_missed_shootdown, assert_tlb_flushed, expect_fault_dump
 
 BASE_CFG = "ramdisk=ramdisk.tar\nmodel=stories260K.bin\ntokenizer=tok512.bin\n"
 REPORT = re.compile(rb"smp test: (\S+): (\d+) workers, .*round trip (\d+) ns")
@@ -40,9 +40,11 @@ def check_workers(ctx, smp):
             print(f"  -smp {smp}: {pay.group(0)}")
         vm.wait_prompt(timeout=60)
         if smp > 1:
-            shown = SMP_CMD.search(vm.command("/smp"))
+            out = vm.command("/smp")
+            shown = SMP_CMD.search(out)
             assert shown and int(shown.group(1)) == smp and 1 <= int(shown.group(2)) <= smp, \
                 f"/smp: {shown.group(0) if shown else 'no workers line'}"
+            print(f"  -smp {smp}: {assert_no_missed_shootdown(out, f'-smp {smp}')} TLB shootdowns, none missed")
         out = vm.command("/echo still alive")
         assert "still alive" in out, f"shell dead after the worker test: {out!r}"
         assert_tlb_flushed(vm.text(), f"-smp {smp}")

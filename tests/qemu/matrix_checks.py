@@ -13,7 +13,7 @@ import time
 from cases_boot import READY
 from cases_screen import screen_text
 from cases_usb import type_keys
-from checks import assert_tlb_flushed
+from checks import assert_no_missed_shootdown, assert_tlb_flushed
 from matrix_rows import AVX2_CPUS
 
 OVMF_DIR = "/usr/share/OVMF"
@@ -89,6 +89,8 @@ def run_serial_row(vm, row):
     if row.smp > 1:
         assert f"smp: {row.smp} of {row.smp} processors online" in log, \
             f"-smp {row.smp}: not every processor came online:\n{log[-2500:]}"
+        sent = assert_no_missed_shootdown(vm.command("/smp"), row.name)
+        facts.append(f"{sent} TLB shootdowns, none missed")
     if row.log:
         assert row.log in log, f"the boot log has no line with {row.log!r}:\n{log[-2500:]}"
         facts.append(next(line for line in log.splitlines() if row.log in line).strip())
@@ -164,6 +166,11 @@ def run_screen_row(vm, row):
         assert "ps2: no i8042 controller" in lines, \
             "i8042=off: no 'ps2: no i8042 controller' line on the screen:\n" + "\n".join(lines)
     wait_screen(vm, r"^>( |$)", 60, "the prompt")
+    if row.smp > 1:
+        type_keys(vm, "/smp\n")
+        lines = wait_screen(vm, r"tlb shootdowns: \d+, missed", 60, "the /smp answer")
+        sent = assert_no_missed_shootdown("\n".join(lines), row.name)
+        facts.append(f"{sent} TLB shootdowns, none missed (screen)")
     type_keys(vm, "/model\n")
     lines = wait_screen(vm, r"kernels:\s+\w+", 60, "the /model answer")
     kernels = KERNELS.search("\n".join(lines)).group(1)
