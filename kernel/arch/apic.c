@@ -55,11 +55,11 @@ static const char *mode_reason = "";
 int apic_init(int force_x2apic, uint32_t max_apic_id) {
     uint32_t r[4];
     cpu_cpuid(1, 0, r);
-    uint32_t ecx = r[2], edx = r[3];
-    if (!((edx >> 9) & 1)) return -1;
+    if (!((r[3] >> 9) & 1)) return -1;
     uint64_t base = cpu_read_msr(MSR_APIC_BASE);
+    /* cpu.x2apic, the bit /cpu reports, so tests can tell which mode was possible. */
     struct apic_mode_choice mode =
-        apic_choose_mode((ecx >> 21) & 1, (base & APIC_BASE_X2APIC) != 0, max_apic_id, force_x2apic);
+        apic_choose_mode(cpu.x2apic, (base & APIC_BASE_X2APIC) != 0, max_apic_id, force_x2apic);
     x2apic = mode.x2apic;
     mode_reason = mode.reason;
     if (!x2apic) {

@@ -73,6 +73,7 @@ static void identify(void) {
     int under_hypervisor = (r[2] >> 31) & 1;
     cpu.avx = (r[2] >> 28) & 1;
     cpu.f16c = (r[2] >> 29) & 1;
+    cpu.x2apic = (r[2] >> 21) & 1;
     if (!xsave) cpu.avx = 0;
 
     if (max_leaf >= 7) {

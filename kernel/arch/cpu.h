@@ -10,6 +10,7 @@ struct cpu_info {
     char hypervisor[13]; /* CPUID 0x40000000 signature ("TCGTCGTCGTCG", "KVMKVMKVM"), "" on bare metal */
     uint32_t family, model, stepping;
     int sse2, sse3, ssse3, sse41, sse42, avx, avx2, fma, f16c, avx512f, avx512bw, avx512vl, avx512vnni;
+    int x2apic;        /* CPUID 1 ECX bit 21: the local APIC offers x2APIC mode */
     int avx_enabled;   /* AVX state enabled in XCR0 by us */
     int logical_cores; /* from the ACPI MADT (enabled local APICs), 1 if unknown */
 };

@@ -89,6 +89,7 @@ void smp_stop_others(void) {
  * and the generation each CPU (by index) has flushed for. */
 static uint64_t tlb_generation;
 static uint64_t tlb_flushed[SMP_MAX_CPUS];
+static unsigned tlb_shootdowns, tlb_missed;
 #define SHOOTDOWN_TIMEOUT_MS 100
 #define SHOOTDOWN_RESEND_US 1000
 
@@ -110,6 +111,7 @@ void smp_flush_tlb_others(void) {
     if (smp_online_count() <= 1 || !__atomic_load_n(&workers_assigned, __ATOMIC_ACQUIRE)) return;
     int self = smp_cpu_index();
     uint64_t wanted = __atomic_add_fetch(&tlb_generation, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&tlb_shootdowns, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&tlb_flushed[self], wanted, __ATOMIC_SEQ_CST); /* the caller flushed its own */
     uint64_t hz = tsc_hz(), start = rdtsc();
     for (int i = 0; i < SMP_MAX_CPUS; i++) {
@@ -121,6 +123,7 @@ void smp_flush_tlb_others(void) {
             uint64_t now = rdtsc();
             if (now - start > hz / 1000 * SHOOTDOWN_TIMEOUT_MS) {
                 kprintf("smp: CPU %d did not flush its TLB within %d ms\n", i, SHOOTDOWN_TIMEOUT_MS);
+                __atomic_add_fetch(&tlb_missed, 1, __ATOMIC_RELAXED);
                 break;
             }
             if (now - last_send > hz / 1000000 * SHOOTDOWN_RESEND_US) { /* an NMI may merge with another */
@@ -129,6 +132,11 @@ void smp_flush_tlb_others(void) {
             }
         }
     }
+}
+
+void smp_tlb_stats(unsigned *shootdowns, unsigned *missed) {
+    *shootdowns = __atomic_load_n(&tlb_shootdowns, __ATOMIC_RELAXED);
+    *missed = __atomic_load_n(&tlb_missed, __ATOMIC_RELAXED);
 }
 
 /* Called by ap_entry64 on the AP's own stack, kernel CR3 loaded. */

@@ -28,6 +28,9 @@ void smp_stop_others(void);
  * TLB (an NMI, interrupts being off everywhere) and this waits until each
  * has (up to 100 ms, then a warning). Nothing to do before the APs start. */
 void smp_flush_tlb_others(void);
+/* Shootdowns sent since boot, and the CPUs that missed one (timed out): /smp
+ * shows them, so a screen-only machine can tell what the boot log said. */
+void smp_tlb_stats(unsigned *shootdowns, unsigned *missed);
 /* NMI handler hook: flushes this CPU's TLB if a shootdown is pending;
  * returns 1 when it did. */
 int smp_tlb_shootdown_nmi(void);

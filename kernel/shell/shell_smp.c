@@ -16,6 +16,9 @@ void shell_cmd_smp(struct session *session, const char *args) {
     } else if (!*args) {
         kprintf("processors: %d online of %d; workers: %d, %d of them in use (measured to pay off)\n",
                 smp_online_count(), cpu.logical_cores, smp_online_count(), workers_count());
+        unsigned shootdowns, missed;
+        smp_tlb_stats(&shootdowns, &missed);
+        kprintf("tlb shootdowns: %u, missed by a CPU: %u\n", shootdowns, missed);
     } else {
         kprintf("usage: /smp [test | fault KIND]\n");
     }

@@ -196,6 +196,7 @@ void shell_cmd_cpu(struct session *session, const char *args) {
             (unsigned long long)(khz % 1000), timer_source());
     kprintf("platform: %s, %s\n", cpu.hypervisor[0] ? cpu.hypervisor : "no hypervisor",
             apic_is_x2apic() ? "x2APIC" : "xAPIC");
+    kprintf("x2apic:   %s\n", cpu.x2apic ? "offered by the CPU" : "not offered by the CPU");
 }
 
 void shell_cmd_uptime(struct session *session, const char *args) {

@@ -1,10 +1,11 @@
 """cases_smp.py - QEMU cases for SMP: every processor of -smp N comes online,
 the worker pool computes a checked parallel sum on all of them, and a fault
 on an application processor gives the full dump and halts every CPU.
-The boot.cfg hooks smp_test=1 / smp_fault=KIND (kernel/main.c) drive them."""
+The boot.cfg hooks smp_test=1 / smp_fault=KIND (kernel/main.c) drive them.
+No case may show a CPU that missed a TLB shootdown."""
 import re
 
-from checks import assert_halted, expect_fault_dump
+from checks import assert_halted, assert_no_missed_shootdown, assert_tlb_flushed, expect_fault_dump
 
 BASE_CFG = "ramdisk=ramdisk.tar\nmodel=stories260K.bin\ntokenizer=tok512.bin\n"
 REPORT = re.compile(rb"smp test: (\S+): (\d+) workers, .*round trip (\d+) ns")
@@ -39,11 +40,14 @@ def check_workers(ctx, smp):
             print(f"  -smp {smp}: {pay.group(0)}")
         vm.wait_prompt(timeout=60)
         if smp > 1:
-            shown = SMP_CMD.search(vm.command("/smp"))
+            out = vm.command("/smp")
+            shown = SMP_CMD.search(out)
             assert shown and int(shown.group(1)) == smp and 1 <= int(shown.group(2)) <= smp, \
                 f"/smp: {shown.group(0) if shown else 'no workers line'}"
+            print(f"  -smp {smp}: {assert_no_missed_shootdown(out, f'-smp {smp}')} TLB shootdowns, none missed")
         out = vm.command("/echo still alive")
         assert "still alive" in out, f"shell dead after the worker test: {out!r}"
+        assert_tlb_flushed(vm.text(), f"-smp {smp}")
 
 
 def test_smp1_workers(ctx):
@@ -64,6 +68,7 @@ def test_smp_fault_on_ap_halts_all(ctx):
         expect_fault_dump(vm, [r"Page Fault", r"debug_fault", r"workers_ap_loop", r"ap_main"], "the AP fault",
                           timeout=120, settle=1)
         assert_halted(vm, "the AP fault")
+        assert_tlb_flushed(vm.text(), "the AP fault")
         regs = vm.monitor_command("info registers -a")
         halted = re.findall(r"HLT=(\d)", regs)
         assert halted == ["1", "1"], f"not every CPU halted after the AP fault: HLT={halted}"
@@ -77,6 +82,7 @@ def test_smp_faults_on_all_cpus_one_dump(ctx):
         expect_fault_dump(vm, [r"Invalid Opcode", r"debug_fault"], "the simultaneous faults", timeout=120, settle=2)
         assert_halted(vm, "the simultaneous faults")
         out = vm.text()
+        assert_tlb_flushed(out, "the simultaneous faults")
         dumps, panics = out.count("*** EXCEPTION"), out.count("KERNEL PANIC: system halted")
         assert dumps == 1 and panics == 1 and "nested" not in out, \
             f"{dumps} dumps and {panics} panic lines (want one of each):\n{out[-3000:]}"

@@ -12,6 +12,29 @@ def assert_no_panic(vm, what):
     assert PANIC_MARKER not in vm.text().encode(), f"kernel panic after {what}:\n{vm.tail(2000)}"
 
 
+# kernel/arch/smp.c prints it when an AP never acknowledged a TLB shootdown:
+# that CPU may still use a stale mapping.
+TLB_TIMEOUT = re.compile(r"smp: CPU \d+ did not flush its TLB[^\n]*")
+
+
+def assert_tlb_flushed(text, what):
+    """No CPU missed a TLB shootdown (every AP acknowledged every flush)."""
+    missed = TLB_TIMEOUT.search(text)
+    assert not missed, f"{what}: {missed.group(0)}"
+
+
+TLB_STATS = re.compile(r"tlb shootdowns: (\d+), missed by a CPU: (\d+)")
+
+
+def assert_no_missed_shootdown(smp_output, what):
+    """/smp's counters (they cover the boot lines a screen-only machine
+    never shows): none missed; returns how many shootdowns were sent."""
+    stats = TLB_STATS.search(smp_output)
+    assert stats, f"{what}: /smp shows no TLB shootdown counters: {smp_output[-400:]!r}"
+    assert stats.group(2) == "0", f"{what}: {stats.group(0)}"
+    return int(stats.group(1))
+
+
 def assert_alive(vm, what):
     """The shell still answers and nothing panicked."""
     out = vm.command("/echo still alive")

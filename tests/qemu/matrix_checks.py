@@ -1,7 +1,9 @@
 """matrix_checks.py - one row of make test-matrix, booted and checked: the
 prompt, the framebuffer size, the CPU's features and the kernel set chosen,
 the processors and memory seen, an answer from stories260K (or the model
-refused when RAM is too small), then /poweroff ends QEMU."""
+refused when RAM is too small), the prompt read off the screen when there is
+one, no missed TLB shootdown, then /poweroff ends QEMU with status 0 (ACPI S5;
+the 0xF4 debug-exit fallback would exit 1)."""
 import os
 import re
 import shutil
@@ -11,6 +13,7 @@ import time
 from cases_boot import READY
 from cases_screen import screen_text
 from cases_usb import type_keys
+from checks import assert_no_missed_shootdown, assert_tlb_flushed
 from matrix_rows import AVX2_CPUS
 
 OVMF_DIR = "/usr/share/OVMF"
@@ -86,6 +89,8 @@ def run_serial_row(vm, row):
     if row.smp > 1:
         assert f"smp: {row.smp} of {row.smp} processors online" in log, \
             f"-smp {row.smp}: not every processor came online:\n{log[-2500:]}"
+        sent = assert_no_missed_shootdown(vm.command("/smp"), row.name)
+        facts.append(f"{sent} TLB shootdowns, none missed")
     if row.log:
         assert row.log in log, f"the boot log has no line with {row.log!r}:\n{log[-2500:]}"
         facts.append(next(line for line in log.splitlines() if row.log in line).strip())
@@ -104,6 +109,8 @@ def run_serial_row(vm, row):
             f"-m {row.memory}: the model was not refused:\n{log[-2500:]}"
         assert "shell alive" in vm.command("/echo shell alive"), "no shell after the model was refused"
         facts.append("model refused, shell reached")
+        if row.size:
+            facts.append(check_prompt_on_screen(vm, row, r"^shell alive", "the /echo answer"))
         return out, facts
     kernels = KERNELS.search(vm.command("/model"))
     assert kernels, "/model names no kernel set"
@@ -114,13 +121,19 @@ def run_serial_row(vm, row):
     stats = STATS.search(answer)
     assert stats, f"no [stats] line after the answer: {answer[-600:]!r}"
     facts.append(f"answer [{stats.group(0)[1:60]}...]")
-    if row.screen_prompt:
-        lines = wait_screen(vm, r"\[\d+ tokens, .*stop:", 60, "the answer's [stats] line")
-        shown = [line for line in lines if line.strip()]
-        assert len(shown) >= 2 and shown[-2].startswith(">") and "stop:" in shown[-3], \
-            "the prompt is not under the answer's [stats] line on the screen:\n" + "\n".join(shown[-6:])
-        facts.append(f"prompt and answer on the {row.size[0]}x{row.size[1]} screen")
+    if row.size:
+        facts.append(check_prompt_on_screen(vm, row, r"stop:[^\n]*\]", "the answer's [stats] line"))
     return out, facts
+
+
+def check_prompt_on_screen(vm, row, last_output, what):
+    """The screen, read from a screendump, ends with last_output's line, then
+    the prompt, then the status line (the bottom row)."""
+    lines = wait_screen(vm, last_output, 60, what)
+    shown = [line for line in lines if line.strip()]
+    assert len(shown) >= 3 and re.search(last_output, shown[-3]) and shown[-2].startswith(">"), \
+        f"the prompt is not under {what} on the screen:\n" + "\n".join(shown[-6:])
+    return f"prompt on the {row.size[0]}x{row.size[1]} screen"
 
 
 def wait_screen(vm, pattern, timeout, what):
@@ -136,10 +149,28 @@ def wait_screen(vm, pattern, timeout, what):
     raise AssertionError(f"{what} not on screen after {timeout}s:\n" + "\n".join(lines))
 
 
+def early_log_on_screen(row):
+    """The PS/2 probe's line is on the screen, unless the screen is virtio-gpu's
+    scanout: the kernel sets that up after the probe (kernel/main.c)."""
+    return not any(arg.startswith("virtio-gpu-pci") for arg in row.display)
+
+
 def run_screen_row(vm, row):
     """No serial port: everything through the screen and the USB keyboard."""
-    wait_screen(vm, r"usb: keyboard ready", row.timeout, "the USB keyboard")
+    lines = wait_screen(vm, r"usb: keyboard ready", row.timeout, "the USB keyboard")
+    facts = []
+    assert_tlb_flushed("\n".join(lines), row.name + " (the boot log on the screen)")
+    if not row.ps2:
+        facts.append("i8042=off")
+    if not row.ps2 and early_log_on_screen(row):
+        assert "ps2: no i8042 controller" in lines, \
+            "i8042=off: no 'ps2: no i8042 controller' line on the screen:\n" + "\n".join(lines)
     wait_screen(vm, r"^>( |$)", 60, "the prompt")
+    if row.smp > 1:
+        type_keys(vm, "/smp\n")
+        lines = wait_screen(vm, r"tlb shootdowns: \d+, missed", 60, "the /smp answer")
+        sent = assert_no_missed_shootdown("\n".join(lines), row.name)
+        facts.append(f"{sent} TLB shootdowns, none missed (screen)")
     type_keys(vm, "/model\n")
     lines = wait_screen(vm, r"kernels:\s+\w+", 60, "the /model answer")
     kernels = KERNELS.search("\n".join(lines)).group(1)
@@ -147,8 +178,8 @@ def run_screen_row(vm, row):
     assert kernels == want, f"-cpu {row.cpu}: kernel set {kernels} on screen"
     type_keys(vm, "/set temp 0\n/set steps 16\n")
     type_keys(vm, "Once upon a time\n")
-    lines = wait_screen(vm, r"\[\d+ tokens, .*stop:", 300, "the answer's [stats] line")
-    return None, [f"kernels {kernels} (screen)", "answer on screen"]
+    wait_screen(vm, r"\[\d+ tokens, .*stop:", 300, "the answer's [stats] line")
+    return None, facts + [f"kernels {kernels} (screen)", "answer on screen"]
 
 
 def run_row(ctx, row):
@@ -163,7 +194,8 @@ def run_row(ctx, row):
     display = list(row.display)
     if not row.serial:
         display += ["-device", "qemu-xhci,id=xhci", "-device", "usb-kbd,bus=xhci.0"]
-    vm = ctx.boot(image, memory=row.memory, smp=row.smp, machine=row.machine, cpu=row.cpu, vga=False,
+    machine = row.machine if row.ps2 else row.machine + ",i8042=off"
+    vm = ctx.boot(image, memory=row.memory, smp=row.smp, machine=machine, cpu=row.cpu, vga=False,
                   firmware_args=extra, serial=row.serial, extra_args=display)
     with vm:
         t0 = time.monotonic()
@@ -173,6 +205,9 @@ def run_row(ctx, row):
         else:
             type_keys(vm, "/poweroff\n")
         status = vm.wait_exit(60)
+        assert status == 0, f"/poweroff: QEMU exit status {status}, expected 0 (ACPI S5)"
+        if row.serial:
+            assert_tlb_flushed(vm.text(), row.name)
         facts.append(f"/poweroff: QEMU exit {status}")
         facts.append(f"{time.monotonic() - t0:.0f}s after launch")
     return ", ".join(facts)

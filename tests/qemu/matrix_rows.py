@@ -1,13 +1,15 @@
 """matrix_rows.py - the rows of make test-matrix (cases_matrix.py). Each
 dimension's values appear in one or more rows, combined so that every value
-is covered without the full product (30 boots, ~20 minutes on 2 cores).
+is covered without the full product (31 boots).
 
 What this OVMF allows: -vga std without a size comes up at 1280x800; VGA and
 bochs-display come up at their xres/yres up to 2560x1600. At 3840x2160 OVMF
 starts in 1280x800 (it does not take that size as the preferred one) but
 lists the 4K mode when the video memory holds it, so those rows ask for it
-in boot.cfg (video=WxH or video=max, the loader's SetMode) and read the
-prompt from a 4K screendump; ramfb is 800x600. virtio-gpu-pci's GOP has no linear framebuffer (the
+in boot.cfg (video=WxH or video=max, the loader's SetMode). ramfb starts at
+800x600 and OVMF's ramfb driver offers no mode above 1024x768 (640x480,
+800x600, 1024x768). Every row with a framebuffer reads the prompt and the
+answer off a screendump. virtio-gpu-pci's GOP has no linear framebuffer (the
 loader reports fb 0x0): the kernel's own driver (kernel/drivers/virtio_gpu.c)
 sets up a scanout from RAM at the device's size, read back by screendump; a
 device too short of host memory for it refuses the resource, and the kernel
@@ -33,7 +35,7 @@ class Row:
     model_fits: bool = True        # False: the model must be refused, the shell still reached
     timeout: int = 240             # boot to prompt, seconds
     video: str = ""                # boot.cfg video= (the loader's GOP mode choice)
-    screen_prompt: bool = False    # serial rows: also read the prompt and the answer off a screendump
+    ps2: bool = True               # False: the machine has no i8042 (-machine ...,i8042=off)
     log: str = ""                  # a line the boot log must hold
 
 
@@ -72,14 +74,14 @@ ROWS = [
     Row("q35-vga-800x600", display=vga(800, 600), size=(800, 600)),
     Row("pc-vga-1920x1080-ovmf4m", machine="pc", display=vga(1920, 1080), size=(1920, 1080), firmware=FW4M),
     Row("q35-vga-2560x1600", display=vga(2560, 1600), size=(2560, 1600)),
-    Row("q35-vga-3840x2160", display=vga(3840, 2160), size=(3840, 2160), video="3840x2160", screen_prompt=True),
+    Row("q35-vga-3840x2160", display=vga(3840, 2160), size=(3840, 2160), video="3840x2160"),
     Row("pc-bochs-3840x2160-max-ovmf4m", machine="pc", display=bochs(3840, 2160), size=(3840, 2160), video="max",
-        firmware=FW4M, screen_prompt=True),
-    Row("q35-virtio-gpu-pci-1280x800", display=virtio_gpu(1280, 800), size=(1280, 800), screen_prompt=True,
+        firmware=FW4M),
+    Row("q35-virtio-gpu-pci-1280x800", display=virtio_gpu(1280, 800), size=(1280, 800),
         log="virtio-gpu: 1280x800 scanout"),
     Row("pc-virtio-gpu-pci-1920x1080-ovmf4m", machine="pc", display=virtio_gpu(1920, 1080), size=(1920, 1080),
-        firmware=FW4M, screen_prompt=True, log="virtio-gpu: 1920x1080 scanout"),
-    Row("q35-virtio-gpu-pci-3840x2160", display=virtio_gpu(3840, 2160), size=(3840, 2160), screen_prompt=True,
+        firmware=FW4M, log="virtio-gpu: 1920x1080 scanout"),
+    Row("q35-virtio-gpu-pci-3840x2160", display=virtio_gpu(3840, 2160), size=(3840, 2160),
         log="virtio-gpu: 3840x2160 scanout"),
     # 1 MiB of host memory cannot hold the 4 MB resource: refused, serial only.
     Row("q35-virtio-gpu-pci-refuses", display=virtio_gpu(1280, 800, ",max_hostmem=1048576"), size=None,
@@ -88,9 +90,11 @@ ROWS = [
     Row("q35-bochs-1600x900-ovmf4m", display=bochs(1600, 900), size=(1600, 900), firmware=FW4M),
     Row("pc-bochs-2560x1440", machine="pc", display=bochs(2560, 1440), size=(2560, 1440)),
     Row("q35-ramfb", display=["-device", "ramfb"], size=(800, 600)),
-    # No serial port: the prompt and the answer read on the screen, typed on a USB keyboard.
-    Row("q35-noserial-usbkbd", serial=False, smp=2),
-    Row("q35-noserial-usbkbd-virtio-gpu", serial=False, display=virtio_gpu(1280, 800), size=(1280, 800)),
-    Row("pc-noserial-usbkbd-bochs-ovmf4m", machine="pc", serial=False, display=bochs(1024, 768),
+    Row("q35-ramfb-1024x768", display=["-device", "ramfb"], size=(1024, 768), video="1024x768"),
+    # No serial port and no PS/2 controller: the prompt and the answer read on
+    # the screen, typed on a USB keyboard (the only keyboard the machine has).
+    Row("q35-noserial-usbkbd", serial=False, ps2=False, smp=2),
+    Row("q35-noserial-usbkbd-virtio-gpu", serial=False, ps2=False, display=virtio_gpu(1280, 800), size=(1280, 800)),
+    Row("pc-noserial-usbkbd-bochs-ovmf4m", machine="pc", serial=False, ps2=False, display=bochs(1024, 768),
         size=(1024, 768), firmware=FW4M),
 ]
