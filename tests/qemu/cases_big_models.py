@@ -14,6 +14,7 @@ import sys
 
 from cases_boot import READY
 from cases_llm import LLMRUN, answer, first_difference, set_all
+from cases_storage import PARTITION_READ, PROGRESS, check_progress_pace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEN_GGUF = os.path.join(ROOT, "build", "host", "gen_gguf")
@@ -23,8 +24,8 @@ PROMPT = "Hello"
 # another order, and a random model's near-tied logits can then pick another token).
 SIMD = "sse2"
 NEW_TOKENS = 4
-PROGRESS = re.compile(r"loader: reading the ramdisk: (\d+)% \(\d+ of \d+ MiB, (\d+) MB/s, (\d+) s left\)")
 PROMPT_TOKENS = re.compile(r"prompt (\d+) tokens")
+GENERATED = re.compile(r"generated (\d+) tokens .*stop: (\w+)")
 
 
 def skip(ctx, reason):
@@ -53,8 +54,9 @@ def disk_need(gen_args):
 
 
 def host_answer(model, new_tokens):
-    """llmrun's greedy text for PROMPT and new_tokens more tokens, and the
-    step count (llama2.c's -n: prompt plus new tokens) that gives it."""
+    """llmrun's greedy text for PROMPT and new_tokens more tokens, the step
+    count (llama2.c's -n: prompt plus new tokens) that gives it, and the
+    number of tokens it generated."""
     probe = subprocess.run([LLMRUN, model, "-t", "0", "-n", "1", "-i", PROMPT, "--threads", "2", "--simd", SIMD],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
     assert probe.returncode == 0, f"llmrun: {probe.stderr.decode(errors='replace')[-300:]}"
@@ -64,7 +66,11 @@ def host_answer(model, new_tokens):
     r = subprocess.run([LLMRUN, model, "-t", "0", "-n", str(steps), "-i", PROMPT, "--threads", "2", "--simd", SIMD],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
     assert r.returncode == 0, f"llmrun: {r.stderr.decode(errors='replace')[-300:]}"
-    return r.stdout.decode("utf-8", errors="replace").rstrip("\n"), steps
+    done = GENERATED.search(r.stderr.decode(errors="replace"))
+    # llama2.c's -n counts positions, and the token after the prompt's last one is sampled too: new_tokens + 1.
+    assert done and done.group(2) == "steps" and int(done.group(1)) == new_tokens + 1, \
+        f"llmrun generated {done.group(0) if done else r.stderr[-300:]!r}, not {new_tokens + 1} tokens to stop: steps"
+    return r.stdout.decode("utf-8", errors="replace").rstrip("\n"), steps, int(done.group(1))
 
 
 def beyond_file_and_kv(vm):
@@ -87,7 +93,7 @@ def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=Fal
                           f"disk image need about {need / 2**30:.1f} GiB: free some space first")
     work, pieces = generate(ctx, name, gen_args)
     try:
-        want, steps = host_answer(pieces[0], new_tokens)
+        want, steps, generated = host_answer(pieces[0], new_tokens)
         first = os.path.basename(pieces[0])
         img = ctx.image(name, pieces, f"model={first}\n{cfg_extra}", ramdisk_partition=True)
         with ctx.boot(image=img, memory=memory) as vm:
@@ -102,7 +108,9 @@ def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=Fal
                 for want_text in model_has:
                     assert want_text in info, f"{name}: {want_text!r} not in /model: {info!r}"
             if expect_progress:
-                assert PROGRESS.search(log), f"{name}: no load progress lines: {log[-2000:]!r}"
+                read = PARTITION_READ.search(log)
+                assert read and PROGRESS.search(log), f"{name}: no load progress lines: {log[-2000:]!r}"
+                check_progress_pace(PROGRESS.findall(log), int(read.group(2)))
             if max_beyond_mib is not None:
                 beyond = beyond_file_and_kv(vm)
                 print(f"  {name}: {beyond:.1f} MiB in use beyond the file and the KV cache")
@@ -113,6 +121,8 @@ def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=Fal
         # The prompt's own text comes first, then the new tokens' pieces: all equal llmrun's.
         assert want.startswith(PROMPT) and len(want) > len(PROMPT), f"{name}: llmrun answered {want!r}"
         assert text == want, f"{name}: kernel vs llmrun: {first_difference(text, want)}"
+        assert int(stats.group(1)) == generated and stats.group(5) == "steps", \
+            f"{name}: the kernel's stats {stats.group(0)!r}, llmrun generated {generated} tokens to stop: steps"
     finally:
         shutil.rmtree(work, ignore_errors=True)
         img_path = os.path.join(ctx.image_dir, name + ".img")
