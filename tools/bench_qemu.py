@@ -19,6 +19,7 @@ Prints a table; these are measurements, not pass/fail checks.
 import argparse
 import os
 import re
+import shutil
 import statistics
 import sys
 import time
@@ -213,6 +214,13 @@ def main():
     ap.add_argument("--ramdisk-memory", default="", help="QEMU -m for --ramdisk-mib (default: N MiB + 1 GiB)")
     args = ap.parse_args()
     ctx = Context(args.shared, args.ovmf)
+    try:
+        measure(args, ctx)
+    finally:  # the images (--ramdisk-mib's sparse padding, --big's copy of the model)
+        shutil.rmtree(ctx.image_dir, ignore_errors=True)
+
+
+def measure(args, ctx):
     for mib in args.ramdisk_mib:
         ramdisk_figures(ctx, mib, max(1, args.boots), args.ramdisk_memory)
     for model in args.big:
