@@ -159,10 +159,25 @@ def test_big_ramdisk_over_4gib(ctx):
         assert_golden_answer(vm, ctx)
 
 
+def test_bench_qemu_ramdisk_figures(ctx):
+    """tools/bench_qemu.py --ramdisk-mib (issue 12: the read speed in MB/s, launch to prompt) on a 64 MiB
+    ramdisk, and the read speed of its other boots too: the tool runs and finds its figures."""
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools/bench_qemu.py"), "--shared", ctx.shared,
+                        "--ovmf", ctx.ovmf, "--boots", "1", "--ramdisk-mib", "64"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+    out = r.stdout.decode(errors="replace")
+    assert r.returncode == 0, f"bench_qemu.py failed: {out[-1500:]}"
+    m = re.search(r"^ramdisk (\d+) MiB \(-m 2G\): launch to prompt median ([0-9.]+) s", out, re.M)
+    assert m and 60 <= int(m.group(1)) <= 64 and float(m.group(2)) > 0, f"no 64 MiB launch figure: {out!r}"
+    reads = re.findall(r"^ramdisk read \(loader, partition\): (?:median )?(\d+ MB/s|under 1 ms)", out, re.M)
+    assert len(reads) == 2 and reads[0] != "0 MB/s", f"want the read speed of both boots: {out!r}"
+
+
 CASES = [
     test_ramdisk_partition_answers,
     test_ramdisk_partition_too_small_for_its_tar,
     test_ramdisk_bigger_than_ram,
     test_mkimage_refuses_file_fat32_cannot_hold,
     test_big_ramdisk_over_4gib,
+    test_bench_qemu_ramdisk_figures,
 ]
