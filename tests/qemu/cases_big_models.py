@@ -84,7 +84,7 @@ def beyond_file_and_kv(vm):
 
 
 def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=False, max_beyond_mib=None,
-                    cfg_extra="", log_has=(), model_has=()):
+                    cfg_extra="", log_has=(), model_has=(), one_file_over=None):
     if not os.environ.get(BIG_ENV):
         raise skip(ctx, f"a model of real size under TCG: run by make test-big ({BIG_ENV}=1)")
     need = disk_need(gen_args)
@@ -93,6 +93,9 @@ def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=Fal
                           f"disk image need about {need / 2**30:.1f} GiB: free some space first")
     work, pieces = generate(ctx, name, gen_args)
     try:
+        if one_file_over is not None:
+            assert len(pieces) == 1 and os.path.getsize(pieces[0]) > one_file_over, \
+                f"{name}: want one file over {one_file_over} bytes: {[(p, os.path.getsize(p)) for p in pieces]}"
         want, steps, generated = host_answer(pieces[0], new_tokens)
         first = os.path.basename(pieces[0])
         img = ctx.image(name, pieces, f"model={first}\n{cfg_extra}", ramdisk_partition=True)
@@ -159,9 +162,17 @@ def test_big_llama31_8b_q4_0_split(ctx):
                                              "--split", "2"], "8G", 1, expect_progress=True)
 
 
+def test_big_llama31_8b_q4_0_one_file(ctx):
+    """The Llama-3.1-8B shape in Q4_0 as one GGUF file over 4 GiB (as a downloaded 8B Q4_K_M of 4.9 GB is):
+    a tar entry past 32-bit sizes, read whole into -m 8G (above 4 GiB), weights in place; the first greedy token."""
+    check_big_model(ctx, "llama31-8b-Q4_0-one-file", ["--shape", "llama-3.1-8b", "--type", "Q4_0", "--ctx", "2048"],
+                    "8G", 1, one_file_over=4 << 30)
+
+
 CASES = [
     test_big_llama32_1b_q4_k_m,
     test_big_llama32_1b_ctx_32768,
     test_big_llama32_3b_q4_0,
     test_big_llama31_8b_q4_0_split,
+    test_big_llama31_8b_q4_0_one_file,
 ]
