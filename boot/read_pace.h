@@ -16,9 +16,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define READ_PACE_FIRST_REPORT_MS 1000ULL /* the first line once a read has taken this long */
-#define READ_PACE_REPORT_EVERY_MS 2000ULL /* later lines at least this far apart: no flood */
-#define READ_PACE_REQUEST_MS 250ULL       /* what one request should take */
+#define READ_PACE_FIRST_REPORT_MS 1000ULL  /* the first line once a read has taken this long */
+#define READ_PACE_REPORT_EVERY_MS 2000ULL  /* later lines at least this far apart: no flood */
+#define READ_PACE_REQUEST_MS 250ULL        /* what one request should take */
 #define READ_PACE_MIN_REQUEST (4ULL << 20) /* also the first request, before any speed is known */
 #define READ_PACE_MAX_REQUEST (64ULL << 20)
 

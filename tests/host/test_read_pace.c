@@ -17,10 +17,10 @@
 #define FIRST_LINE_AFTER_MS 1000.0
 
 struct outcome {
-    double read_ms;          /* the whole read */
-    double first_report_ms;  /* -1: no line */
-    double worst_late_ms;    /* the most a line came after it was due */
-    double closest_gap_ms;   /* between two lines */
+    double read_ms;         /* the whole read */
+    double first_report_ms; /* -1: no line */
+    double worst_late_ms;   /* the most a line came after it was due */
+    double closest_gap_ms;  /* between two lines */
     uint64_t reports, requests, bad_requests;
 };
 
@@ -39,9 +39,11 @@ static struct outcome simulate(uint64_t total, double bytes_per_ms, uint64_t uni
         done += request;
         o.requests++;
         if (done < total && read_pace_report_due((uint64_t)now, o.reports, last_report)) {
-            double due = o.reports ? (double)(last_report + READ_PACE_REPORT_EVERY_MS) : READ_PACE_FIRST_REPORT_MS;
+            double due =
+                o.reports ? (double)(last_report + READ_PACE_REPORT_EVERY_MS) : READ_PACE_FIRST_REPORT_MS;
             if (now - due > o.worst_late_ms) o.worst_late_ms = now - due;
-            if (o.reports && now - (double)last_report < o.closest_gap_ms) o.closest_gap_ms = now - (double)last_report;
+            if (o.reports && now - (double)last_report < o.closest_gap_ms)
+                o.closest_gap_ms = now - (double)last_report;
             if (o.first_report_ms < 0) o.first_report_ms = now;
             last_report = (uint64_t)now;
             o.reports++;
@@ -68,8 +70,8 @@ static void check_read(uint64_t total, unsigned mb_per_s, uint64_t unit) {
              mb_per_s, (unsigned long long)unit, o.read_ms / 1000);
     char what[200];
 
-    snprintf(what, sizeof what, "%s: requests are whole units, at most the limit and what is left, and add up",
-             name);
+    snprintf(what, sizeof what,
+             "%s: requests are whole units, at most the limit and what is left, and add up", name);
     check(o.bad_requests == 0, what, "%llu bad requests", (unsigned long long)o.bad_requests);
 
     double late = allowed_lateness(bytes_per_ms);
@@ -80,8 +82,8 @@ static void check_read(uint64_t total, unsigned mb_per_s, uint64_t unit) {
     }
     if (o.read_ms >= FIRST_LINE_AFTER_MS + late) {
         snprintf(what, sizeof what, "%s: the first line comes once the read has taken a second", name);
-        check(o.first_report_ms >= FIRST_LINE_AFTER_MS && o.first_report_ms <= FIRST_LINE_AFTER_MS + late, what,
-              "first line at %.0f ms (allowed %.0f-%.0f)", o.first_report_ms, FIRST_LINE_AFTER_MS,
+        check(o.first_report_ms >= FIRST_LINE_AFTER_MS && o.first_report_ms <= FIRST_LINE_AFTER_MS + late,
+              what, "first line at %.0f ms (allowed %.0f-%.0f)", o.first_report_ms, FIRST_LINE_AFTER_MS,
               FIRST_LINE_AFTER_MS + late);
         snprintf(what, sizeof what, "%s: every line within one request of being due", name);
         check(o.worst_late_ms <= late, what, "a line %.0f ms late (allowed %.0f)", o.worst_late_ms, late);
