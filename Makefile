@@ -175,8 +175,12 @@ host-test: host-unit-test python-test
 host-unit-test: $(HOST_TESTS) $(TOOLS)
 	@python3 tests/run_host_tests.py --label host --jobs 2 --shared $(SHARED) \
 	    $(filter %/test_prefill_batch,$(HOST_TESTS)) $(filter-out %/test_prefill_batch,$(HOST_TESTS))
+# A llama.cpp build beside the project (never built by it): test_gen_gguf.py
+# then checks that llama.cpp loads gen_gguf's files; without one it says so.
+LLAMA_CPP_DIR ?= ../llama.cpp
+LLAMA_CPP_BIN ?= $(if $(wildcard $(LLAMA_CPP_DIR)/build/bin/llama-simple),$(abspath $(LLAMA_CPP_DIR)/build/bin))
 python-test: $(TOOLS)
-	@python3 tests/run_host_tests.py --label python --shared $(SHARED) $(HOST_TEST_SCRIPTS)
+	@LLAMA_CPP_BIN=$(LLAMA_CPP_BIN) python3 tests/run_host_tests.py --label python --shared $(SHARED) $(HOST_TEST_SCRIPTS)
 
 # The harness builds its own disk images: it needs the loader and the kernel.
 qemu-test: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(TOOLS)

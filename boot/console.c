@@ -6,6 +6,7 @@
 #include <stdarg.h>
 
 #include "boot/loader.h"
+#include "boot/read_pace.h"
 
 #define COM1_PORT 0x3F8
 #define UART_THR 0 /* transmit holding register */
@@ -269,12 +270,18 @@ void read_progress_start(struct read_progress *p, const char *what, uint64_t tot
     p->total = total;
     p->start_tsc = tsc_read();
     p->last_report_ms = 0;
+    p->reports = 0;
+}
+
+uint64_t read_progress_request(const struct read_progress *p, uint64_t done, uint64_t unit) {
+    return read_pace_request(done, tsc_to_ms(tsc_read() - p->start_tsc), p->total - done, unit);
 }
 
 void read_progress_update(struct read_progress *p, uint64_t done) {
     uint64_t elapsed_ms = tsc_to_ms(tsc_read() - p->start_tsc);
-    if (done >= p->total || elapsed_ms < p->last_report_ms + PROGRESS_EVERY_MS) return;
+    if (done >= p->total || !read_pace_report_due(elapsed_ms, p->reports, p->last_report_ms)) return;
     p->last_report_ms = elapsed_ms;
+    p->reports++;
     uint64_t rate = done / elapsed_ms / 1000; /* MB/s */
     uint64_t left_s = rate ? (p->total - done) / 1000000 / rate : 0;
     log_printf("loader: reading %s: %lu%% (%lu of %lu MiB, %lu MB/s, %lu s left)\n", p->what,

@@ -1,10 +1,6 @@
 /* files.c - reading whole files from the volume the loader came from. */
 #include "boot/loader.h"
 
-/* Big reads in a few large chunks: one Read per chunk is fast on AHCI and
- * USB alike, and bounds what a single firmware call has to handle. */
-#define READ_CHUNK (64ULL << 20)
-
 uint64_t pages_alloc(uint64_t pages, const char *what) {
     EFI_PHYSICAL_ADDRESS addr = 0;
     EFI_STATUS status = loader_bs->AllocatePages(AllocateAnyPages, EfiLoaderData, pages, &addr);
@@ -93,7 +89,8 @@ EFI_STATUS file_read_all(EFI_FILE_HANDLE root, const CHAR16 *path, struct loaded
     struct read_progress progress;
     read_progress_start(&progress, name, size);
     while (done < size) {
-        UINTN chunk = (size - done) < READ_CHUNK ? (UINTN)(size - done) : (UINTN)READ_CHUNK;
+        /* Large requests (read_pace.h), which bound what one firmware call handles too. */
+        UINTN chunk = (UINTN)read_progress_request(&progress, done, 1);
         status = file->Read(file, &chunk, (void *)(addr + done));
         if (EFI_ERROR(status))
             fatal("read error in %s at byte %lu (status 0x%lx)", name, done, (uint64_t)status);

@@ -41,15 +41,18 @@ uint64_t tsc_read(void);
 uint64_t tsc_calibrate(void);
 uint64_t tsc_to_ms(uint64_t ticks);
 void mem_zero(void *dst, uint64_t n);
-/* Progress of a long read: once it has taken PROGRESS_EVERY_MS, a line
- * "loader: reading WHAT: N% (done of total MiB, MB/s, s left)" that often. */
-#define PROGRESS_EVERY_MS 2000
+/* Progress of a long read, paced by read_pace.h: once it has taken a
+ * second, a line "loader: reading WHAT: N% (done of total MiB, MB/s, s left)",
+ * then one every two seconds at most. */
 struct read_progress {
     const char *what;
-    uint64_t total, start_tsc, last_report_ms;
+    uint64_t total, start_tsc, last_report_ms, reports;
 };
 void read_progress_start(struct read_progress *p, const char *what, uint64_t total);
 void read_progress_update(struct read_progress *p, uint64_t done);
+/* Bytes to ask for next (a whole number of `unit`s, at most what is left):
+ * small enough that progress lines come on time, large enough for speed. */
+uint64_t read_progress_request(const struct read_progress *p, uint64_t done, uint64_t unit);
 void mem_copy(void *dst, const void *src, uint64_t n);
 
 /* ---- files.c: the loader's own volume */

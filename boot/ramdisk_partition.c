@@ -11,7 +11,6 @@
 
 #define HEADER_BYTES 4096ULL
 #define HEADER_VERSION 1
-#define READ_CHUNK (64ULL << 20) /* bytes per ReadBlocks call */
 #define GPT_ENTRIES_MAX_BYTES (1ULL << 20)
 #define MEDIA_HARDDRIVE_TYPE 4 /* MEDIA_DEVICE_PATH */
 #define MEDIA_HARDDRIVE_SUBTYPE 1
@@ -178,7 +177,7 @@ static bool read_tar(const struct disk *disk, const struct gpt_entry *part, stru
     struct read_progress progress;
     read_progress_start(&progress, "the ramdisk", bytes);
     for (uint64_t done = 0; done < bytes;) {
-        uint64_t chunk = bytes - done < READ_CHUNK ? bytes - done : READ_CHUNK;
+        uint64_t chunk = read_progress_request(&progress, done, disk->block_size);
         if (!disk_read(disk, lba + done / disk->block_size, chunk, (void *)(addr + done))) {
             log_printf("loader: warning: read error in the ramdisk partition at byte %lu\n", done);
             loader_bs->FreePages(addr, PAGES_FOR(bytes));

@@ -8,9 +8,10 @@ layout of --split (split keys, metadata in the first piece only, the same
 tensors and bytes as the unsplit file); then build/host/llmrun loads each
 file, its logits are finite and greedy decoding repeats itself.
 
-With LLAMA_CPP_BIN=DIR (a llama.cpp build's bin/), llama-simple must load
-the files too, a two-piece split among them, and its first greedy tokens
-must be llmrun's; without it that part is reported as skipped.
+With LLAMA_CPP_BIN=DIR (a llama.cpp build's bin/; make test sets it when
+../llama.cpp/build/bin/llama-simple exists), llama-simple must load the files
+too, a two-piece split among them, and its first greedy tokens must be
+llmrun's; without it one skip line says loudly that this part did not run.
 
 Exit 0 all passed, 1 any failed, 77 when a binary is missing. The Llama 2
 vocabulary part needs ../shared/models/tokenizer.bin (MODELS_DIR) and is
@@ -324,10 +325,13 @@ def main():
             check_skipped("the Llama 2 vocabulary", f"{TOK32K} not found (set MODELS_DIR)")
         check_qwen3moe(work)
         check_split(work, small)
-        if LLAMA_CPP_BIN:
+        if not LLAMA_CPP_BIN:
+            check_skipped("LLAMA.CPP CHECK NOT RUN (llama.cpp loading these files and agreeing with llmrun)",
+                          "no llama.cpp build: make test looks for ../llama.cpp/build/bin/llama-simple "
+                          "(LLAMA_CPP_DIR=...), or set LLAMA_CPP_BIN=DIR")
+        elif check(os.access(os.path.join(LLAMA_CPP_BIN, "llama-simple"), os.X_OK),
+                   "llama.cpp: LLAMA_CPP_BIN holds llama-simple", f"{LLAMA_CPP_BIN}/llama-simple is missing"):
             check_llama_cpp(work, small)
-        else:
-            check_skipped("llama.cpp loading the files and agreeing with llmrun", "set LLAMA_CPP_BIN=llama.cpp/build/bin")
     return exit_status()
 
 

@@ -14,6 +14,7 @@ import sys
 
 from cases_boot import READY
 from cases_llm import LLMRUN, answer, first_difference, set_all
+from cases_storage import PARTITION_READ, PROGRESS, check_progress_pace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEN_GGUF = os.path.join(ROOT, "build", "host", "gen_gguf")
@@ -23,8 +24,8 @@ PROMPT = "Hello"
 # another order, and a random model's near-tied logits can then pick another token).
 SIMD = "sse2"
 NEW_TOKENS = 4
-PROGRESS = re.compile(r"loader: reading the ramdisk: (\d+)% \(\d+ of \d+ MiB, (\d+) MB/s, (\d+) s left\)")
 PROMPT_TOKENS = re.compile(r"prompt (\d+) tokens")
+GENERATED = re.compile(r"generated (\d+) tokens .*stop: (\w+)")
 
 
 def skip(ctx, reason):
@@ -53,8 +54,9 @@ def disk_need(gen_args):
 
 
 def host_answer(model, new_tokens):
-    """llmrun's greedy text for PROMPT and new_tokens more tokens, and the
-    step count (llama2.c's -n: prompt plus new tokens) that gives it."""
+    """llmrun's greedy text for PROMPT and new_tokens more tokens, the step
+    count (llama2.c's -n: prompt plus new tokens) that gives it, and the
+    number of tokens it generated."""
     probe = subprocess.run([LLMRUN, model, "-t", "0", "-n", "1", "-i", PROMPT, "--threads", "2", "--simd", SIMD],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
     assert probe.returncode == 0, f"llmrun: {probe.stderr.decode(errors='replace')[-300:]}"
@@ -64,7 +66,11 @@ def host_answer(model, new_tokens):
     r = subprocess.run([LLMRUN, model, "-t", "0", "-n", str(steps), "-i", PROMPT, "--threads", "2", "--simd", SIMD],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
     assert r.returncode == 0, f"llmrun: {r.stderr.decode(errors='replace')[-300:]}"
-    return r.stdout.decode("utf-8", errors="replace").rstrip("\n"), steps
+    done = GENERATED.search(r.stderr.decode(errors="replace"))
+    # llama2.c's -n counts positions, and the token after the prompt's last one is sampled too: new_tokens + 1.
+    assert done and done.group(2) == "steps" and int(done.group(1)) == new_tokens + 1, \
+        f"llmrun generated {done.group(0) if done else r.stderr[-300:]!r}, not {new_tokens + 1} tokens to stop: steps"
+    return r.stdout.decode("utf-8", errors="replace").rstrip("\n"), steps, int(done.group(1))
 
 
 def beyond_file_and_kv(vm):
@@ -78,7 +84,7 @@ def beyond_file_and_kv(vm):
 
 
 def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=False, max_beyond_mib=None,
-                    cfg_extra="", log_has=(), model_has=()):
+                    cfg_extra="", log_has=(), model_has=(), one_file_over=None):
     if not os.environ.get(BIG_ENV):
         raise skip(ctx, f"a model of real size under TCG: run by make test-big ({BIG_ENV}=1)")
     need = disk_need(gen_args)
@@ -87,7 +93,10 @@ def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=Fal
                           f"disk image need about {need / 2**30:.1f} GiB: free some space first")
     work, pieces = generate(ctx, name, gen_args)
     try:
-        want, steps = host_answer(pieces[0], new_tokens)
+        if one_file_over is not None:
+            assert len(pieces) == 1 and os.path.getsize(pieces[0]) > one_file_over, \
+                f"{name}: want one file over {one_file_over} bytes: {[(p, os.path.getsize(p)) for p in pieces]}"
+        want, steps, generated = host_answer(pieces[0], new_tokens)
         first = os.path.basename(pieces[0])
         img = ctx.image(name, pieces, f"model={first}\n{cfg_extra}", ramdisk_partition=True)
         with ctx.boot(image=img, memory=memory) as vm:
@@ -102,7 +111,9 @@ def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=Fal
                 for want_text in model_has:
                     assert want_text in info, f"{name}: {want_text!r} not in /model: {info!r}"
             if expect_progress:
-                assert PROGRESS.search(log), f"{name}: no load progress lines: {log[-2000:]!r}"
+                read = PARTITION_READ.search(log)
+                assert read and PROGRESS.search(log), f"{name}: no load progress lines: {log[-2000:]!r}"
+                check_progress_pace(PROGRESS.findall(log), int(read.group(2)))
             if max_beyond_mib is not None:
                 beyond = beyond_file_and_kv(vm)
                 print(f"  {name}: {beyond:.1f} MiB in use beyond the file and the KV cache")
@@ -113,6 +124,8 @@ def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=Fal
         # The prompt's own text comes first, then the new tokens' pieces: all equal llmrun's.
         assert want.startswith(PROMPT) and len(want) > len(PROMPT), f"{name}: llmrun answered {want!r}"
         assert text == want, f"{name}: kernel vs llmrun: {first_difference(text, want)}"
+        assert int(stats.group(1)) == generated and stats.group(5) == "steps", \
+            f"{name}: the kernel's stats {stats.group(0)!r}, llmrun generated {generated} tokens to stop: steps"
     finally:
         shutil.rmtree(work, ignore_errors=True)
         img_path = os.path.join(ctx.image_dir, name + ".img")
@@ -149,9 +162,17 @@ def test_big_llama31_8b_q4_0_split(ctx):
                                              "--split", "2"], "8G", 1, expect_progress=True)
 
 
+def test_big_llama31_8b_q4_0_one_file(ctx):
+    """The Llama-3.1-8B shape in Q4_0 as one GGUF file over 4 GiB (as a downloaded 8B Q4_K_M of 4.9 GB is):
+    a tar entry past 32-bit sizes, read whole into -m 8G (above 4 GiB), weights in place; the first greedy token."""
+    check_big_model(ctx, "llama31-8b-Q4_0-one-file", ["--shape", "llama-3.1-8b", "--type", "Q4_0", "--ctx", "2048"],
+                    "8G", 1, one_file_over=4 << 30)
+
+
 CASES = [
     test_big_llama32_1b_q4_k_m,
     test_big_llama32_1b_ctx_32768,
     test_big_llama32_3b_q4_0,
     test_big_llama31_8b_q4_0_split,
+    test_big_llama31_8b_q4_0_one_file,
 ]

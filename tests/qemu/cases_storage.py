@@ -14,6 +14,7 @@ from cases_llm import answer, first_difference, golden, set_all
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CFG = "model=stories260K.bin\ntokenizer=tok512.bin\n"
 PARTITION_READ = re.compile(r"loader: ramdisk partition: (\d+) MiB in (\d+) ms \((\d+) MB/s\)")
+PROGRESS = re.compile(r"loader: reading the ramdisk: (\d+)% \((\d+) of \d+ MiB, (\d+) MB/s, (\d+) s left\)")
 BIG_PAD_BYTES = 4608 << 20  # 4.5 GiB of zeros: past FAT32's and 32-bit limits
 HUGE_PAD_BYTES = (9 << 30) + 3  # 9 GiB: past ustar's 8 GiB size field (and not a whole block)
 BIG_ENV = "LLMK_BIG_TESTS"  # set by make test-big
@@ -52,10 +53,21 @@ def assert_golden_answer(vm, ctx):
     return stats
 
 
+def check_progress_pace(progress, read_ms):
+    """The first line once the read has taken a second (its MiB over its MB/s
+    give the time it was printed at), then one per two seconds at most."""
+    first_s = int(progress[0][1]) * 1.048576 / max(1, int(progress[0][2]))
+    assert 0.9 <= first_s <= 1.9, f"first progress line after {first_s:.2f} s, not about 1 s: {progress[:2]}"
+    assert len(progress) <= 1 + read_ms // 2000, f"{len(progress)} progress lines in a {read_ms} ms read"
+
+
 def test_ramdisk_partition_answers(ctx):
     img = partition_image(ctx)
     with boot_to_prompt(ctx, image=img) as vm:
-        assert PARTITION_READ.search(vm.text()), f"no partition read line: {vm.text()[-1500:]!r}"
+        m = PARTITION_READ.search(vm.text())
+        assert m, f"no partition read line: {vm.text()[-1500:]!r}"
+        assert int(m.group(2)) >= 1000 or "loader: reading" not in vm.text(), \
+            f"progress lines for a {m.group(2)} ms read: {vm.text()[-1500:]!r}"
         assert "stories260K.bin" in vm.command("/ls")
         assert_golden_answer(vm, ctx)
     # USB mass storage: the loader reaches the partition through another Block I/O.
@@ -202,13 +214,27 @@ def test_big_ramdisk_over_4gib(ctx):
     vm = ctx.boot(image=img, memory="8G")
     with vm:
         m = wait_big_read(vm, BIG_PAD_BYTES, timeout=900)
-        progress = re.findall(r"loader: reading the ramdisk: (\d+)% \(\d+ of \d+ MiB, (\d+) MB/s, (\d+) s left\)",
-                              vm.text())
+        progress = PROGRESS.findall(vm.text())
         assert progress, f"no progress lines during a {m.group(2)} ms read"
         assert [int(p[0]) for p in progress] == sorted(int(p[0]) for p in progress), f"progress {progress}"
+        check_progress_pace(progress, int(m.group(2)))
         out = vm.command("/ls")
         assert "padding.bin" in out and "stories260K.bin" in out, f"/ls: {out!r}"
         assert_golden_answer(vm, ctx)
+
+
+def test_bench_qemu_ramdisk_figures(ctx):
+    """tools/bench_qemu.py --ramdisk-mib (issue 12: the read speed in MB/s, launch to prompt) on a 64 MiB
+    ramdisk, and the read speed of its other boots too: the tool runs and finds its figures."""
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools/bench_qemu.py"), "--shared", ctx.shared,
+                        "--ovmf", ctx.ovmf, "--boots", "1", "--ramdisk-mib", "64"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+    out = r.stdout.decode(errors="replace")
+    assert r.returncode == 0, f"bench_qemu.py failed: {out[-1500:]}"
+    m = re.search(r"^ramdisk (\d+) MiB \(-m 2G\): launch to prompt median ([0-9.]+) s", out, re.M)
+    assert m and 60 <= int(m.group(1)) <= 64 and float(m.group(2)) > 0, f"no 64 MiB launch figure: {out!r}"
+    reads = re.findall(r"^ramdisk read \(loader, partition\): (?:median )?(\d+ MB/s|under 1 ms)", out, re.M)
+    assert len(reads) == 2 and reads[0] != "0 MB/s", f"want the read speed of both boots: {out!r}"
 
 
 CASES = [
@@ -219,4 +245,5 @@ CASES = [
     test_big_ramdisk_over_4gib,
     test_mkramdisk_refuses_when_tar_fails,
     test_big_ramdisk_over_8gib_long_name,
+    test_bench_qemu_ramdisk_figures,
 ]

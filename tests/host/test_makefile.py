@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Checks what the Makefile decides, through `make -n` (nothing is built):
+
+- a split GGUF model, MODEL=NAME-00001-of-0000N.gguf, brings its other
+  pieces into the ramdisk (MODEL_PIECES), and only its own: not another
+  set's pieces, nothing for a model that is not split;
+- `make test` runs tests/host/test_gen_gguf.py's llama.cpp check with
+  LLAMA_CPP_BIN pointing at a llama.cpp build beside the project
+  (LLAMA_CPP_DIR, default ../llama.cpp, with build/bin/llama-simple), and
+  with LLAMA_CPP_BIN empty (the check reported as not run) when there is none.
+
+Exit 0 all passed, 1 any failed.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+from check import check, exit_status
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def make_n(*args):
+    # The environment's LLAMA_CPP_BIN (make test sets it for this very script) would override the Makefile's choice.
+    env = {k: v for k, v in os.environ.items() if k not in ("LLAMA_CPP_BIN", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    return subprocess.run(["make", "-n", *args], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+
+
+def ramdisk_line(out):
+    return next((line for line in out.splitlines() if "tools/mkramdisk.sh" in line), "")
+
+
+def touch(path):
+    with open(path, "wb") as f:
+        f.write(b"GGUF")
+
+
+def check_split_pieces(work):
+    models = os.path.join(work, "models")
+    os.mkdir(models)
+    pieces = [os.path.join(models, f"x-{i:05d}-of-00003.gguf") for i in (1, 2, 3)]
+    others = [os.path.join(models, "y-00001-of-00002.gguf"), os.path.join(models, "y-00002-of-00002.gguf"),
+              os.path.join(models, "x-00002-of-00004.gguf"), os.path.join(models, "plain.gguf")]
+    for path in pieces + others:
+        touch(path)
+    build = "BUILD=" + os.path.join(work, "build")
+
+    r = make_n("image", "MODEL=" + pieces[0], "TOKENIZER=", build)
+    line = ramdisk_line(r.stdout)
+    check(r.returncode == 0 and line.split()[-3:] == pieces,
+          "make -n image MODEL=x-00001-of-00003.gguf puts all 3 pieces in the ramdisk, in order",
+          f"exit {r.returncode}: {line!r} {r.stderr[-300:]!r}")
+    check(all(os.path.basename(o) not in line for o in others),
+          "another set's pieces (y-..., x-...-of-00004) stay out", line)
+
+    r = make_n("image", "MODEL=" + others[3], "TOKENIZER=", build)
+    line = ramdisk_line(r.stdout)
+    check(r.returncode == 0 and line.endswith(" " + others[3]) and "-of-" not in line,
+          "a model that is not split comes alone", f"exit {r.returncode}: {line!r}")
+
+    r = make_n("image", "MODEL=" + pieces[0], "TOKENIZER=", "EXTRA=" + others[3], build)
+    line = ramdisk_line(r.stdout)
+    check(r.returncode == 0 and line.split()[-4:] == pieces + [others[3]],
+          "the pieces come before EXTRA's files", f"exit {r.returncode}: {line!r}")
+
+
+def python_test_line(out):
+    return next((line for line in out.splitlines() if "tests/run_host_tests.py --label python" in line), "")
+
+
+def check_llama_cpp_detection(work):
+    beside = os.path.join(work, "llama.cpp")
+    os.makedirs(os.path.join(beside, "build", "bin"))
+    touch(os.path.join(beside, "build", "bin", "llama-simple"))
+    build = "BUILD=" + os.path.join(work, "build")
+
+    r = make_n("python-test", "LLAMA_CPP_DIR=" + beside, build)
+    line = python_test_line(r.stdout)
+    check(r.returncode == 0 and line.startswith(f"LLAMA_CPP_BIN={os.path.join(beside, 'build', 'bin')} "),
+          "make test passes LLAMA_CPP_BIN when a llama.cpp build is beside the project",
+          f"exit {r.returncode}: {line!r} {r.stderr[-300:]!r}")
+
+    r = make_n("python-test", "LLAMA_CPP_DIR=" + os.path.join(work, "nowhere"), build)
+    line = python_test_line(r.stdout)
+    check(r.returncode == 0 and line.startswith("LLAMA_CPP_BIN= "),
+          "without a llama.cpp build, LLAMA_CPP_BIN is empty (test_gen_gguf.py then prints its skip line)",
+          f"exit {r.returncode}: {line!r}")
+
+    r = make_n("python-test", "LLAMA_CPP_DIR=" + os.path.join(work, "nowhere"), "LLAMA_CPP_BIN=/opt/cpp/bin", build)
+    line = python_test_line(r.stdout)
+    check(line.startswith("LLAMA_CPP_BIN=/opt/cpp/bin "), "LLAMA_CPP_BIN given to make wins", line)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as work:
+        check_split_pieces(work)
+        check_llama_cpp_detection(work)
+    return exit_status()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
