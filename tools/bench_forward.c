@@ -253,7 +253,7 @@ int main(int argc, char **argv) {
         kernels_select_level(KERNELS_SSE2);
     else if (!strcmp(kernel, "sse2-swar") || !strcmp(kernel, "sse2-pmaddwd")) {
         kernels_select_level(KERNELS_SSE2);
-        kernels_sse2_q8q_gemm_force(!strcmp(kernel, "sse2-swar") ? KERNELS_GEMM_SWAR : KERNELS_GEMM_PMADDWD);
+        kernels_sse2_gemm_force(!strcmp(kernel, "sse2-swar") ? KERNELS_GEMM_SWAR : KERNELS_GEMM_PMADDWD);
     }
     else if (!strcmp(kernel, "avx2") && widest >= KERNELS_AVX2)
         kernels_select_level(KERNELS_AVX2);

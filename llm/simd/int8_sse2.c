@@ -158,12 +158,9 @@ static void sse2_q8q_gemm_rows4(float *out, const int16_t *xq, const float *xs, 
  * timing the first calls of each. */
 static TimedChoice sse2_gemm_choice = TIMED_CHOICE_INIT;
 
-void kernels_sse2_q8q_gemm_force(int gemm) {
-    sse2_gemm_choice.forced = gemm;
-}
-
 int kernels_sse2_q8q_gemm_chosen(void) {
-    return sse2_gemm_choice.forced >= 0 ? sse2_gemm_choice.forced : sse2_gemm_choice.chosen;
+    int forced = kernels_sse2_gemm_forced();
+    return forced >= 0 ? forced : sse2_gemm_choice.chosen;
 }
 
 static void sse2_q8q_gemm_pmaddwd(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
@@ -184,7 +181,7 @@ void kernels_matmul_q8q_sse2(float *out, const int16_t *xq, const float *xs, int
     }
     int rows4 = d & ~3, groups = n / gs, timed;
     if (rows4 > 0) {
-        int gemm = timed_choice_pick(&sse2_gemm_choice, &timed);
+        int gemm = timed_choice_pick(&sse2_gemm_choice, kernels_sse2_gemm_forced(), &timed);
         uint64_t start = timed ? timed_choice_ticks() : 0;
         if (gemm == KERNELS_GEMM_SWAR)
             int8_swar_gemm_rows4(out, xq, xs, batch, wq, ws, n, d, rows4, gs);

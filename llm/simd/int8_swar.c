@@ -51,6 +51,7 @@ static inline __attribute__((always_inline)) void rows4_span(int32_t *sums, cons
                                                              const uint64_t *x, int len, int add) {
     const int8_t *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
     uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+#pragma GCC unroll 4
     for (int j = 0; j < len; j += 2) {
         uint64_t x0 = x[j], x1 = x[j + 1];
         a0 += (uint64_t)(int64_t)w0[j] * x0;
@@ -71,7 +72,7 @@ static inline __attribute__((always_inline)) void rows4_span(int32_t *sums, cons
 /* One pass: positions p0.. (npos <= 3 * TRIPLES), columns c0.. (ncols, whole
  * groups), every block of four rows below rows4. out holds the sums of the
  * groups before c0 (c0 > 0) and gets those up to c0 + ncols. */
-static void swar_pass(float *out, const int16_t *xq, const float *xs, int p0, int npos, const int8_t *wq,
+TCG_NO_SLP static void swar_pass(float *out, const int16_t *xq, const float *xs, int p0, int npos, const int8_t *wq,
                       const float *ws, int n, int d, int rows4, int gs, int c0, int ncols) {
     uint64_t packed[TRIPLES][CHUNK];
     __m128 xsplat[3 * TRIPLES][CHUNK / 16];

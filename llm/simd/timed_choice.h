@@ -13,23 +13,23 @@
 #define TIMED_CHOICE_TRIALS 3
 
 typedef struct {
-    int forced;         /* -1: measure; 0 or 1: always that one */
     int calls;          /* trial calls handed out */
     int recorded[2];    /* trials recorded per kernel */
     double best[2];     /* smallest ticks per unit of work seen */
     int chosen;         /* -1 until both have TIMED_CHOICE_TRIALS records */
 } TimedChoice;
 
-#define TIMED_CHOICE_INIT {-1, 0, {0, 0}, {0.0, 0.0}, -1}
+#define TIMED_CHOICE_INIT {0, {0, 0}, {0.0, 0.0}, -1}
 
 static inline uint64_t timed_choice_ticks(void) {
     return __builtin_ia32_rdtsc();
 }
 
-/* Which kernel to run now; *timed is set when this call is a trial. */
-static inline int timed_choice_pick(TimedChoice *c, int *timed) {
+/* Which kernel to run now (`forced` when it is 0 or 1); *timed is set when
+ * this call is a trial. */
+static inline int timed_choice_pick(TimedChoice *c, int forced, int *timed) {
     *timed = 0;
-    if (c->forced >= 0) return c->forced;
+    if (forced >= 0) return forced;
     int chosen = __atomic_load_n(&c->chosen, __ATOMIC_RELAXED);
     if (chosen >= 0) return chosen;
     *timed = 1;

@@ -385,13 +385,13 @@ static void test_prefill_model(const char *label, const void *data, size_t size,
     for (int variant = 0; variant < 5; variant++) {
         if (variant >= 3 && kernels_widest_level() < (variant == 3 ? KERNELS_AVX2 : KERNELS_AVX512)) break;
         kernels = sets[variant];
-        kernels_sse2_q8q_gemm_force(variant == 2 ? KERNELS_GEMM_SWAR : KERNELS_GEMM_PMADDWD);
+        kernels_sse2_gemm_force(variant == 2 ? KERNELS_GEMM_SWAR : KERNELS_GEMM_PMADDWD);
         char name[160];
         snprintf(name, sizeof(name), "%s (%s, %s%s)", label, transformer_matmul_name(&a), kernels->name,
                  variant == 2 ? " swar gemm" : "");
         compare_prefill(name, &a, &b, toks, n, 7);
     }
-    kernels_sse2_q8q_gemm_force(KERNELS_GEMM_MEASURE);
+    kernels_sse2_gemm_force(KERNELS_GEMM_MEASURE);
     kernels_select(0);
 
     int bad = 5000;
