@@ -183,9 +183,15 @@ void kernels_matmul_q8q_sse2(float *out, const int16_t *xq, const float *xs, int
     if (rows4 > 0) {
         int gemm = timed_choice_pick(&sse2_gemm_choice, kernels_sse2_gemm_forced(), &timed);
         uint64_t start = timed ? timed_choice_ticks() : 0;
-        if (gemm == KERNELS_GEMM_SWAR)
-            int8_swar_gemm_rows4(out, xq, xs, batch, wq, ws, n, d, rows4, gs);
-        else
+        if (gemm == KERNELS_GEMM_SWAR) {
+            /* A lone last position would take a whole word of three: the
+             * one-position kernel costs less (tools/tcg_cost.py). */
+            int lone = batch % 3 == 1;
+            long b = batch - lone;
+            int8_swar_gemm_rows4(out, xq, xs, (int)b, wq, ws, n, d, rows4, gs);
+            if (lone) /* the one-position path above, so its code stays inlined there only */
+                kernels_matmul_q8q_sse2(out + b * d, xq + b * n, xs + b * groups, 1, wq, ws, n, rows4, gs);
+        } else
             sse2_q8q_gemm_pmaddwd(out, xq, xs, batch, wq, ws, n, d, rows4, gs);
         if (timed)
             timed_choice_record(&sse2_gemm_choice, gemm, timed_choice_ticks() - start,

@@ -48,8 +48,15 @@ static void gemm_q4_0(float *out, size_t out_stride, const uint8_t *rows, size_t
                       size_t act_stride, int n, int count, int batch) {
     int timed, gemm = timed_choice_pick(&gemm_choice, kernels_sse2_gemm_forced(), &timed);
     uint64_t start = timed ? timed_choice_ticks() : 0;
-    (gemm == KERNELS_GEMM_SWAR ? q4_0_swar_gemm : gemm_q4_0_pmaddwd)(out, out_stride, rows, row_bytes, act,
-                                                                     act_stride, n, count, batch);
+    /* The SWAR gemm packs four positions a word: one or two left over
+     * would cost a whole word, more than the pmaddwd gemm takes for them
+     * (tools/tcg_cost.py: ~1170 units per word against ~470 per position
+     * per block of four rows). */
+    int rest = gemm != KERNELS_GEMM_SWAR ? batch : batch % 4 == 1 || batch % 4 == 2 ? batch % 4 : 0;
+    if (rest < batch) q4_0_swar_gemm(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch - rest);
+    if (rest)
+        gemm_q4_0_pmaddwd(out + (size_t)(batch - rest) * out_stride, out_stride, rows, row_bytes,
+                          (const uint8_t *)act + (size_t)(batch - rest) * act_stride, act_stride, n, count, rest);
     if (timed) timed_choice_record(&gemm_choice, gemm, timed_choice_ticks() - start, (double)batch * n * count);
 }
 

@@ -84,14 +84,16 @@ static void compare_batches(const char *file, Transformer *one, Transformer *bat
 static void compare_on_every_set(const char *file, void *data, size_t size, uint32_t kv_type, int swar) {
     char label[160];
     /* SSE2's gemms in general-purpose registers (what QEMU TCG picks) as a
-     * set of their own: level -1. */
-    for (int level = swar ? -1 : KERNELS_SCALAR; level <= gguf_top_level(); level++) {
-        snprintf(label, sizeof label, "%s (%s KV%s)", file, kv_type_name(kv_type), level < 0 ? ", swar gemm" : "");
-        kernels_sse2_gemm_force(level < 0 ? KERNELS_GEMM_SWAR : KERNELS_GEMM_MEASURE);
+     * set of their own, below the scalar one. */
+    enum { SWAR_LEVEL = KERNELS_SCALAR - 1 };
+    for (int level = swar ? SWAR_LEVEL : KERNELS_SCALAR; level <= gguf_top_level(); level++) {
+        snprintf(label, sizeof label, "%s (%s KV%s)", file, kv_type_name(kv_type),
+                 level == SWAR_LEVEL ? ", swar gemm" : "");
+        kernels_sse2_gemm_force(level == SWAR_LEVEL ? KERNELS_GEMM_SWAR : KERNELS_GEMM_MEASURE);
         if (level == KERNELS_SCALAR)
             kernels = &kernels_scalar; /* kernels_select_level takes SSE2 as its lowest */
         else
-            kernels_select_level(level < 0 ? KERNELS_SSE2 : level);
+            kernels_select_level(level == SWAR_LEVEL ? KERNELS_SSE2 : level);
         Transformer one, batched;
         char err[256];
         if (transformer_create(&one, data, size, err, sizeof err) != 0) {
