@@ -1,7 +1,11 @@
 /* bench_forward - times the forward pass on a checkpoint file (llama2.c .bin or GGUF).
- * Usage: bench_forward MODEL.bin [-n POSITIONS] [--kernels auto|scalar|sse2|avx2|avx512]
+ * Usage: bench_forward MODEL.bin [-n POSITIONS]
+ *                      [--kernels auto|scalar|sse2|avx2|avx512|sse2-swar|sse2-pmaddwd]
  *                      [--q8 [GS]] [--prefill N | --prefill-only N] [--threads N] [--kv TYPE] [--at P]
  *                      [--ctx N]
+ * sse2-swar / sse2-pmaddwd: the SSE2 set with its batched gemms fixed to
+ * one kind (sse2 times both on the first calls and keeps the faster; QEMU
+ * TCG picks swar: profile that with tools/tcg_cost.py).
  * Decode: feeds its own greedy argmax back in (from BOS), prints ms/token and
  * tok/s. --q8 quantises an fp32 model to int8 at load (group size GS, default
  * 32). --prefill N also times one batched transformer_prefill of N tokens
@@ -23,13 +27,15 @@
 #include "llm/gguf_model.h"
 #include "llm/kernels.h"
 #include "llm/kv_cache.h"
+#include "llm/simd/kernel_sets.h"
 #include "llm/transformer.h"
 #include "llm/transformer_gguf.h"
 #include "tools/file_util.h"
 #include "tools/thread_pool.h"
 
 static const char *usage =
-    "usage: bench_forward MODEL.bin|MODEL.gguf [-n POSITIONS] [--kernels auto|scalar|sse2|avx2|avx512] "
+    "usage: bench_forward MODEL.bin|MODEL.gguf [-n POSITIONS] "
+    "[--kernels auto|scalar|sse2|avx2|avx512|sse2-swar|sse2-pmaddwd] "
     "[--q8 [GS]] [--prefill N | --prefill-only N] [--threads N] [--kv f16|q8_0|f32] [--at P] [--ctx N]\n";
 
 static double now_seconds(void) {
@@ -245,6 +251,10 @@ int main(int argc, char **argv) {
         kernels_select_level(widest);
     else if (!strcmp(kernel, "sse2"))
         kernels_select_level(KERNELS_SSE2);
+    else if (!strcmp(kernel, "sse2-swar") || !strcmp(kernel, "sse2-pmaddwd")) {
+        kernels_select_level(KERNELS_SSE2);
+        kernels_sse2_gemm_force(!strcmp(kernel, "sse2-swar") ? KERNELS_GEMM_SWAR : KERNELS_GEMM_PMADDWD);
+    }
     else if (!strcmp(kernel, "avx2") && widest >= KERNELS_AVX2)
         kernels_select_level(KERNELS_AVX2);
     else if (!strcmp(kernel, "avx512") && widest >= KERNELS_AVX512)

@@ -9,12 +9,18 @@ callgrind profile taken with per-instruction counts:
 
 Why: under QEMU 7.2's TCG (the development machines') an SSE arithmetic
 instruction costs about one helper call whatever it computes (pmullw as much
-as pmaddwd, a float op somewhat more), while moves and general-purpose
-instructions cost little, so guest time follows the count of SSE arithmetic
-instructions, not callgrind's plain instruction count. The weights below
-(10 per SSE arithmetic instruction, 2 per SSE move or load, 1 otherwise)
-predicted the stories15M prefill/decode ratios in QEMU -cpu qemu64 within
-~5% (int8: 2.23 predicted, 2.18 measured; Q4_0 5 tokens: 2.50 vs 2.45-2.54).
+as pmaddwd, a float op somewhat more), while SSE moves are cheap, so guest
+time follows the count of SSE arithmetic instructions more than callgrind's
+plain instruction count; general-purpose instructions are not free either.
+The weights (10 per SSE arithmetic instruction, 0.5 per SSE move or load,
+2.7 per general-purpose instruction with a memory operand, 1.9 per other
+one) are a least-squares fit of QEMU -cpu qemu64 /bench times (ns per
+instruction: 2.75, 0.15, 0.75, 0.52) over stories15M int8 decode, and
+prefill of 5 and 64 tokens with the pmaddwd and the general-purpose-register
+(int8_swar.c) gemms; they predict those prefill/decode ratios within ~3%
+(2.14 / 3.06 / 2.35 / 3.29 against 2.20 / 3.03 / 2.39 / 3.28 measured). The
+earlier weights (10 / 2 / 1 / 1) fitted SSE-only code but predicted the SWAR
+gemm at twice its real speed.
 --per divides the totals (e.g. by the tokens the profile ran)."""
 import argparse
 import collections
@@ -25,9 +31,9 @@ SSE_MOVE = re.compile(r"^(movdq|movap|movup|movs[sd]$|movd$|movq$|movlps|movhps|
 
 
 def weight(mnemonic, operands):
-    if "xmm" not in operands and not mnemonic.startswith("cvt"):
-        return 1
-    return 2 if SSE_MOVE.match(mnemonic) else 10
+    if "xmm" in operands or mnemonic.startswith("cvt"):
+        return 0.5 if SSE_MOVE.match(mnemonic) else 10
+    return 2.7 if "(" in operands and not mnemonic.startswith(("lea", "nop")) else 1.9
 
 
 def disassemble(binary):

@@ -4,8 +4,10 @@
 
 #include "lib/string.h"
 #include "llm/simd/int8_shape.h"
+#include "llm/simd/int8_swar.h"
 #include "llm/simd/kernel_sets.h"
 #include "llm/simd/target.h"
+#include "llm/simd/timed_choice.h"
 #include "llm/simd/sse2_ops.h"
 
 /* ---------------------------------------------------------------- int8 x int8
@@ -99,6 +101,7 @@ static inline float sse2_q8q_row1(const int8_t *w, const float *ws, const int16_
 
 /* Widest group widened at once (a wider one takes the per-position path). */
 #define SSE2_GEMM_MAX_GROUP 256
+_Static_assert(SSE2_GEMM_MAX_GROUP <= INT8_SWAR_MAX_GROUP, "the SWAR gemm takes every group this one does");
 /* Positions per pass: their float accumulators stay in L1. */
 #define SSE2_GEMM_POSITIONS 64
 
@@ -149,6 +152,26 @@ static void sse2_q8q_gemm_rows4(float *out, const int16_t *xq, const float *xs, 
     for (int p = 0; p < count; p++) _mm_storeu_ps(out + (long)(p0 + p) * d + i, f[p]);
 }
 
+/* The prefill gemm: pmaddwd above, or int8_swar.c's in general-purpose
+ * registers, which is ~2x slower on a CPU and ~1.7x faster under QEMU TCG
+ * (SSE arithmetic there is a helper call per instruction): chosen by
+ * timing the first calls of each. */
+static TimedChoice sse2_gemm_choice = TIMED_CHOICE_INIT;
+
+int kernels_sse2_q8q_gemm_chosen(void) {
+    int forced = kernels_sse2_gemm_forced();
+    return forced >= 0 ? forced : sse2_gemm_choice.chosen;
+}
+
+static void sse2_q8q_gemm_pmaddwd(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
+                                  const float *ws, int n, int d, int rows4, int gs) {
+    for (int i = 0; i < rows4; i += 4)
+        for (int p0 = 0; p0 < batch; p0 += SSE2_GEMM_POSITIONS) {
+            int count = batch - p0 < SSE2_GEMM_POSITIONS ? batch - p0 : SSE2_GEMM_POSITIONS;
+            sse2_q8q_gemm_rows4(out, xq, xs, p0, count, wq, ws, n, d, gs, i);
+        }
+}
+
 TCG_PAGE_ALIGNED
 void kernels_matmul_q8q_sse2(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
                              const float *ws, int n, int d, int gs) {
@@ -156,12 +179,24 @@ void kernels_matmul_q8q_sse2(float *out, const int16_t *xq, const float *xs, int
         int8_matmul_q8q_rows(out, xq, xs, batch, wq, ws, n, d, gs, false, sse2_q8q_rows4, sse2_q8q_row1);
         return;
     }
-    int rows4 = d & ~3, groups = n / gs;
-    for (int i = 0; i < rows4; i += 4)
-        for (int p0 = 0; p0 < batch; p0 += SSE2_GEMM_POSITIONS) {
-            int count = batch - p0 < SSE2_GEMM_POSITIONS ? batch - p0 : SSE2_GEMM_POSITIONS;
-            sse2_q8q_gemm_rows4(out, xq, xs, p0, count, wq, ws, n, d, gs, i);
-        }
+    int rows4 = d & ~3, groups = n / gs, timed;
+    if (rows4 > 0) {
+        int gemm = timed_choice_pick(&sse2_gemm_choice, kernels_sse2_gemm_forced(), &timed);
+        uint64_t start = timed ? timed_choice_ticks() : 0;
+        if (gemm == KERNELS_GEMM_SWAR) {
+            /* A lone last position would take a whole word of three: the
+             * one-position kernel costs less (tools/tcg_cost.py). */
+            int lone = batch % 3 == 1;
+            long b = batch - lone;
+            int8_swar_gemm_rows4(out, xq, xs, (int)b, wq, ws, n, d, rows4, gs);
+            if (lone) /* the one-position path above, so its code stays inlined there only */
+                kernels_matmul_q8q_sse2(out + b * d, xq + b * n, xs + b * groups, 1, wq, ws, n, rows4, gs);
+        } else
+            sse2_q8q_gemm_pmaddwd(out, xq, xs, batch, wq, ws, n, d, rows4, gs);
+        if (timed)
+            timed_choice_record(&sse2_gemm_choice, gemm, timed_choice_ticks() - start,
+                                (double)batch * n * rows4);
+    }
     for (int i = rows4; i < d; i++)
         for (int b = 0; b < batch; b++)
             out[(long)b * d + i] = sse2_q8q_row1(wq + (long)i * n, ws + (long)i * groups, xq + (long)b * n,

@@ -19,6 +19,15 @@ axpy_fn kernels_axpy_scalar, kernels_axpy_sse2, kernels_axpy_avx2;
 matmul_q8_fn kernels_matmul_q8_scalar, kernels_matmul_q8_sse2, kernels_matmul_q8_avx2;
 matmul_q8q_fn kernels_matmul_q8q_scalar, kernels_matmul_q8q_sse2, kernels_matmul_q8q_avx2,
     kernels_matmul_q8q_avx512;
+/* The SSE2 set's batched gemms (int8 x int8, Q4_0): SSE2 (pmaddwd), or
+ * 64-bit integer SIMD within a register (int8_swar.c, q4_0_swar.c: fast
+ * under QEMU TCG); KERNELS_GEMM_MEASURE (the default) chooses per type by
+ * timing the first calls. Same bits either way. */
+enum { KERNELS_GEMM_MEASURE = -1, KERNELS_GEMM_PMADDWD = 0, KERNELS_GEMM_SWAR = 1 };
+void kernels_sse2_gemm_force(int gemm);
+int kernels_sse2_gemm_forced(void);
+/* The int8 one in use, or -1 while still measuring. */
+int kernels_sse2_q8q_gemm_chosen(void);
 
 rmsnorm_fn kernels_rmsnorm_scalar, kernels_rmsnorm_sse2, kernels_rmsnorm_avx2;
 softmax_fn kernels_softmax_scalar, kernels_softmax_sse2, kernels_softmax_avx2, kernels_softmax_avx512;

@@ -1,6 +1,9 @@
 /* q4_0_sse2.c - Q4_0 rows with Q8A activations, SSE2: four rows per pass
  * (ggml_sse2.h). */
 #include "llm/simd/ggml_sse2.h"
+#include "llm/simd/kernel_sets.h"
+#include "llm/simd/q4_0_swar.h"
+#include "llm/simd/timed_choice.h"
 
 /* One row's block as int16: the nibbles are unsigned (0..15), widened
  * with zeros; the -8 comes off the totals as 8 * sum(x) (the activations'
@@ -31,10 +34,30 @@ static float dot_q4_0(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q4_0, row, act, n);
 }
 
-HOT_LOOP static void gemm_q4_0(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
-                               const void *act, size_t act_stride, int n, int count, int batch) {
+HOT_LOOP static void gemm_q4_0_pmaddwd(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+                                       const void *act, size_t act_stride, int n, int count, int batch) {
     sse2_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, sizeof(BlockQ4_0),
                    q4_0_decode, q4_0_finish);
+}
+
+/* The faster of the two gemms here, by timing (q4_0_swar.c: ~3x cheaper
+ * under QEMU TCG, slower on a CPU). */
+static TimedChoice gemm_choice = TIMED_CHOICE_INIT;
+
+static void gemm_q4_0(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes, const void *act,
+                      size_t act_stride, int n, int count, int batch) {
+    int timed, gemm = timed_choice_pick(&gemm_choice, kernels_sse2_gemm_forced(), &timed);
+    uint64_t start = timed ? timed_choice_ticks() : 0;
+    /* The SWAR gemm packs four positions a word: one or two left over
+     * would cost a whole word, more than the pmaddwd gemm takes for them
+     * (tools/tcg_cost.py: ~1170 units per word against ~470 per position
+     * per block of four rows). */
+    int rest = gemm != KERNELS_GEMM_SWAR ? batch : batch % 4 == 1 || batch % 4 == 2 ? batch % 4 : 0;
+    if (rest < batch) q4_0_swar_gemm(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch - rest);
+    if (rest)
+        gemm_q4_0_pmaddwd(out + (size_t)(batch - rest) * out_stride, out_stride, rows, row_bytes,
+                          (const uint8_t *)act + (size_t)(batch - rest) * act_stride, act_stride, n, count, rest);
+    if (timed) timed_choice_record(&gemm_choice, gemm, timed_choice_ticks() - start, (double)batch * n * count);
 }
 
 const GgmlKernel ggml_q4_0_sse2 = {dot_q4_0, matmul_q4_0, gemm_q4_0};

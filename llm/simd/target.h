@@ -19,4 +19,10 @@
  * same attention code at other addresses). */
 #define TCG_PAGE_ALIGNED __attribute__((aligned(4096)))
 
+/* For the general-purpose-register kernels meant for TCG (int8_swar.c,
+ * q4_0_swar.c): GCC's SLP vectoriser would gather their integer lane sums
+ * into SSE registers (movd, punpckldq: a helper call each under TCG), where
+ * plain stores cost a host instruction. */
+#define TCG_NO_SLP __attribute__((optimize("no-tree-slp-vectorize")))
+
 #endif

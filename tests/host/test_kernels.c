@@ -12,6 +12,7 @@
 #include "llm/kv_cache.h"
 #include "llm/quant.h"
 #include "tests/host/check.h"
+#include "tests/host/q8q_inputs.h"
 #include "tools/ggml_quantize.h"
 
 static uint64_t rng_state = 0x1234567;
@@ -160,20 +161,11 @@ static void test_batch(const KernelSet *ks) {
 
 /* Random int8 weights (-128..127) and quantised activations. */
 static void q8q_case(const KernelSet *ks, int n, int d, int batch, int gs) {
-    int groups = n / gs;
-    int8_t *wq = malloc((size_t)n * d);
-    float *ws = malloc(sizeof(float) * groups * d), *x = malloc(sizeof(float) * n * batch);
-    float *xs = malloc(sizeof(float) * groups * batch);
-    int16_t *xq = malloc(sizeof(int16_t) * n * batch);
-    float *got = malloc(sizeof(float) * d * batch), *want = malloc(sizeof(float) * d * batch);
-    for (int i = 0; i < n * d; i++) wq[i] = (int8_t)(int)floorf(random_uniform() * 128.0f);
-    for (int i = 0; i < groups * d; i++) ws[i] = 0.01f * (1.5f + random_uniform());
-    fill(x, n * batch, 3.0f);
-    for (int b = 0; b < batch; b++) quant_activations(xq + b * n, xs + b * groups, x + b * n, n, gs);
-    ks->matmul_q8q(got, xq, xs, batch, wq, ws, n, d, gs);
-    kernels_scalar.matmul_q8q(want, xq, xs, batch, wq, ws, n, d, gs);
+    Q8qInputs in = q8q_inputs(n, d, batch, gs, random_uniform);
+    ks->matmul_q8q(in.got, in.xq, in.xs, batch, in.wq, in.ws, n, d, gs);
+    kernels_scalar.matmul_q8q(in.want, in.xq, in.xs, batch, in.wq, in.ws, n, d, gs);
     char name[128], why[128];
-    double e = max_error(got, want, d * batch);
+    double e = max_error(in.got, in.want, d * batch);
     snprintf(name, sizeof(name), "%s matmul_q8q n=%d d=%d batch=%d gs=%d", ks->name, n, d, batch, gs);
     /* Integer group sums are exact; only the float sum over groups runs in a
      * different order (up to 128 groups with cancellation): 5e-5. */
@@ -184,9 +176,9 @@ static void q8q_case(const KernelSet *ks, int n, int d, int batch, int gs) {
          * reference, group by group: bit-identical. */
         snprintf(name, sizeof(name), "%s matmul_q8q bit-identical to scalar n=%d d=%d batch=%d gs=%d",
                  ks->name, n, d, batch, gs);
-        check(memcmp(got, want, sizeof(float) * d * batch) == 0, name, "outputs differ");
+        check(memcmp(in.got, in.want, sizeof(float) * d * batch) == 0, name, "outputs differ");
     }
-    free(wq), free(ws), free(x), free(xs), free(xq), free(got), free(want);
+    q8q_inputs_free(&in);
 }
 
 static void test_q8q(const KernelSet *ks) {

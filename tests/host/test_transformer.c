@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "llm/kernels.h"
+#include "llm/simd/kernel_sets.h"
 #include "llm/transformer.h"
 #include "tests/host/llm_test_util.h"
 
@@ -379,14 +380,18 @@ static void test_prefill_model(const char *label, const void *data, size_t size,
     int n = a.config.seq_len < 40 ? a.config.seq_len : 40;
     int toks[40];
     for (int i = 0; i < n; i++) toks[i] = tokens[i] % a.config.vocab_size;
-    const KernelSet *sets[] = {&kernels_scalar, &kernels_sse2, &kernels_avx2, &kernels_avx512};
-    for (int variant = 0; variant < 4; variant++) {
-        if (variant >= 2 && kernels_widest_level() < (variant == 2 ? KERNELS_AVX2 : KERNELS_AVX512)) break;
+    /* SSE2 twice: its int8 gemm forced to pmaddwd, then to the SWAR one. */
+    const KernelSet *sets[] = {&kernels_scalar, &kernels_sse2, &kernels_sse2, &kernels_avx2, &kernels_avx512};
+    for (int variant = 0; variant < 5; variant++) {
+        if (variant >= 3 && kernels_widest_level() < (variant == 3 ? KERNELS_AVX2 : KERNELS_AVX512)) break;
         kernels = sets[variant];
+        kernels_sse2_gemm_force(variant == 2 ? KERNELS_GEMM_SWAR : KERNELS_GEMM_PMADDWD);
         char name[160];
-        snprintf(name, sizeof(name), "%s (%s, %s)", label, transformer_matmul_name(&a), kernels->name);
+        snprintf(name, sizeof(name), "%s (%s, %s%s)", label, transformer_matmul_name(&a), kernels->name,
+                 variant == 2 ? " swar gemm" : "");
         compare_prefill(name, &a, &b, toks, n, 7);
     }
+    kernels_sse2_gemm_force(KERNELS_GEMM_MEASURE);
     kernels_select(0);
 
     int bad = 5000;
