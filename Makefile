@@ -6,7 +6,7 @@
 #   make host       build/host/llmrun and the host unit tests
 #   make test       host unit tests + the QEMU harness
 #   make test-big   the slow QEMU cases (ramdisks over 4 and 8 GiB)
-#   make test-matrix  boot, answer and power off on a matrix of machines (2.5-9 min)
+#   make test-matrix  boot, answer and power off on a matrix of machines (3.5-6 min)
 #   make deps       install the Debian packages everything needs
 #   make fuzz       run every libFuzzer harness (tests/fuzz) for FUZZ_SECONDS
 
