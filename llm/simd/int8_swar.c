@@ -21,8 +21,8 @@
 #define LANE_BITS 21
 /* Columns summed in one lane before its exact sum is taken out. */
 #define SPAN 64
-/* Position triples per pass (12 positions). */
-#define TRIPLES 4
+/* Position triples per pass (15 positions: a prefill chunk, as 3 + 2 triples). */
+#define TRIPLES 5
 /* Columns packed at once: the packed words of a pass stay in L1. */
 #define CHUNK INT8_SWAR_MAX_GROUP
 
@@ -69,6 +69,55 @@ static inline __attribute__((always_inline)) void rows4_span(int32_t *sums, cons
     unpack3(sums + 3, a3, add);
 }
 
+/* Two rows (w0, w0 + n) against T (2 or 3) packed triples x, x + CHUNK,
+ * x + 2 * CHUNK over `len` columns: each weight byte loaded serves 3 * T
+ * positions (rows4_span's serves three; under TCG a load costs more than the
+ * imul it feeds). sums + 12 * u as rows4_span's sums of triple u, for rows
+ * r0 and r0 + 1. */
+static inline __attribute__((always_inline)) void rows2_triples_span(int32_t *sums, int r0, const int8_t *w0, long n,
+                                                                     const uint64_t *x, int len, int add,
+                                                                     const int T) {
+    const int8_t *w1 = w0 + n;
+    const uint64_t *y = x + CHUNK, *z = x + (T > 2 ? 2 * CHUNK : CHUNK);
+    uint64_t a0 = 0, a1 = 0, a2 = 0, b0 = 0, b1 = 0, b2 = 0;
+#pragma GCC unroll 2
+    for (int j = 0; j < len; j++) {
+        uint64_t wa = (uint64_t)(int64_t)w0[j], wb = (uint64_t)(int64_t)w1[j], xj = x[j], yj = y[j];
+        a0 += wa * xj;
+        b0 += wb * xj;
+        a1 += wa * yj;
+        b1 += wb * yj;
+        if (T > 2) {
+            uint64_t zj = z[j];
+            a2 += wa * zj;
+            b2 += wb * zj;
+        }
+    }
+    unpack3(sums + r0, a0, add);
+    unpack3(sums + r0 + 1, b0, add);
+    unpack3(sums + 12 + r0, a1, add);
+    unpack3(sums + 12 + r0 + 1, b1, add);
+    if (T > 2) {
+        unpack3(sums + 24 + r0, a2, add);
+        unpack3(sums + 24 + r0 + 1, b2, add);
+    }
+}
+
+/* Four rows against T (1..3) packed triples from x (CHUNK apart): sums[u]
+ * as rows4_span's for triple u. */
+static inline __attribute__((always_inline)) void rows4_triples(int32_t sums[3][12], const int8_t *w0, long n,
+                                                                const uint64_t *x, int len, int add, int T) {
+    if (T == 1) {
+        rows4_span(sums[0], w0, n, x, len, add);
+    } else if (T == 2) {
+        rows2_triples_span(&sums[0][0], 0, w0, n, x, len, add, 2);
+        rows2_triples_span(&sums[0][0], 2, w0 + 2 * n, n, x, len, add, 2);
+    } else {
+        rows2_triples_span(&sums[0][0], 0, w0, n, x, len, add, 3);
+        rows2_triples_span(&sums[0][0], 2, w0 + 2 * n, n, x, len, add, 3);
+    }
+}
+
 /* One pass: positions p0.. (npos <= 3 * TRIPLES), columns c0.. (ncols, whole
  * groups), every block of four rows below rows4. out holds the sums of the
  * groups before c0 (c0 > 0) and gets those up to c0 + ncols. */
@@ -91,27 +140,34 @@ TCG_NO_SLP static void swar_pass(float *out, const int16_t *xq, const float *xs,
         __m128 wscale[CHUNK / 16];
         for (int g = 0; g < ng; g++)
             wscale[g] = _mm_setr_ps(ws0[g], ws0[groups + g], ws0[2 * groups + g], ws0[3 * groups + g]);
-        for (int t = 0; t < triples; t++) {
-            int p = p0 + 3 * t, valid = npos - 3 * t < 3 ? npos - 3 * t : 3;
-            __m128 f[3];
-            int32_t sums[12] __attribute__((aligned(16)));
-            for (int k = 0; k < 3; k++)
-                f[k] = c0 > 0 && k < valid ? _mm_loadu_ps(out + (long)(p + k) * d + i) : _mm_setzero_ps();
+        for (int t = 0, together; t < triples; t += together) {
+            together = triples - t >= 3 ? 3 : triples - t;
+            __m128 f[3][3];
+            int32_t sums[3][12] __attribute__((aligned(16)));
+            for (int u = 0; u < together; u++)
+                for (int k = 0; k < 3; k++)
+                    f[u][k] = c0 > 0 && 3 * (t + u) + k < npos
+                                  ? _mm_loadu_ps(out + (long)(p0 + 3 * (t + u) + k) * d + i)
+                                  : _mm_setzero_ps();
             for (int g = 0; g < ng; g++) {
+                const uint64_t *x = packed[t] + g * gs;
                 if (gs <= SPAN) {
-                    rows4_span(sums, w + g * gs, n, packed[t] + g * gs, gs, 0);
+                    rows4_triples(sums, w + g * gs, n, x, gs, 0, together);
                 } else {
                     for (int s = 0; s < gs; s += SPAN)
-                        rows4_span(sums, w + g * gs + s, n, packed[t] + g * gs + s,
-                                   gs - s < SPAN ? gs - s : SPAN, s > 0);
+                        rows4_triples(sums, w + g * gs + s, n, x + s, gs - s < SPAN ? gs - s : SPAN, s > 0,
+                                      together);
                 }
-                for (int k = 0; k < 3; k++) {
-                    __m128 scales = _mm_mul_ps(wscale[g], xsplat[3 * t + k][g]);
-                    __m128 isum = _mm_cvtepi32_ps(_mm_loadu_si128((const __m128i *)(sums + 4 * k)));
-                    f[k] = _mm_add_ps(f[k], _mm_mul_ps(isum, scales));
-                }
+                for (int u = 0; u < together; u++)
+                    for (int k = 0; k < 3; k++) {
+                        __m128 scales = _mm_mul_ps(wscale[g], xsplat[3 * (t + u) + k][g]);
+                        __m128 isum = _mm_cvtepi32_ps(_mm_loadu_si128((const __m128i *)(sums[u] + 4 * k)));
+                        f[u][k] = _mm_add_ps(f[u][k], _mm_mul_ps(isum, scales));
+                    }
             }
-            for (int k = 0; k < valid; k++) _mm_storeu_ps(out + (long)(p + k) * d + i, f[k]);
+            for (int u = 0; u < together; u++)
+                for (int k = 0; k < 3 && 3 * (t + u) + k < npos; k++)
+                    _mm_storeu_ps(out + (long)(p0 + 3 * (t + u) + k) * d + i, f[u][k]);
         }
     }
 }
