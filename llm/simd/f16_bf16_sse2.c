@@ -88,12 +88,12 @@ STEP void tile_bf16(float *out, size_t out_stride, const uint8_t *w, size_t rb, 
     half_tile(out, out_stride, w, rb, x, xs, n, R, P, ahead, bf16_4);
 }
 
-HOT_LOOP static void matmul_f16(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
+TCG_PAGE_ALIGNED static void matmul_f16(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
                                 int count) {
     half_matmul_rows(tile_f16, DECODE_ROWS, AHEAD_ROWS, out, rows, row_bytes, act, n, count);
 }
 
-HOT_LOOP static void matmul_bf16(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
+TCG_PAGE_ALIGNED static void matmul_bf16(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
                                  int count) {
     half_matmul_rows(tile_bf16, DECODE_ROWS, AHEAD_ROWS, out, rows, row_bytes, act, n, count);
 }
@@ -106,13 +106,13 @@ static float dot_bf16(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_bf16, row, act, n);
 }
 
-HOT_LOOP static void gemm_f16(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+TCG_PAGE_ALIGNED static void gemm_f16(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
                               const void *act, size_t act_stride, int n, int count, int batch) {
     half_gemm_rows(tile_f16, GEMM_ROWS, GEMM_POSITIONS, out, out_stride, rows, row_bytes, act, act_stride, n,
                    count, batch);
 }
 
-HOT_LOOP static void gemm_bf16(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+TCG_PAGE_ALIGNED static void gemm_bf16(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
                                const void *act, size_t act_stride, int n, int count, int batch) {
     half_gemm_rows(tile_bf16, GEMM_ROWS, GEMM_POSITIONS, out, out_stride, rows, row_bytes, act, act_stride, n,
                    count, batch);

@@ -5,12 +5,6 @@
 
 #include "llm/simd/ggml_simd.h"
 
-/* Page-aligned: under QEMU's TCG a loop whose translated blocks lie on two
- * 4 KiB pages cannot jump between them directly, and these loops are what
- * a GGUF token spends its time in there (15M Q4_0: 43 -> 38 ms/token when
- * the function stopped straddling a page). */
-#define HOT_LOOP __attribute__((aligned(4096)))
-
 static inline __m128i load16(const void *p) {
     return _mm_loadu_si128((const __m128i *)p);
 }

@@ -25,7 +25,7 @@ STEP __m128i q4_0_totals(const uint8_t *const w[4], size_t off, const BlockQ8A *
     return sse2_decoded_totals(w, off, a, q4_0_decode, q4_0_finish);
 }
 
-HOT_LOOP static void matmul_q4_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
+TCG_PAGE_ALIGNED static void matmul_q4_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
                                  int count) {
     sse2_matmul_rows(out, rows, row_bytes, act, n, count, sizeof(BlockQ4_0), q4_0_totals);
 }
@@ -34,7 +34,7 @@ static float dot_q4_0(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q4_0, row, act, n);
 }
 
-HOT_LOOP static void gemm_q4_0_pmaddwd(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+TCG_PAGE_ALIGNED static void gemm_q4_0_pmaddwd(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
                                        const void *act, size_t act_stride, int n, int count, int batch) {
     sse2_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, sizeof(BlockQ4_0),
                    q4_0_decode, q4_0_finish);

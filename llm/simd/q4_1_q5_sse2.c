@@ -93,21 +93,21 @@ STEP void q4q5_step_no_min(const uint8_t *decoded, const void *act, uint8_t *sta
     q4q5_step(decoded, act, state, 0);
 }
 
-HOT_LOOP static void gemm_q4_1(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+TCG_PAGE_ALIGNED static void gemm_q4_1(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
                                const void *act, size_t act_stride, int n, int count, int batch) {
     chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK32,
                       sizeof(BlockQ4_1), sizeof(BlockQ8A), 4, sizeof(Q4Q5State), q4_1_decode, q4q5_step_min,
                       q4q5_finish);
 }
 
-HOT_LOOP static void gemm_q5_0(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+TCG_PAGE_ALIGNED static void gemm_q5_0(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
                                const void *act, size_t act_stride, int n, int count, int batch) {
     chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK32,
                       sizeof(BlockQ5_0), sizeof(BlockQ8A), 4, sizeof(Q4Q5State), q5_0_decode, q4q5_step_no_min,
                       q4q5_finish);
 }
 
-HOT_LOOP static void gemm_q5_1(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+TCG_PAGE_ALIGNED static void gemm_q5_1(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
                                const void *act, size_t act_stride, int n, int count, int batch) {
     chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK32,
                       sizeof(BlockQ5_1), sizeof(BlockQ8A), 4, sizeof(Q4Q5State), q5_1_decode, q4q5_step_min,

@@ -26,7 +26,7 @@ STEP void q6_k_step(const uint8_t *decoded, const void *act, uint8_t *state) {
     k_step_sse2(decoded, act, state, 4, 0);
 }
 
-HOT_LOOP static void gemm_q6_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
+TCG_PAGE_ALIGNED static void gemm_q6_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
                                const void *act, size_t act_stride, int n, int count, int batch) {
     chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK_K,
                       sizeof(BlockQ6_K), sizeof(BlockQ8K), 4, sizeof(float), q6_k_decode, q6_k_step, k_finish);
