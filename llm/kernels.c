@@ -106,6 +106,12 @@ int kernels_level(void) {
     return KERNELS_SCALAR;
 }
 
+int kernels_q8q_batch(int max) {
+    if (kernels == &kernels_sse2 && kernels_sse2_q8q_gemm_chosen() != KERNELS_GEMM_PMADDWD && max >= 3)
+        return max / 3 * 3;
+    return max;
+}
+
 int kernels_widest_level(void) {
     const struct cpu_features *f = cpu_features();
     if (!(f->avx2 && f->fma && f->f16c)) return KERNELS_SSE2;

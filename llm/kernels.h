@@ -112,6 +112,11 @@ void kernels_select(int use_avx2_fma);
 enum { KERNELS_SCALAR = -1, KERNELS_SSE2 = 0, KERNELS_AVX2 = 1, KERNELS_AVX512 = 2 };
 /* KERNELS_SSE2 (or lower), KERNELS_AVX2 or KERNELS_AVX512 (or higher). */
 void kernels_select_level(int level);
+/* Positions per matmul_q8q call (at most max) that the active set runs
+ * with none left over: the SSE2 set's gemm in general-purpose registers
+ * (llm/simd/int8_swar.c, chosen by timing under QEMU TCG) takes positions
+ * in threes and would run a lone last one on the one-position kernel. */
+int kernels_q8q_batch(int max);
 /* The active set's level (KERNELS_SCALAR for the scalar reference); e.g.
  * level >= KERNELS_AVX2 means AVX2+FMA instructions are allowed. */
 int kernels_level(void);

@@ -13,7 +13,6 @@
 #include "llm/kernels.h"
 #include "llm/parallel.h"
 #include "llm/quant.h"
-#include "llm/simd/kernel_sets.h"
 #include "llm/transformer_gguf.h"
 #include "llm/gguf.h"
 
@@ -324,16 +323,6 @@ float *transformer_forward(Transformer *t, int token, int pos) {
     return t->state.logits;
 }
 
-/* Positions per prefill chunk. The SSE2 set's int8 gemm in general-purpose
- * registers (int8_swar.c, chosen by timing under QEMU TCG) packs three
- * positions per word and runs a lone 16th on the one-position kernel, which
- * costs it ~1.7 positions' worth (tools/tcg_cost.py): chunks of 15 avoid it. */
-static int prefill_chunk(void) {
-    if (kernels == &kernels_sse2 && kernels_sse2_q8q_gemm_chosen() != KERNELS_GEMM_PMADDWD)
-        return TRANSFORMER_MAX_BATCH / 3 * 3;
-    return TRANSFORMER_MAX_BATCH;
-}
-
 int transformer_prefill(Transformer *t, const int *tokens, int n, int start_pos) {
     const TransformerConfig *c = &t->config;
     if ((!t->state.block && !t->gguf) || !tokens || n < 1 || start_pos < 0 || start_pos > c->seq_len - n)
@@ -344,7 +333,7 @@ int transformer_prefill(Transformer *t, const int *tokens, int n, int start_pos)
         gguf_model_prefill(t, tokens, n, start_pos);
         return 0;
     }
-    for (int done = 0, chunk = prefill_chunk(); done < n; done += chunk) {
+    for (int done = 0, chunk = kernels_q8q_batch(TRANSFORMER_MAX_BATCH); done < n; done += chunk) {
         int batch = n - done < chunk ? n - done : chunk;
         forward_chunk(t, tokens + done, batch, start_pos + done, done + batch == n);
     }
