@@ -16,6 +16,7 @@ The last line is `LABEL: N passed, N failed, N skipped`; the exit status is
 1 when any test failed. See tests/test_summary.py for TEST_SUMMARY_DIR.
 """
 import argparse
+import io
 import os
 import re
 import subprocess
@@ -76,18 +77,6 @@ def run_one(binary, env, timeout, out=sys.stdout):
     return status, counts, time.monotonic() - start
 
 
-class Buffer:
-    """A test's output kept until it ends (several tests running at once)."""
-    def __init__(self):
-        self.parts = []
-
-    def write(self, text):
-        self.parts.append(text)
-
-    def flush(self):
-        pass
-
-
 def verdict(status, counts):
     """'passed', 'skipped' or 'failed', and why."""
     if counts.fail:
@@ -125,9 +114,9 @@ def main():
             status, counts, seconds = run_one(path, env, args.timeout)
             text = ""
         else:
-            buffer = Buffer()
+            buffer = io.StringIO()  # kept whole until the test ends: several run at once
             status, counts, seconds = run_one(path, env, args.timeout, buffer)
-            text = f"== {binary}\n" + "".join(buffer.parts)
+            text = f"== {binary}\n" + buffer.getvalue()
         outcome, why = verdict(status, counts)
         detail = f"{outcome.upper() if outcome != 'passed' else outcome}{f' ({why})' if why else ''}"
         with lock:
