@@ -50,7 +50,7 @@ KERNEL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
     -fno-stack-protector -fno-pic -fno-pie -mcmodel=kernel -mno-red-zone \
     -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-tree-loop-distribute-patterns \
     -fno-asynchronous-unwind-tables $(MATH_FLAGS) -DKERNEL=1
-KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c lib/*.c llm/*.c llm/*/*.c)
+KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c lib/*.c llm/*/*.c llm/*/*/*.c)
 KERNEL_ASMS := $(wildcard kernel/*.asm kernel/*/*.asm)
 # The console's Unifont glyphs, converted at build time (never committed).
 UNIFONT_HEX ?= /usr/share/unifont/unifont.hex
@@ -138,7 +138,7 @@ HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -I. \
     -fno-builtin -fno-tree-loop-distribute-patterns $(MATH_FLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LIB_SRCS := $(wildcard lib/*.c)
-LLM_SRCS := $(wildcard llm/*.c llm/*/*.c)
+LLM_SRCS := $(wildcard llm/*/*.c llm/*/*/*.c)
 
 $(BUILD)/host/obj/%.o: %.c
 	@mkdir -p $(dir $@)

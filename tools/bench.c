@@ -21,10 +21,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "llm/kernels.h"
-#include "llm/parallel.h"
-#include "llm/transformer.h"
-#include "llm/transformer_gguf.h"
+#include "llm/compute/kernels.h"
+#include "llm/compute/parallel.h"
+#include "llm/model/transformer.h"
+#include "llm/model/transformer_gguf.h"
 #include "tools/file_util.h"
 #include "tools/read_bandwidth.h"
 #include "tools/thread_pool.h"

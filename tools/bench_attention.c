@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "llm/kernels.h"
-#include "llm/kv_cache.h"
+#include "llm/compute/kernels.h"
+#include "llm/tensor/kv_cache.h"
 
 static double thread_cpu_seconds(void) {
     struct timespec ts;

@@ -24,12 +24,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "llm/gguf_model.h"
-#include "llm/kernels.h"
-#include "llm/kv_cache.h"
-#include "llm/simd/kernel_sets.h"
-#include "llm/transformer.h"
-#include "llm/transformer_gguf.h"
+#include "llm/model/gguf_model.h"
+#include "llm/compute/kernels.h"
+#include "llm/tensor/kv_cache.h"
+#include "llm/compute/kernel_sets.h"
+#include "llm/model/transformer.h"
+#include "llm/model/transformer_gguf.h"
 #include "tools/file_util.h"
 #include "tools/thread_pool.h"
 

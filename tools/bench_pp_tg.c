@@ -26,11 +26,11 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "llm/gguf.h"
-#include "llm/kernels.h"
-#include "llm/kv_cache.h"
-#include "llm/transformer.h"
-#include "llm/transformer_gguf.h"
+#include "llm/format/gguf.h"
+#include "llm/compute/kernels.h"
+#include "llm/tensor/kv_cache.h"
+#include "llm/model/transformer.h"
+#include "llm/model/transformer_gguf.h"
 #include "tools/file_util.h"
 #include "tools/thread_pool.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "llm/sampler.h"
+#include "llm/generate/sampler.h"
 
 static double now_us(void) {
     struct timespec t;

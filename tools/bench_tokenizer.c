@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/tokenizer.h"
 #include "tools/file_util.h"
 
 #define SEPARATOR "\n__ggml_vocab_test__\n"

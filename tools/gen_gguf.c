@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "llm/ggml_types.h"
+#include "llm/tensor/ggml_types.h"
 #include "tools/gen_gguf_vocab.h"
 #include "tools/ggml_quantize.h"
 #include "tools/gguf_mix.h"

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/gguf.h"
-#include "llm/tokenizer.h"
-#include "llm/tokenizer_internal.h"
+#include "llm/format/gguf.h"
+#include "llm/tokenizer/tokenizer.h"
+#include "llm/tokenizer/tokenizer_internal.h"
 
 typedef struct {
     uint8_t *data;

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes llm/unicode_tables.c: code-point ranges of the Unicode general
+"""Writes llm/tokenizer/unicode_tables.c: code-point ranges of the Unicode general
 categories L (letters), N (numbers) and P (punctuation), which the byte-level
 BPE pre-tokenisers need for \\p{L}, \\p{N} and \\p{P}.
 
-Usage: python3 tools/gen_unicode_tables.py > llm/unicode_tables.c
+Usage: python3 tools/gen_unicode_tables.py > llm/tokenizer/unicode_tables.c
 Uses python3's unicodedata (its Unicode version is recorded in the output).
 """
 import sys
@@ -36,7 +36,7 @@ def main():
       " * (python3 unicodedata); do not edit. Sorted, non-overlapping ranges of the\n"
       " * general categories L, N and P (five a line, kept so: clang-format is off below). */\n" % unicodedata.unidata_version)
     w("/* clang-format off */\n")
-    w('#include "llm/unicode.h"\n\n')
+    w('#include "llm/tokenizer/unicode.h"\n\n')
     short = {"L": "UL", "N": "UN", "P": "UP"}
     w("#define UL UNICODE_LETTER\n#define UN UNICODE_NUMBER\n#define UP UNICODE_PUNCTUATION\n")
     w("const UnicodeRange unicode_category_ranges[] = {\n")

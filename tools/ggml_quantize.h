@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "llm/ggml_types.h"
+#include "llm/tensor/ggml_types.h"
 
 static void quant_q8_0(BlockQ8_0 *out, const float *x, uint64_t n) {
     for (uint64_t b = 0; b < n / 32; b++, x += 32) {

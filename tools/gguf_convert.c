@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/checkpoint.h"
-#include "llm/ggml_types.h"
-#include "llm/gguf.h"
+#include "llm/format/checkpoint.h"
+#include "llm/tensor/ggml_types.h"
+#include "llm/format/gguf.h"
 #include "tools/file_util.h"
 #include "tools/gen_gguf_vocab.h"
 #include "tools/ggml_quantize.h"

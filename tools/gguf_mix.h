@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "llm/ggml_types.h"
+#include "llm/tensor/ggml_types.h"
 
 /* llama.cpp's use_more_bits: the first and last eighth of the layers, and
  * every third layer in between. */

@@ -15,17 +15,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "llm/chat.h"
-#include "llm/generate.h"
-#include "llm/gguf_arch.h"
-#include "llm/kernels.h"
-#include "llm/kv_cache.h"
-#include "llm/sampler.h"
-#include "llm/gguf.h"
-#include "llm/gguf_split.h"
-#include "llm/tokenizer.h"
-#include "llm/transformer.h"
-#include "llm/transformer_gguf.h"
+#include "llm/generate/chat.h"
+#include "llm/generate/generate.h"
+#include "llm/model/gguf_arch.h"
+#include "llm/compute/kernels.h"
+#include "llm/tensor/kv_cache.h"
+#include "llm/generate/sampler.h"
+#include "llm/format/gguf.h"
+#include "llm/format/gguf_split.h"
+#include "llm/tokenizer/tokenizer.h"
+#include "llm/model/transformer.h"
+#include "llm/model/transformer_gguf.h"
 #include "tools/file_util.h"
 #include "tools/thread_pool.h"
 

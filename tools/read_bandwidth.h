@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "llm/parallel.h"
+#include "llm/compute/parallel.h"
 
 #define READ_BLOCK_WORDS (1u << 17) /* 1 MiB */
 

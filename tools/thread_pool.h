@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "llm/parallel.h"
+#include "llm/compute/parallel.h"
 
 /* Not every includer uses every function. */
 #define THREAD_POOL_API static __attribute__((unused))

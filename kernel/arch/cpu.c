@@ -2,7 +2,7 @@
  * the kernel relies on: SSE, AVX (XCR0), NX pages (EFER.NXE), CR0.WP. */
 #include "kernel/arch/cpu.h"
 #include "lib/string.h"
-#include "llm/cpu_features.h"
+#include "llm/compute/cpu_features.h"
 
 struct cpu_info cpu;
 static int nx_supported;

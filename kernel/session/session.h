@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "llm/chat.h"
-#include "llm/generate.h"
-#include "llm/sampler.h"
+#include "llm/generate/chat.h"
+#include "llm/generate/generate.h"
+#include "llm/generate/sampler.h"
 
 #define SESSION_NAME_MAX 257 /* any ramdisk file name (lib/tar.h TAR_NAME_MAX) */
 /* A context lowered to fit in RAM keeps at least this many positions (or

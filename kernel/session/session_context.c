@@ -9,7 +9,7 @@
 #include "kernel/kernel.h"
 #include "kernel/mm/memory.h"
 #include "lib/string.h"
-#include "llm/model_estimate.h"
+#include "llm/model/model_estimate.h"
 
 /* Left free beside the run state: the tokenizer, the GGUF index, an int8
  * copy's scales, the prompt buffers and everything else the kernel allocates. */

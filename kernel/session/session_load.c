@@ -11,9 +11,9 @@
 #include "lib/format.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
-#include "llm/gguf_split.h"
-#include "llm/kv_cache.h"
-#include "llm/transformer_gguf.h"
+#include "llm/format/gguf_split.h"
+#include "llm/tensor/kv_cache.h"
+#include "llm/model/transformer_gguf.h"
 
 static int tokenizer_fits(const struct ramdisk_file *f, int vocab_size, Tokenizer *out, char *err,
                           size_t err_size) {

@@ -6,9 +6,9 @@
 #include "kernel/arch/workers.h"
 #include "kernel/console/console.h"
 #include "kernel/drivers/timer.h"
-#include "llm/cpu_features.h"
-#include "llm/kernels.h"
-#include "llm/parallel.h"
+#include "llm/compute/cpu_features.h"
+#include "llm/compute/kernels.h"
+#include "llm/compute/parallel.h"
 
 const char *const session_simd_names[4] = {"scalar", "sse2", "avx2", "avx512"};
 

@@ -11,7 +11,7 @@
 #include "kernel/drivers/timer.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
-#include "llm/transformer.h"
+#include "llm/model/transformer.h"
 
 #define BENCH_DEFAULT_TOKENS 32
 #define BENCH_MAX_TOKENS 1024

@@ -8,10 +8,10 @@
 #include "lib/format.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
-#include "llm/kernels.h"
-#include "llm/gguf_arch.h"
-#include "llm/kv_cache.h"
-#include "llm/transformer_gguf.h"
+#include "llm/compute/kernels.h"
+#include "llm/model/gguf_arch.h"
+#include "llm/tensor/kv_cache.h"
+#include "llm/model/transformer_gguf.h"
 
 static double mib(uint64_t bytes) {
     return (double)bytes / (1024.0 * 1024.0);

@@ -17,14 +17,14 @@
 #include "lib/format.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
-#include "llm/checkpoint.h"
-#include "llm/gguf.h"
-#include "llm/gguf_split.h"
-#include "llm/kv_cache.h"
-#include "llm/model_estimate.h"
-#include "llm/quant.h"
-#include "llm/transformer.h"
-#include "llm/transformer_gguf.h"
+#include "llm/format/checkpoint.h"
+#include "llm/format/gguf.h"
+#include "llm/format/gguf_split.h"
+#include "llm/tensor/kv_cache.h"
+#include "llm/model/model_estimate.h"
+#include "llm/tensor/quant.h"
+#include "llm/model/transformer.h"
+#include "llm/model/transformer_gguf.h"
 
 #define MIB (1024ull * 1024ull)
 #define MEM_TEST_MAX_MIB (1024ull * 1024ull) /* 1 TiB: anything more is a typo */

@@ -2,8 +2,8 @@
  * a file loads with a small run state, a few forward steps and a prefill. */
 #include <stdint.h>
 
-#include "llm/checkpoint.h"
-#include "llm/transformer.h"
+#include "llm/format/checkpoint.h"
+#include "llm/model/transformer.h"
 #include "tests/fuzz/fuzz_common.h"
 
 /* Inputs whose run state would need more than this are skipped after parsing

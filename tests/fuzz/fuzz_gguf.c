@@ -3,9 +3,9 @@
  * dequantised, and the input opened as a split set (llm/gguf_split.c). */
 #include <stdint.h>
 
-#include "llm/ggml_types.h"
-#include "llm/gguf.h"
-#include "llm/gguf_split.h"
+#include "llm/tensor/ggml_types.h"
+#include "llm/format/gguf.h"
+#include "llm/format/gguf_split.h"
 #include "tests/fuzz/fuzz_common.h"
 
 static const uint8_t *buf_start, *buf_end;

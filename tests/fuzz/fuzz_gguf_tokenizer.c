@@ -15,9 +15,9 @@
  *   merges ('\n'-separated), the text to encode, tokenizer.chat_template. */
 #include <stdint.h>
 
-#include "llm/chat.h"
-#include "llm/gguf.h"
-#include "llm/tokenizer.h"
+#include "llm/generate/chat.h"
+#include "llm/format/gguf.h"
+#include "llm/tokenizer/tokenizer.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tests/host/gguf_layout.h"
 

@@ -2,7 +2,7 @@
  * Input: flags byte, uint16 LE tokenizer length, tokenizer bytes, text. */
 #include <stdint.h>
 
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/tokenizer.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "llm/gguf.h"
-#include "llm/tokenizer.h"
-#include "llm/transformer.h"
+#include "llm/format/gguf.h"
+#include "llm/tokenizer/tokenizer.h"
+#include "llm/model/transformer.h"
 #include "tests/host/gguf_layout.h"
 #include "tests/host/llm_test_util.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/gguf.h"
+#include "llm/format/gguf.h"
 
 /* Not every test uses every helper. */
 #define GGUF_LAYOUT_FN static __attribute__((unused))

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "llm/quant.h"
+#include "llm/tensor/quant.h"
 
 typedef struct {
     int8_t *wq;

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "llm/cpu_features.h"
-#include "llm/kernels.h"
-#include "llm/transformer.h"
+#include "llm/compute/cpu_features.h"
+#include "llm/compute/kernels.h"
+#include "llm/model/transformer.h"
 #include "tests/host/check.h"
 #include "tests/host/llm_test_util.h"
 

@@ -4,7 +4,7 @@
  * conversation gives), and the context limit (refusal, then sliding). */
 #include <string.h>
 
-#include "llm/chat.h"
+#include "llm/generate/chat.h"
 #include "llm_test_util.h"
 
 static char *models_dir;

@@ -7,7 +7,7 @@
  * for that hand-written text (special tokens one id each). */
 #include <string.h>
 
-#include "llm/chat.h"
+#include "llm/generate/chat.h"
 #include "llm_test_util.h"
 
 static const char *const conversation[] = {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "llm/transformer.h"
+#include "llm/model/transformer.h"
 #include "tests/host/llm_test_util.h"
 
 /* Loading must fail with a message containing `expect`; nothing is left allocated

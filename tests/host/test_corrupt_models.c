@@ -10,9 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "llm/checkpoint.h"
-#include "llm/tokenizer.h"
-#include "llm/transformer.h"
+#include "llm/format/checkpoint.h"
+#include "llm/tokenizer/tokenizer.h"
+#include "llm/model/transformer.h"
 #include "tests/host/llm_test_util.h"
 
 static int cases_run;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "lib/rng.h"
-#include "llm/kernels.h"
+#include "llm/compute/kernels.h"
 #include "tests/host/check.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "llm/cpu_features.h"
-#include "llm/ggml_types.h"
+#include "llm/compute/cpu_features.h"
+#include "llm/tensor/ggml_types.h"
 #include "tests/host/check.h"
 
 static float from_bits(uint32_t u) {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/generate.h"
+#include "llm/generate/generate.h"
 #include "tests/host/llm_test_util.h"
 
 /* What the callbacks collect. */

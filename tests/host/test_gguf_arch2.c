@@ -11,13 +11,13 @@
  * threads through the experts: test_gguf_model.c, test_parallel.c.) */
 #include <string.h>
 
-#include "llm/cpu_features.h"
-#include "llm/ggml_types.h"
-#include "llm/gguf.h"
-#include "llm/gguf_arch.h"
-#include "llm/kernels.h"
-#include "llm/transformer.h"
-#include "llm/transformer_gguf.h"
+#include "llm/compute/cpu_features.h"
+#include "llm/tensor/ggml_types.h"
+#include "llm/format/gguf.h"
+#include "llm/model/gguf_arch.h"
+#include "llm/compute/kernels.h"
+#include "llm/model/transformer.h"
+#include "llm/model/transformer_gguf.h"
 #include "tests/host/gguf_layout.h"
 #include "tests/host/llm_test_util.h"
 #include "tests/host/ref_logits.h"

@@ -6,10 +6,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "llm/kv_cache.h"
-#include "llm/model_estimate.h"
-#include "llm/transformer.h"
-#include "llm/transformer_gguf.h"
+#include "llm/tensor/kv_cache.h"
+#include "llm/model/model_estimate.h"
+#include "llm/model/transformer.h"
+#include "llm/model/transformer_gguf.h"
 #include "tests/host/llm_test_util.h"
 
 enum { POSITIONS = 32 };

@@ -7,14 +7,14 @@
  * golden ids; clear errors for unsupported files. */
 #include <string.h>
 
-#include "llm/cpu_features.h"
-#include "llm/ggml_blocks.h"
-#include "llm/ggml_types.h"
-#include "llm/gguf.h"
-#include "llm/kernels.h"
-#include "llm/kv_cache.h"
-#include "llm/transformer.h"
-#include "llm/transformer_gguf.h"
+#include "llm/compute/cpu_features.h"
+#include "llm/tensor/ggml_blocks.h"
+#include "llm/tensor/ggml_types.h"
+#include "llm/format/gguf.h"
+#include "llm/compute/kernels.h"
+#include "llm/tensor/kv_cache.h"
+#include "llm/model/transformer.h"
+#include "llm/model/transformer_gguf.h"
 #include "tests/host/llm_test_util.h"
 #include "tests/host/ref_logits.h"
 

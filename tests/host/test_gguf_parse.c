@@ -5,9 +5,9 @@
  * types) fail with a one-line error and no sanitizer report. */
 #include <string.h>
 
-#include "llm/ggml_types.h"
-#include "llm/gguf.h"
-#include "llm/transformer.h"
+#include "llm/tensor/ggml_types.h"
+#include "llm/format/gguf.h"
+#include "llm/model/transformer.h"
 #include "tests/host/llm_test_util.h"
 
 static const char *models_dir;

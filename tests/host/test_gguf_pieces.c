@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/gguf_split.h"
+#include "llm/format/gguf_split.h"
 #include "tests/host/check.h"
 #include "tests/host/gguf_layout.h"
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/ggml_types.h"
-#include "llm/kernels.h"
+#include "llm/tensor/ggml_types.h"
+#include "llm/compute/kernels.h"
 #include "tests/host/check.h"
 #include "tests/host/ref_logits.h"
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/ggml_types.h"
-#include "llm/kernels.h"
-#include "llm/kv_cache.h"
-#include "llm/quant.h"
+#include "llm/tensor/ggml_types.h"
+#include "llm/compute/kernels.h"
+#include "llm/tensor/kv_cache.h"
+#include "llm/tensor/quant.h"
 #include "tests/host/check.h"
 #include "tests/host/q8q_inputs.h"
 #include "tools/ggml_quantize.h"

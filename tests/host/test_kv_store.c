@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/kernels.h"
-#include "llm/kv_cache.h"
-#include "llm/simd/q8_0_store.h"
+#include "llm/compute/kernels.h"
+#include "llm/tensor/kv_cache.h"
+#include "llm/compute/q8_0_store.h"
 #include "tests/host/check.h"
 
 static const char *const level_names[] = {"scalar", "sse2", "avx2", "avx512"};

@@ -4,9 +4,9 @@
  * truncated and unsupported files give -1. */
 #include <string.h>
 
-#include "llm/ggml_types.h"
-#include "llm/model_estimate.h"
-#include "llm/transformer.h"
+#include "llm/tensor/ggml_types.h"
+#include "llm/model/model_estimate.h"
+#include "llm/model/transformer.h"
 #include "tests/host/gguf_layout.h"
 #include "tests/host/llm_test_util.h"
 

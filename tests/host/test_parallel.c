@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "llm/kernels.h"
-#include "llm/parallel.h"
-#include "llm/transformer.h"
+#include "llm/compute/kernels.h"
+#include "llm/compute/parallel.h"
+#include "llm/model/transformer.h"
 #include "tests/host/llm_test_util.h"
 #include "tools/thread_pool.h"
 

@@ -13,13 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/cpu_features.h"
-#include "llm/gguf_model.h"
-#include "llm/kernels.h"
-#include "llm/kv_cache.h"
-#include "llm/simd/kernel_sets.h"
-#include "llm/transformer.h"
-#include "llm/transformer_gguf.h"
+#include "llm/compute/cpu_features.h"
+#include "llm/model/gguf_model.h"
+#include "llm/compute/kernels.h"
+#include "llm/tensor/kv_cache.h"
+#include "llm/compute/kernel_sets.h"
+#include "llm/model/transformer.h"
+#include "llm/model/transformer_gguf.h"
 #include "tests/host/check.h"
 #include "tests/host/llm_test_util.h"
 #include "tests/host/ref_logits.h"

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "llm/pretokenize.h"
-#include "llm/unicode.h"
+#include "llm/tokenizer/pretokenize.h"
+#include "llm/tokenizer/unicode.h"
 #include "tests/host/check.h"
 
 #define TEXT_COUNT 12

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/quant.h"
+#include "llm/tensor/quant.h"
 #include "tests/host/llm_test_util.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;

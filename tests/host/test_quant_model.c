@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "llm/kernels.h"
-#include "llm/transformer.h"
+#include "llm/compute/kernels.h"
+#include "llm/model/transformer.h"
 #include "tests/host/llm_test_util.h"
 
 static char temp_dir[] = "/tmp/test_quant_model.XXXXXX";

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/sampler.h"
+#include "llm/generate/sampler.h"
 #include "tests/host/llm_test_util.h"
 
 /* An independent xorshift64* (the test's own copy). */

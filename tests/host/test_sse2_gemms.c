@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "lib/rng.h"
-#include "llm/ggml_types.h"
-#include "llm/kernels.h"
-#include "llm/simd/kernel_sets.h"
-#include "llm/simd/timed_choice.h"
+#include "llm/tensor/ggml_types.h"
+#include "llm/compute/kernels.h"
+#include "llm/compute/kernel_sets.h"
+#include "llm/compute/timed_choice.h"
 #include "tests/host/check.h"
 #include "tests/host/q8q_inputs.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/tokenizer.h"
 #include "tests/host/llm_test_util.h"
 
 static void format_ids(char *out, size_t size, const int *ids, int n) {

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/tokenizer.h"
 #include "tests/host/gguf_layout.h"
 #include "tests/host/llm_test_util.h"
 

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "llm/kernels.h"
-#include "llm/simd/kernel_sets.h"
-#include "llm/transformer.h"
+#include "llm/compute/kernels.h"
+#include "llm/compute/kernel_sets.h"
+#include "llm/model/transformer.h"
 #include "tests/host/llm_test_util.h"
 
 static const char *models_dir;

@@ -1,0 +1,302 @@
+/* chat.c - conversations that keep the KV cache (the templates are in
+ * chat_template.c). */
+#include "llm/generate/chat.h"
+#include "llm/generate/chat_internal.h"
+
+#include "lib/format.h"
+#include "lib/stdlib.h"
+#include "lib/string.h"
+
+/* ------------------------------------------------------------ conversation */
+
+/* The tokens of the turn for `user`; *gen_think_at gets the index where
+ * the part of the generation prompt that history drops begins. */
+static int encode_turn(const Chat *c, const Tokenizer *tok, const char *user, int **out, int *gen_think_at,
+                       char *err, size_t err_size) {
+    ChatParts p = {0};
+    int first = c->turns == 0;
+    if (chat_parts_turn(&p, c->template, &c->options, c->system, user, first,
+                        chat_template_wants_bos(c->template, tok)) != 0) {
+        strlcpy(err, "out of memory for the system prompt", err_size);
+        return -1;
+    }
+    int n = chat_parts_encode_alloc(&p, tok, out, gen_think_at, err, err_size);
+    chat_parts_destroy(&p);
+    return n;
+}
+
+int chat_turn_tokens(const Chat *c, const Tokenizer *tok, const char *user, char *err, size_t err_size) {
+    int *ids;
+    int n = encode_turn(c, tok, user, &ids, NULL, err, err_size);
+    if (n >= 0) free(ids);
+    return n;
+}
+
+static void add_stop(Chat *c, int id) {
+    if (id < 0 || c->stop_count == CHAT_MAX_STOP) return;
+    for (int i = 0; i < c->stop_count; i++)
+        if (c->stop_ids[i] == id) return;
+    c->stop_ids[c->stop_count++] = id;
+}
+
+static int is_stop(const Chat *c, int id) {
+    for (int i = 0; i < c->stop_count; i++)
+        if (c->stop_ids[i] == id) return 1;
+    return 0;
+}
+
+int chat_create(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplate tmpl, const char *system,
+                char *err, size_t err_size) {
+    memset(c, 0, sizeof *c);
+    c->template = tmpl;
+    c->options = chat_default_options();
+    c->capacity = t->config.seq_len;
+    c->tokens = malloc((size_t)c->capacity * sizeof(int));
+    c->turn_starts = malloc((size_t)c->capacity * sizeof(int));
+    if (system && *system) {
+        size_t len = strlen(system);
+        c->system = malloc(len + 1);
+        if (c->system) memcpy(c->system, system, len + 1);
+    }
+    if (!c->tokens || !c->turn_starts || (system && *system && !c->system)) {
+        chat_destroy(c);
+        strlcpy(err, "out of memory for the conversation", err_size);
+        return -1;
+    }
+    /* Stop tokens: EOS, BOS (run.c's rule), and the vocabulary's end-of-turn tokens. */
+    generate_stop_tokens(tok, c->stop_ids, CHAT_MAX_STOP, &c->stop_count);
+    add_stop(c, tok->bos_id);
+    const char *end_of_turn = tok->kind == TOKENIZER_LLAMA2C ? NULL : chat_template_end_of_turn(tmpl);
+    if (end_of_turn) add_stop(c, tokenizer_lookup(tok, end_of_turn, strlen(end_of_turn)));
+    c->think_open = tok->kind == TOKENIZER_LLAMA2C ? -1 : tokenizer_lookup(tok, "<think>", 7);
+    c->think_close = tok->kind == TOKENIZER_LLAMA2C ? -1 : tokenizer_lookup(tok, "</think>", 8);
+
+    const char *suffix = chat_answer_suffix(tmpl);
+    if (*suffix) {
+        ChatParts p = {.seg = {{SEG_TEMPLATE, suffix, strlen(suffix)}}, .n = 1};
+        int *ids;
+        int n = chat_parts_encode_alloc(&p, tok, &ids, NULL, err, err_size);
+        if (n < 0 || n > (int)(sizeof c->suffix_ids / sizeof c->suffix_ids[0])) {
+            if (n >= 0) free(ids), strlcpy(err, "the template's answer suffix is too long", err_size);
+            chat_destroy(c);
+            return -1;
+        }
+        memcpy(c->suffix_ids, ids, (size_t)n * sizeof(int));
+        c->suffix_count = n;
+        free(ids);
+    }
+    return 0;
+}
+
+void chat_destroy(Chat *c) {
+    free(c->tokens);
+    free(c->turn_starts);
+    free(c->system);
+    memset(c, 0, sizeof *c);
+}
+
+void chat_reset(Chat *c) {
+    c->count = c->pos = c->turns = c->prefix_count = 0;
+    c->thinking = c->after_think = 0;
+}
+
+int chat_slide(Chat *c, int needed) {
+    if (c->turns == 0) return c->count + needed <= c->capacity ? 0 : -1;
+    /* Turn 0 carries the BOS and the system part: keep its prefix. Where the
+     * system part sits inside the first user turn (Gemma), the prefix ends
+     * with it, so the first kept turn goes on after its own user header. */
+    int keep_from = c->prefix_count;
+    int dropped = 0;
+    while (dropped < c->turns) {
+        dropped++;
+        if (dropped == c->turns) {
+            /* Nothing kept: the next turn is a first turn again, system part and all. */
+            if (needed > c->capacity) return -1;
+            c->count = c->turns = c->pos = 0;
+            return dropped;
+        }
+        int start = c->turn_starts[dropped] + c->fold_header;
+        if (keep_from + (c->count - start) + needed <= c->capacity) {
+            int rest = c->count - start;
+            memmove(c->tokens + keep_from, c->tokens + start, (size_t)rest * sizeof(int));
+            for (int i = dropped; i < c->turns; i++)
+                c->turn_starts[i - dropped] = c->turn_starts[i] - start + keep_from;
+            c->turns -= dropped;
+            c->count = keep_from + rest;
+            c->pos = 0; /* everything is prefilled again by the next turn */
+            return dropped;
+        }
+    }
+    return -1;
+}
+
+static uint64_t clock_now(const GenerateIO *io) {
+    return io && io->now_ns ? io->now_ns(io->ctx) : 0;
+}
+
+/* Streams a token's text unless it belongs to a hidden think block. */
+static void emit_token(Chat *c, const Tokenizer *tok, const GenerateIO *io, int prev, int token) {
+    if (c->hide_think && c->think_open >= 0) {
+        if (token == c->think_open) {
+            c->thinking = 1;
+            return;
+        }
+        if (c->thinking) {
+            if (token == c->think_close) c->thinking = 0, c->after_think = 1;
+            return;
+        }
+    }
+    size_t len;
+    const char *piece = tokenizer_decode(tok, prev, token, &len);
+    if (c->after_think) {
+        while (len && piece[0] == '\n') piece++, len--;
+        if (!len) return;
+        c->after_think = 0;
+    }
+    if (len && io && io->emit) io->emit(io->ctx, piece, len);
+}
+
+/* The turn's prefix length when it is the first turn: the BOS and system
+ * part, i.e. what a turn without them would not have. */
+static int first_turn_prefix(Chat *c, const Tokenizer *tok, int full_count) {
+    c->fold_header = 0;
+    Chat probe = *c;
+    probe.turns = 1; /* a later turn: no system part */
+    char err[8];
+    int later = chat_turn_tokens(&probe, tok, "", err, sizeof err);
+    Chat first = *c;
+    int first_empty = chat_turn_tokens(&first, tok, "", err, sizeof err);
+    if (later < 0 || first_empty < 0 || first_empty < later) return 0;
+    int prefix = first_empty - later;
+    if (chat_template_folds_system(c->template) && c->system && *c->system) {
+        /* The system part follows the user header, which both turns share:
+         * the prefix runs to the end of the system part. */
+        int *first_ids, *later_ids, bos = chat_template_wants_bos(c->template, tok);
+        if (encode_turn(&first, tok, "", &first_ids, NULL, err, sizeof err) < 0) return 0;
+        if (encode_turn(&probe, tok, "", &later_ids, NULL, err, sizeof err) < 0) {
+            free(first_ids);
+            return 0;
+        }
+        while (c->fold_header < later && first_ids[bos + c->fold_header] == later_ids[c->fold_header])
+            c->fold_header++;
+        free(first_ids);
+        free(later_ids);
+        prefix += c->fold_header;
+    }
+    return prefix < full_count ? prefix : 0;
+}
+
+static int is_newlines(const Tokenizer *tok, int token) {
+    size_t len;
+    const char *piece = tokenizer_decode(tok, -1, token, &len);
+    if (!len) return 0;
+    for (size_t i = 0; i < len; i++)
+        if (piece[i] != '\n') return 0;
+    return 1;
+}
+
+/* Qwen3 writes an earlier answer without its think block: the empty block
+ * of the generation prompt (answer_start..gen_start) goes, and when the
+ * model wrote a block of its own, everything up to its last </think> and
+ * the newlines after it. The KV cache keeps its positions up to the cut; the
+ * next turn prefills the rest again. */
+static void drop_think_block(Chat *c, const Tokenizer *tok, int gen_start) {
+    int end = c->count - c->suffix_count, cut_end = gen_start;
+    for (int i = gen_start; i < end; i++)
+        if (c->tokens[i] == c->think_close) cut_end = i + 1;
+    if (cut_end > gen_start)
+        while (cut_end < end && is_newlines(tok, c->tokens[cut_end])) cut_end++;
+    int removed = cut_end - c->answer_start;
+    if (removed <= 0) return;
+    memmove(c->tokens + c->answer_start, c->tokens + cut_end, (size_t)(c->count - cut_end) * sizeof(int));
+    c->count -= removed;
+    if (c->pos > c->answer_start) c->pos = c->answer_start;
+}
+
+int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const char *user, int max_new,
+              const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size) {
+    memset(stats, 0, sizeof *stats);
+    if (!user) user = "";
+    int *turn, gen_think_at;
+    int n = encode_turn(c, tok, user, &turn, &gen_think_at, err, err_size);
+    if (n < 0) {
+        stats->reason = STOP_ERROR;
+        return -1;
+    }
+    /* Room for the turn, one answer token and the suffix that closes it. */
+    int needed = n + 1 + c->suffix_count;
+    if (c->count + needed > c->capacity) {
+        snprintf(err, err_size, "this turn needs %d more tokens than the context of %d has left (%d used)",
+                 c->count + needed - c->capacity, c->capacity, c->count);
+        free(turn);
+        return CHAT_NO_ROOM;
+    }
+    int turn_start = c->count;
+    if (c->turns == 0) c->prefix_count = first_turn_prefix(c, tok, n);
+    memcpy(c->tokens + c->count, turn, (size_t)n * sizeof(int));
+    free(turn);
+    c->turn_starts[c->turns++] = turn_start;
+    c->answer_start = turn_start + gen_think_at;
+    c->count += n;
+    c->thinking = c->after_think = 0;
+
+    uint64_t start = clock_now(io);
+    int prefill = c->count - c->pos;
+    stats->prompt_tokens = prefill;
+    for (int i = c->pos; i < c->count; i++) sampler_accept(s, c->tokens[i]);
+    if (transformer_prefill(t, c->tokens + c->pos, prefill, c->pos) != 0) {
+        snprintf(err, err_size, "prefill of %d tokens at position %d failed", prefill, c->pos);
+        stats->reason = STOP_ERROR;
+        c->pos = 0; /* the cache is suspect: re-prefill everything next time */
+        return -1;
+    }
+    c->pos = c->count;
+    uint64_t prefill_end = clock_now(io), first_end = 0;
+    float *logits = t->state.logits;
+    int limit = c->capacity - c->suffix_count;
+    StopReason reason = STOP_STEPS;
+    int prev = c->tokens[c->count - 1];
+    for (;;) {
+        if (io && io->should_stop && io->should_stop(io->ctx)) {
+            reason = STOP_USER;
+            break;
+        }
+        int next = sampler_sample(s, logits);
+        if (is_stop(c, next)) {
+            reason = next == tok->bos_id && next != tok->eos_id ? STOP_BOS : STOP_EOS;
+            break;
+        }
+        c->tokens[c->count++] = next;
+        stats->generated_tokens++;
+        sampler_accept(s, next);
+        emit_token(c, tok, io, prev, next);
+        if (io && io->on_token) io->on_token(io->ctx, next);
+        prev = next;
+        if (max_new > 0 && stats->generated_tokens >= max_new) break;
+        if (c->count >= limit) {
+            reason = STOP_CONTEXT;
+            break;
+        }
+        logits = transformer_forward(t, next, c->count - 1);
+        if (!logits) {
+            snprintf(err, err_size, "forward pass failed at position %d", c->count - 1);
+            stats->reason = STOP_ERROR;
+            return -1;
+        }
+        c->pos = c->count;
+        if (!first_end) first_end = clock_now(io);
+    }
+    /* Close the answer the way the template expects (room was reserved). */
+    memcpy(c->tokens + c->count, c->suffix_ids, (size_t)c->suffix_count * sizeof(int));
+    c->count += c->suffix_count;
+    if (chat_template_drops_think(c->template)) drop_think_block(c, tok, turn_start + n);
+
+    uint64_t end = clock_now(io);
+    stats->positions = prefill + stats->generated_tokens; /* so positions - prompt_tokens = answer tokens */
+    stats->total_ns = end - start;
+    stats->prefill_ns = prefill_end - start;
+    stats->decode_ns = end - prefill_end;
+    stats->after_first_ns = end - (first_end ? first_end : end);
+    stats->reason = reason;
+    return 0;
+}

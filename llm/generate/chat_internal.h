@@ -1,0 +1,56 @@
+/* chat_internal.h - the pieces a chat turn is made of, shared by the
+ * template renderer (chat_template.c) and the conversation (chat.c). */
+#ifndef LLM_CHAT_INTERNAL_H
+#define LLM_CHAT_INTERNAL_H
+
+#include "llm/generate/chat.h"
+
+typedef enum {
+    SEG_BOS,       /* the BOS token (bos_token in the Jinja) */
+    SEG_TEMPLATE,  /* template text: special tokens parsed */
+    SEG_TEXT,      /* the user's, system's or model's text: never parsed */
+    SEG_GEN_THINK, /* template text of the generation prompt only, gone from history (Qwen3's empty block) */
+} ChatSegmentKind;
+
+typedef struct {
+    ChatSegmentKind kind;
+    const char *text;
+    size_t len;
+} ChatSegment;
+
+#define CHAT_MAX_SEGMENTS 24
+
+typedef struct {
+    ChatSegment seg[CHAT_MAX_SEGMENTS];
+    int n;
+    char *scratch; /* owned: text derived from the system prompt (SmolLM3) */
+} ChatParts;
+
+/* Appends one turn: the system part when first, the user's message and the
+ * generation prompt. bos: whether the conversation starts with BOS. Returns
+ * 0, or -1 when out of memory. */
+int chat_parts_turn(ChatParts *p, ChatTemplate t, const ChatOptions *o, const char *system, const char *user,
+                    int first, int bos);
+/* Appends an earlier answer as the template writes it in history, with the
+ * text that closes it. */
+void chat_parts_answer(ChatParts *p, ChatTemplate t, const char *answer);
+void chat_parts_destroy(ChatParts *p);
+/* Token ids of the parts; *gen_think_at (may be NULL) gets the index of the
+ * first SEG_GEN_THINK token, or the count when there is none. Returns the
+ * count, or -1 with a reason. */
+int chat_parts_encode(const ChatParts *p, const Tokenizer *tok, int *ids, int capacity, int *gen_think_at,
+                      char *err, size_t err_size);
+/* Token ids of the parts in a fresh malloc'd array (*out). */
+int chat_parts_encode_alloc(const ChatParts *p, const Tokenizer *tok, int **out, int *gen_think_at, char *err,
+                            size_t err_size);
+
+/* Whether a conversation with this template starts with BOS. */
+int chat_template_wants_bos(ChatTemplate t, const Tokenizer *tok);
+/* Qwen3: earlier answers lose their think block. */
+int chat_template_drops_think(ChatTemplate t);
+/* Gemma: the system prompt is part of the first user turn. */
+int chat_template_folds_system(ChatTemplate t);
+/* The text of the template's end-of-turn token, or NULL. */
+const char *chat_template_end_of_turn(ChatTemplate t);
+
+#endif

@@ -1,0 +1,341 @@
+/* transformer.c - run state and the forward pass, following llama2.c run.c:
+ * RMSNorm (eps 1e-5), RoPE over pairs of q and k, grouped-query attention
+ * with a [layer][seq_len][kv_dim] KV cache, SwiGLU feed-forward, residuals,
+ * final norm and classifier. */
+#include "llm/model/transformer.h"
+
+#include "lib/format.h"
+#include "lib/math.h"
+#include "lib/stdlib.h"
+#include "lib/string.h"
+#include "llm/format/checkpoint.h"
+#include "llm/model/gguf_arch.h"
+#include "llm/compute/kernels.h"
+#include "llm/compute/parallel.h"
+#include "llm/tensor/quant.h"
+#include "llm/model/transformer_gguf.h"
+#include "llm/format/gguf.h"
+
+/* Adds an array of count floats to the run-state block (64-byte aligned). */
+static size_t state_reserve(size_t *offset, uint64_t count, int *overflow) {
+    size_t at = (*offset + 63) & ~(size_t)63;
+    uint64_t bytes, end;
+    if (__builtin_mul_overflow(count, (uint64_t)sizeof(float), &bytes) ||
+        __builtin_add_overflow(at, bytes, &end) || end > (uint64_t)SIZE_MAX - 64) {
+        *overflow = 1;
+        return 0;
+    }
+    *offset = (size_t)end;
+    return at;
+}
+
+static int state_alloc(Transformer *t, char *err, size_t err_size) {
+    const TransformerConfig *c = &t->config;
+    TransformerState *s = &t->state;
+    const uint64_t B = TRANSFORMER_MAX_BATCH;
+    uint64_t cache = (uint64_t)c->n_layers * c->seq_len * c->kv_dim;
+    uint64_t rope = (uint64_t)c->seq_len * (c->head_size / 2);
+    uint64_t widest = (uint64_t)(c->dim > c->hidden_dim ? c->dim : c->hidden_dim);
+    size_t offset = 0;
+    int overflow = 0;
+    size_t o_x = state_reserve(&offset, B * c->dim, &overflow);
+    size_t o_xb = state_reserve(&offset, B * c->dim, &overflow);
+    size_t o_xb2 = state_reserve(&offset, B * c->dim, &overflow);
+    size_t o_hb = state_reserve(&offset, B * c->hidden_dim, &overflow);
+    size_t o_hb2 = state_reserve(&offset, B * c->hidden_dim, &overflow);
+    size_t o_q = state_reserve(&offset, B * c->dim, &overflow);
+    size_t o_att = state_reserve(&offset, (uint64_t)c->n_heads * c->seq_len, &overflow);
+    size_t o_logits = state_reserve(&offset, c->vocab_size, &overflow);
+    size_t o_kc = state_reserve(&offset, cache, &overflow);
+    size_t o_vc = state_reserve(&offset, cache, &overflow);
+    size_t o_cos = state_reserve(&offset, rope, &overflow);
+    size_t o_sin = state_reserve(&offset, rope, &overflow);
+    /* int16 values (two per float slot); scales for groups of >= 16 values. */
+    size_t o_xq = state_reserve(&offset, (B * widest + 1) / 2, &overflow);
+    size_t o_xqs = state_reserve(&offset, B * (widest / QUANT_GROUP_STEP + 1), &overflow);
+    if (overflow) {
+        snprintf(err, err_size, "run state too large for this machine");
+        return -1;
+    }
+    /* Over-allocate by 63 bytes so every array can be 64-byte aligned. */
+    void *block = malloc(offset + 64);
+    if (!block) {
+        snprintf(err, err_size, "out of memory: the run state needs %zu bytes", offset + 64);
+        return -1;
+    }
+    uint8_t *base = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+    s->block = block;
+    s->bytes = offset + 64;
+    s->x = (float *)(base + o_x);
+    s->xb = (float *)(base + o_xb);
+    s->xb2 = (float *)(base + o_xb2);
+    s->hb = (float *)(base + o_hb);
+    s->hb2 = (float *)(base + o_hb2);
+    s->q = (float *)(base + o_q);
+    s->att = (float *)(base + o_att);
+    s->logits = (float *)(base + o_logits);
+    s->key_cache = (float *)(base + o_kc);
+    s->value_cache = (float *)(base + o_vc);
+    s->rope_cos = (float *)(base + o_cos);
+    s->rope_sin = (float *)(base + o_sin);
+    s->xq = (int16_t *)(base + o_xq);
+    s->xq_scales = (float *)(base + o_xqs);
+    return 0;
+}
+
+/* RoPE rotation angles, computed once: pos * 10000^(-i/head_size) for each
+ * even i. Same float expressions as run.c. */
+static void rope_table_init(Transformer *t) {
+    const TransformerConfig *c = &t->config;
+    int half = c->head_size / 2;
+    for (int i = 0; i < half; i++) {
+        float freq = 1.0f / powf(10000.0f, (float)(2 * i) / (float)c->head_size);
+        for (int pos = 0; pos < c->seq_len; pos++) {
+            float angle = (float)pos * freq;
+            t->state.rope_cos[(size_t)pos * half + i] = cosf(angle);
+            t->state.rope_sin[(size_t)pos * half + i] = sinf(angle);
+        }
+    }
+}
+
+int transformer_context(int trained, int requested, char *err, size_t err_size) {
+    if (requested < 0 || requested > trained) {
+        snprintf(err, err_size, "context %d is outside the model's trained context (1..%d)", requested,
+                 trained);
+        return -1;
+    }
+    return requested ? requested : trained;
+}
+
+int transformer_create(Transformer *t, const void *data, size_t size, char *err, size_t err_size) {
+    return transformer_create_pieces(t, data, size, NULL, 0, err, err_size);
+}
+
+int transformer_create_ctx(Transformer *t, const void *data, size_t size, int ctx, char *err,
+                           size_t err_size) {
+    return transformer_create_pieces(t, data, size, NULL, ctx, err, err_size);
+}
+
+int transformer_create_pieces(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces,
+                              int ctx, char *err, size_t err_size) {
+    memset(t, 0, sizeof(*t));
+    if (gguf_is_gguf(data, size)) return gguf_model_create(t, data, size, pieces, ctx, err, err_size);
+    /* Parsed with the file's seq_len (legacy files store RoPE tables of that
+     * length between the weights), then the run state sized for ctx. */
+    if (checkpoint_parse(&t->config, &t->weights, data, size, err, err_size) != 0 ||
+        (t->config.seq_len = transformer_context(t->config.seq_len, ctx, err, err_size)) < 0) {
+        memset(t, 0, sizeof(*t));
+        return -1;
+    }
+    if (state_alloc(t, err, err_size) != 0) {
+        memset(t, 0, sizeof(*t));
+        return -1;
+    }
+    rope_table_init(t);
+    t->config.rope_theta = 10000.0f;
+    t->config.norm_eps = 1e-5f;
+    t->matmul_path = MATMUL_FP32;
+    if (t->config.version == 2) {
+        /* Integer dot products need groups that line up with every row. */
+        int gs = t->config.group_size;
+        int aligned = quant_group_supported(gs) && t->config.dim % gs == 0 && t->config.hidden_dim % gs == 0;
+        t->matmul_path = aligned ? MATMUL_Q8_INT : MATMUL_Q8_FP32_ACT;
+        t->quant_group_size = gs;
+    }
+    return 0;
+}
+
+void transformer_destroy(Transformer *t) {
+    if (!t) return;
+    if (t->gguf) gguf_model_destroy(t);
+    free(t->state.block);
+    free(t->quant_block);
+    memset(t, 0, sizeof(*t));
+}
+
+uint64_t transformer_param_count(const Transformer *t) {
+    uint64_t experts_model = gguf_model_param_count(t);
+    if (experts_model) return experts_model;
+    const TransformerConfig *c = &t->config;
+    uint64_t D = c->dim, H = c->hidden_dim, L = c->n_layers, V = c->vocab_size, KV = c->kv_dim;
+    uint64_t per_layer = 2 * D + 2 * D * D + 2 * D * KV + 3 * D * H;
+    return V * D + L * per_layer + D + (c->shared_classifier ? 0 : V * D);
+}
+
+size_t transformer_state_bytes(const Transformer *t) {
+    return t->state.bytes;
+}
+
+/* Layer l's slice of a quantised per-layer tensor. */
+static inline const int8_t *quant_values(const QuantTensor *qt, int layer) {
+    return qt->q + (size_t)layer * qt->layer_stride;
+}
+
+static inline const float *quant_scales(const QuantTensor *qt, int layer) {
+    return (const float *)((const uint8_t *)qt->s + (size_t)layer * qt->layer_stride);
+}
+
+/* The batch rows of x (batch, n) quantised once for the matmuls that read them. */
+static void prepare_input(Transformer *t, const float *x, int batch, int n) {
+    if (t->matmul_path != MATMUL_Q8_INT) return;
+    int gs = t->quant_group_size, groups = n / gs;
+    for (int b = 0; b < batch; b++)
+        quant_activations(t->state.xq + (size_t)b * n, t->state.xq_scales + (size_t)b * groups,
+                          x + (size_t)b * n, n, gs);
+}
+
+/* out[b] = W(layer) @ x[b] for b < batch, W being (d, n), for the active
+ * weight format (MATMUL_Q8_INT reads the input prepare_input quantised). */
+static void layer_matmul(Transformer *t, float *out, const float *x, int batch, const float *w_fp32,
+                         const QuantTensor *w_q, int layer, int n, int d) {
+    int gs = t->quant_group_size;
+    switch (t->matmul_path) {
+    case MATMUL_FP32:
+        parallel_matmul_batch(out, d, x, n, batch, w_fp32 + (size_t)layer * n * d, n, d);
+        break;
+    case MATMUL_Q8_FP32_ACT:
+        parallel_matmul_q8(out, x, batch, quant_values(w_q, layer), quant_scales(w_q, layer), n, d, gs);
+        break;
+    case MATMUL_Q8_INT:
+        parallel_matmul_q8q(out, t->state.xq, t->state.xq_scales, batch, quant_values(w_q, layer),
+                            quant_scales(w_q, layer), n, d, gs);
+        break;
+    }
+}
+
+static void embed_token(Transformer *t, int token, float *x) {
+    const TransformerConfig *c = &t->config;
+    if (c->version == 2) {
+        const QuantTensor *e = &t->weights.token_embedding_q;
+        size_t base = (size_t)token * c->dim;
+        for (int i = 0; i < c->dim; i++) x[i] = (float)e->q[base + i] * e->s[(base + i) / c->group_size];
+    } else {
+        memcpy(x, t->weights.token_embedding + (size_t)token * c->dim, (size_t)c->dim * sizeof(float));
+    }
+}
+
+/* Rotates consecutive pairs of vec (n values, heads of head_size) by the
+ * angles for this position. */
+static void rope_rotate(float *vec, int n, int head_size, const float *cosines, const float *sines) {
+    for (int i = 0; i < n; i += 2) {
+        int pair = (i % head_size) / 2;
+        float fcr = cosines[pair], fci = sines[pair];
+        float v0 = vec[i], v1 = vec[i + 1];
+        vec[i] = v0 * fcr - v1 * fci;
+        vec[i + 1] = v0 * fci + v1 * fcr;
+    }
+}
+
+/* Attention of one position (its query q, dim floats) over the cache, into
+ * out_all: one kernel call per head, for heads h0..h1-1. */
+static void attention(Transformer *t, int layer, int pos, const float *query, float *out_all, int h0,
+                      int h1) {
+    const TransformerConfig *c = &t->config;
+    TransformerState *s = &t->state;
+    int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
+    size_t layer_offset = (size_t)layer * c->seq_len * c->kv_dim;
+    float inv_sqrt = 1.0f / sqrtf((float)hs);
+    for (int h = h0; h < h1; h++) {
+        size_t head_offset = layer_offset + (size_t)(h / kv_mul) * hs;
+        kernels->attend(out_all + (size_t)h * hs, s->att + (size_t)h * c->seq_len, query + (size_t)h * hs,
+                        s->key_cache + head_offset, s->value_cache + head_offset, c->kv_dim, pos + 1, hs,
+                        inv_sqrt);
+    }
+}
+
+/* Heads h0..h1-1 of every position of a chunk (one worker's share). */
+typedef struct {
+    Transformer *t;
+    int layer, pos0, batch;
+    const float *q;
+    float *out;
+} AttentionJob;
+
+static void attention_heads(void *ctx, int h0, int h1) {
+    AttentionJob *j = ctx;
+    int dim = j->t->config.dim;
+    for (int b = 0; b < j->batch; b++)
+        attention(j->t, j->layer, j->pos0 + b, j->q + (size_t)b * dim, j->out + (size_t)b * dim, h0, h1);
+}
+
+/* Runs positions pos0 .. pos0 + batch - 1 (batch <= TRANSFORMER_MAX_BATCH)
+ * through every layer, row b of each activation array holding position
+ * pos0 + b; the K/V rows of the chunk are written straight into the cache,
+ * where they are contiguous. Leaves the last position's logits when
+ * `logits` (a prompt's earlier chunks skip the classifier: under QEMU TCG it
+ * costs about as much as the layers of a token). */
+static void forward_chunk(Transformer *t, const int *tokens, int batch, int pos0, int logits) {
+    const TransformerConfig *c = &t->config;
+    const TransformerWeights *w = &t->weights;
+    TransformerState *s = &t->state;
+    int dim = c->dim, kv_dim = c->kv_dim, hidden = c->hidden_dim, half = c->head_size / 2;
+    float *x = s->x, *xb = s->xb, *xb2 = s->xb2, *q = s->q, *hb = s->hb, *hb2 = s->hb2;
+
+    for (int b = 0; b < batch; b++) embed_token(t, tokens[b], x + (size_t)b * dim);
+    for (int l = 0; l < c->n_layers; l++) {
+        size_t cache_row = ((size_t)l * c->seq_len + pos0) * kv_dim;
+        float *k = s->key_cache + cache_row, *v = s->value_cache + cache_row;
+
+        for (int b = 0; b < batch; b++)
+            kernels->rmsnorm(xb + (size_t)b * dim, x + (size_t)b * dim, w->rms_att + (size_t)l * dim, dim);
+        prepare_input(t, xb, batch, dim);
+        layer_matmul(t, q, xb, batch, w->wq, &w->wq_q, l, dim, dim);
+        layer_matmul(t, k, xb, batch, w->wk, &w->wk_q, l, dim, kv_dim);
+        layer_matmul(t, v, xb, batch, w->wv, &w->wv_q, l, dim, kv_dim);
+        for (int b = 0; b < batch; b++) {
+            const float *cosines = s->rope_cos + (size_t)(pos0 + b) * half;
+            const float *sines = s->rope_sin + (size_t)(pos0 + b) * half;
+            rope_rotate(q + (size_t)b * dim, dim, c->head_size, cosines, sines);
+            rope_rotate(k + (size_t)b * kv_dim, kv_dim, c->head_size, cosines, sines);
+        }
+        /* Causal: position pos0 + b only reads cache rows up to itself. */
+        AttentionJob job = {t, l, pos0, batch, q, xb};
+        parallel_for(c->n_heads, 1, (uint64_t)batch * (pos0 + batch) * dim, attention_heads, &job);
+
+        prepare_input(t, xb, batch, dim);
+        layer_matmul(t, xb2, xb, batch, w->wo, &w->wo_q, l, dim, dim);
+        for (int b = 0; b < batch; b++) {
+            kernels->add(x + (size_t)b * dim, xb2 + (size_t)b * dim, dim);
+            kernels->rmsnorm(xb + (size_t)b * dim, x + (size_t)b * dim, w->rms_ffn + (size_t)l * dim, dim);
+        }
+        prepare_input(t, xb, batch, dim);
+        layer_matmul(t, hb, xb, batch, w->w1, &w->w1_q, l, dim, hidden);
+        layer_matmul(t, hb2, xb, batch, w->w3, &w->w3_q, l, dim, hidden);
+        for (int b = 0; b < batch; b++)
+            kernels->swiglu(hb + (size_t)b * hidden, hb2 + (size_t)b * hidden, hidden);
+        prepare_input(t, hb, batch, hidden);
+        layer_matmul(t, xb, hb, batch, w->w2, &w->w2_q, l, hidden, dim);
+        for (int b = 0; b < batch; b++) kernels->add(x + (size_t)b * dim, xb + (size_t)b * dim, dim);
+    }
+    /* Logits only for the last position (the others are forced prompt tokens). */
+    if (!logits) return;
+    float *last = x + (size_t)(batch - 1) * dim;
+    kernels->rmsnorm(last, last, w->rms_final, dim);
+    prepare_input(t, last, 1, dim);
+    layer_matmul(t, s->logits, last, 1, w->wcls, &w->wcls_q, 0, dim, c->vocab_size);
+}
+
+float *transformer_forward(Transformer *t, int token, int pos) {
+    const TransformerConfig *c = &t->config;
+    if (t->gguf) return gguf_model_forward(t, token, pos, 1);
+    if (!t->state.block || token < 0 || token >= c->vocab_size || pos < 0 || pos >= c->seq_len) return NULL;
+    forward_chunk(t, &token, 1, pos, 1);
+    return t->state.logits;
+}
+
+int transformer_prefill(Transformer *t, const int *tokens, int n, int start_pos) {
+    const TransformerConfig *c = &t->config;
+    if ((!t->state.block && !t->gguf) || !tokens || n < 1 || start_pos < 0 || start_pos > c->seq_len - n)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= c->vocab_size) return -1;
+    if (t->gguf) {
+        gguf_model_prefill(t, tokens, n, start_pos);
+        return 0;
+    }
+    for (int done = 0, chunk = kernels_q8q_batch(TRANSFORMER_MAX_BATCH); done < n; done += chunk) {
+        int batch = n - done < chunk ? n - done : chunk;
+        forward_chunk(t, tokens + done, batch, start_pos + done, done + batch == n);
+    }
+    return 0;
+}

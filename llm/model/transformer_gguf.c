@@ -1,0 +1,328 @@
+/* transformer_gguf.c - building a model from a GGUF file's tensors and
+ * metadata (llama, qwen2, qwen3, gemma3, smollm3, qwen3moe). Its run state
+ * and KV cache are in gguf_state.c, the forward pass in
+ * transformer_gguf_forward.c. */
+#include "llm/model/transformer_gguf.h"
+
+#include "lib/format.h"
+#include "lib/math.h"
+#include "lib/stdlib.h"
+#include "lib/string.h"
+#include "llm/model/arch_gemma3.h"
+#include "llm/model/gguf_model.h"
+#include "llm/format/gguf_split.h"
+#include "llm/model/moe.h"
+
+static void reference_weights(GgufModel *m, int on);
+
+static int get_dim(const GgufFile *f, const char *arch, const char *key, int required, int fallback, int *out,
+                   char *err, size_t n) {
+    char name[96];
+    uint32_t v;
+    snprintf(name, sizeof name, "%s.%s", arch, key);
+    if (gguf_get_u32(f, name, &v) != 0) {
+        if (gguf_find_key(f, name)) {
+            snprintf(err, n, "gguf: %s has a bad type or value", name);
+            return -1;
+        }
+        if (required) {
+            snprintf(err, n, "gguf: missing %s", name);
+            return -1;
+        }
+        *out = fallback;
+        return 0;
+    }
+    if (v < 1 || v > (1u << 24)) {
+        snprintf(err, n, "gguf: %s = %u is out of range", name, v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* Finds a tensor and checks its type and shape (ne0 = row length, ne1 = rows;
+ * ne1 0 for a vector). Missing optional tensors leave *out zeroed. */
+static int bind(GgufModel *m, GTensor *out, const char *name, int ne0, int ne1, int optional, int f32_only,
+                char *err, size_t n) {
+    memset(out, 0, sizeof(*out));
+    const GgufTensorInfo *ti = gguf_find_tensor(&m->file, name);
+    if (!ti) {
+        if (optional) return 0;
+        snprintf(err, n, "gguf: tensor %s is missing", name);
+        return -1;
+    }
+    const GgmlTypeInfo *type = ggml_type_info(ti->type);
+    if (!type || !type->supported || (f32_only && ti->type != GGML_TYPE_F32)) {
+        snprintf(err, n, "tensor %s has unsupported type %s (%u)", name, ggml_type_name(ti->type), ti->type);
+        return -1;
+    }
+    uint64_t rows = ne1 ? (uint64_t)ne1 : 1;
+    if (ti->ne[0] != (uint64_t)ne0 || ti->ne[1] != rows || ti->ne[2] != 1 || ti->ne[3] != 1) {
+        snprintf(err, n, "tensor %s has shape [%llu, %llu], expected [%d, %llu]", name,
+                 (unsigned long long)ti->ne[0], (unsigned long long)ti->ne[1], ne0, (unsigned long long)rows);
+        return -1;
+    }
+    if (ne0 % (int)type->block_elems) {
+        snprintf(err, n, "tensor %s: row length %d is not a multiple of the %s block (%u)", name, ne0,
+                 type->name, type->block_elems);
+        return -1;
+    }
+    out->type = ti->type;
+    out->data = ti->data;
+    out->cols = ne0;
+    out->rows = (int)rows;
+    out->row_bytes = (size_t)ggml_row_bytes(ti->type, (uint64_t)ne0);
+    return 0;
+}
+
+static int bind_layer(GgufModel *m, int l, char *err, size_t n) {
+    const TransformerConfig *c = &m->config;
+    GLayer *L = &m->layers[l];
+    int q_dim = c->n_heads * c->head_size, kv_dim = c->kv_dim;
+    char name[64];
+#define T(FIELD, SUFFIX, NE0, NE1, OPT, F32)                                                                 \
+    snprintf(name, sizeof name, "blk.%d." SUFFIX, l);                                                        \
+    if (bind(m, &L->FIELD, name, NE0, NE1, OPT, F32, err, n)) return -1;
+    T(attn_norm, "attn_norm.weight", c->dim, 0, 0, 1)
+    T(ffn_norm, "ffn_norm.weight", c->dim, 0, 0, 1)
+    T(wq, "attn_q.weight", c->dim, q_dim, 0, 0)
+    T(wk, "attn_k.weight", c->dim, kv_dim, 0, 0)
+    T(wv, "attn_v.weight", c->dim, kv_dim, 0, 0)
+    T(wo, "attn_output.weight", q_dim, c->dim, 0, 0)
+    if (!m->n_experts) {
+        T(w1, "ffn_gate.weight", c->dim, c->hidden_dim, 0, 0)
+        T(w3, "ffn_up.weight", c->dim, c->hidden_dim, 0, 0)
+        T(w2, "ffn_down.weight", c->hidden_dim, c->dim, 0, 0)
+    } else if (moe_bind_layer(m, l, err, n)) {
+        return -1;
+    }
+    int qwen2 = m->arch == GGUF_ARCH_QWEN2,
+        qwen3 = m->arch == GGUF_ARCH_QWEN3 || m->arch == GGUF_ARCH_QWEN3MOE || m->arch == GGUF_ARCH_GEMMA3;
+    int gemma3 = m->arch == GGUF_ARCH_GEMMA3;
+    /* Biases: required by qwen2, accepted when present otherwise. */
+    T(bq, "attn_q.bias", q_dim, 0, !qwen2, 1)
+    T(bk, "attn_k.bias", kv_dim, 0, !qwen2, 1)
+    T(bv, "attn_v.bias", kv_dim, 0, !qwen2, 1)
+    T(q_norm, "attn_q_norm.weight", c->head_size, 0, !qwen3, 1)
+    T(k_norm, "attn_k_norm.weight", c->head_size, 0, !qwen3, 1)
+    T(post_attn_norm, "post_attention_norm.weight", c->dim, 0, !gemma3, 1)
+    T(post_ffn_norm, "post_ffw_norm.weight", c->dim, 0, !gemma3, 1)
+#undef T
+    return 0;
+}
+
+static int read_hparams(GgufModel *m, char *err, size_t n) {
+    TransformerConfig *c = &m->config;
+    GgufString arch;
+    if (gguf_get_string(&m->file, "general.architecture", &arch) != 0) {
+        snprintf(err, n, "gguf: general.architecture is missing");
+        return -1;
+    }
+    const char *a;
+    if (gguf_string_eq(arch, "llama"))
+        m->arch = GGUF_ARCH_LLAMA, a = "llama";
+    else if (gguf_string_eq(arch, "qwen2"))
+        m->arch = GGUF_ARCH_QWEN2, a = "qwen2";
+    else if (gguf_string_eq(arch, "qwen3"))
+        m->arch = GGUF_ARCH_QWEN3, a = "qwen3";
+    else if (gguf_string_eq(arch, "gemma3"))
+        m->arch = GGUF_ARCH_GEMMA3, a = "gemma3";
+    else if (gguf_string_eq(arch, "smollm3"))
+        m->arch = GGUF_ARCH_SMOLLM3, a = "smollm3";
+    else if (gguf_string_eq(arch, "qwen3moe"))
+        m->arch = GGUF_ARCH_QWEN3MOE, a = "qwen3moe";
+    else {
+        snprintf(
+            err, n,
+            "gguf: architecture '%.*s' is not supported (llama, qwen2, qwen3, gemma3, smollm3, qwen3moe)",
+            (int)(arch.len > 40 ? 40 : arch.len), arch.ptr);
+        return -1;
+    }
+    int ctx, kv_heads, key_len, value_len, rot;
+    if (get_dim(&m->file, a, "embedding_length", 1, 0, &c->dim, err, n) ||
+        get_dim(&m->file, a, "feed_forward_length", 1, 0, &c->hidden_dim, err, n) ||
+        get_dim(&m->file, a, "block_count", 1, 0, &c->n_layers, err, n) ||
+        get_dim(&m->file, a, "attention.head_count", 1, 0, &c->n_heads, err, n) ||
+        get_dim(&m->file, a, "context_length", 0, 2048, &ctx, err, n))
+        return -1;
+    if (get_dim(&m->file, a, "attention.head_count_kv", 0, c->n_heads, &kv_heads, err, n) ||
+        get_dim(&m->file, a, "attention.key_length", 0, c->dim / c->n_heads, &key_len, err, n) ||
+        get_dim(&m->file, a, "attention.value_length", 0, key_len, &value_len, err, n) ||
+        get_dim(&m->file, a, "rope.dimension_count", 0, key_len, &rot, err, n))
+        return -1;
+    if (c->n_layers > 1024 || c->n_heads > 4096 || kv_heads > c->n_heads || c->n_heads % kv_heads) {
+        snprintf(err, n, "gguf: %d heads cannot share %d kv heads", c->n_heads, kv_heads);
+        return -1;
+    }
+    if (key_len != value_len || key_len < 2 || key_len % 2 || key_len > 1024 || rot > key_len || rot % 2) {
+        snprintf(err, n, "gguf: head sizes key %d / value %d / rope %d are not supported", key_len, value_len,
+                 rot);
+        return -1;
+    }
+    if (m->arch == GGUF_ARCH_QWEN3MOE && moe_read_hparams(m, a, err, n)) return -1;
+    c->n_kv_heads = kv_heads;
+    c->head_size = key_len;
+    c->kv_dim = kv_heads * key_len;
+    c->seq_len = transformer_context(ctx, c->seq_len, err, n); /* c->seq_len: the one asked for */
+    if (c->seq_len < 0) return -1;
+    m->n_rot = rot;
+    m->q_dim = c->n_heads * key_len;
+    char key[96];
+    float v;
+    c->norm_eps = 1e-5f;
+    snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", a);
+    if (gguf_get_f32(&m->file, key, &v) == 0) c->norm_eps = v;
+    c->rope_theta = 10000.0f;
+    snprintf(key, sizeof key, "%s.rope.freq_base", a);
+    if (gguf_get_f32(&m->file, key, &v) == 0) c->rope_theta = v;
+    if (!(c->norm_eps > 0.0f && c->norm_eps < 1.0f) || !(c->rope_theta > 1.0f && c->rope_theta < 1e12f)) {
+        snprintf(err, n, "gguf: rms epsilon or rope base out of range");
+        return -1;
+    }
+    /* Linear rope scaling (positions divided by the factor). */
+    m->rope_pos_scale = 1.0f;
+    GgufString stype;
+    snprintf(key, sizeof key, "%s.rope.scaling.type", a);
+    if (gguf_get_string(&m->file, key, &stype) == 0 && gguf_string_eq(stype, "linear")) {
+        snprintf(key, sizeof key, "%s.rope.scaling.factor", a);
+        if (gguf_get_f32(&m->file, key, &v) == 0 && v > 0.0f) m->rope_pos_scale = 1.0f / v;
+    }
+    m->rope_neox = m->arch != GGUF_ARCH_LLAMA && m->arch != GGUF_ARCH_SMOLLM3;
+    m->nope_period = m->arch == GGUF_ARCH_SMOLLM3 ? 4 : 0; /* llama.cpp's fixed step, no key */
+    c->arch = m->arch;
+    c->version = 3;
+    gguf_arch_defaults(m);
+    return m->arch == GGUF_ARCH_GEMMA3 ? gemma3_read_hparams(m, ctx, err, n) : 0;
+}
+
+static int build(Transformer *t, GgufModel *m, char *err, size_t n) {
+    if (read_hparams(m, err, n)) return -1;
+    TransformerConfig *c = &m->config;
+    const GgufTensorInfo *emb = gguf_find_tensor(&m->file, "token_embd.weight");
+    if (!emb || emb->n_dims != 2 || emb->ne[1] > (1u << 24)) {
+        snprintf(err, n, "gguf: tensor token_embd.weight is missing or not 2-D");
+        return -1;
+    }
+    c->vocab_size = (int)emb->ne[1];
+    /* The file's own vocabulary must index the embedding's rows exactly. */
+    GgufArray tokens;
+    if (gguf_get_array(&m->file, "tokenizer.ggml.tokens", &tokens) == 0 && tokens.count != emb->ne[1]) {
+        snprintf(err, n, "gguf: the vocabulary has %llu tokens, token_embd.weight %llu rows",
+                 (unsigned long long)tokens.count, (unsigned long long)emb->ne[1]);
+        return -1;
+    }
+    if (bind(m, &m->tok_embd, "token_embd.weight", c->dim, c->vocab_size, 0, 0, err, n) ||
+        bind(m, &m->output_norm, "output_norm.weight", c->dim, 0, 0, 1, err, n) ||
+        bind(m, &m->output, "output.weight", c->dim, c->vocab_size, 1, 0, err, n))
+        return -1;
+    c->shared_classifier = m->output.data == NULL;
+    if (c->shared_classifier) m->output = m->tok_embd;
+    /* Llama 3 style per-frequency divisors. */
+    GTensor freqs;
+    if (bind(m, &freqs, "rope_freqs.weight", m->n_rot / 2, 0, 1, 1, err, n)) return -1;
+    m->rope_freqs = freqs.data;
+    m->layers = calloc((size_t)c->n_layers, sizeof(GLayer));
+    if (!m->layers) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    for (int l = 0; l < c->n_layers; l++)
+        if (bind_layer(m, l, err, n)) return -1;
+    return gguf_run_state_create(t, m, err, n);
+}
+
+int gguf_model_create(Transformer *t, const void *data, size_t size, const GgufPieces *pieces, int ctx,
+                      char *err, size_t err_size) {
+    memset(t, 0, sizeof(*t));
+    GgufModel *m = calloc(1, sizeof(GgufModel));
+    if (!m) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    t->gguf = m;
+    m->config.seq_len = ctx; /* read_hparams checks it against the trained context */
+    if (gguf_create_pieces(&m->file, data, size, pieces, err, err_size) != 0 ||
+        build(t, m, err, err_size) != 0) {
+        gguf_model_destroy(t);
+        memset(t, 0, sizeof(*t));
+        return -1;
+    }
+    t->config = m->config;
+    return 0;
+}
+
+void gguf_model_destroy(Transformer *t) {
+    GgufModel *m = t->gguf;
+    if (!m) return;
+    if (m->layers) reference_weights(m, 0);
+    gguf_destroy(&m->file);
+    free(m->layers);
+    gguf_run_state_destroy(m);
+    free(m);
+    t->gguf = NULL;
+    t->state.logits = NULL;
+}
+
+/* Switches every non-F32 matrix to a dequantised F32 copy (or back). */
+static void reference_weights(GgufModel *m, int on) {
+    int L = m->config.n_layers;
+    if (!on) {
+        if (!m->ref_weights) return;
+        memcpy(m->layers, m->saved_layers, (size_t)L * sizeof(GLayer));
+        m->output = m->saved_output;
+        free(m->ref_weights), free(m->saved_layers);
+        m->ref_weights = NULL, m->saved_layers = NULL;
+        return;
+    }
+    if (m->ref_weights) return;
+    uint64_t total = 0;
+    for (int l = 0; l < L; l++) {
+        GTensor *ts = &m->layers[l].wq;
+        for (int i = 0; i < 7; i++) total += (uint64_t)ts[i].rows * ts[i].cols;
+    }
+    total += (uint64_t)m->output.rows * m->output.cols;
+    if (total > SIZE_MAX / 8) return;
+    float *block = malloc((size_t)total * sizeof(float));
+    GLayer *saved = malloc((size_t)L * sizeof(GLayer));
+    if (!block || !saved) {
+        free(block), free(saved);
+        return; /* the per-row path still works */
+    }
+    memcpy(saved, m->layers, (size_t)L * sizeof(GLayer));
+    m->saved_output = m->output;
+    float *p = block;
+    for (int l = 0; l <= L; l++) {
+        GTensor *ts = l < L ? &m->layers[l].wq : &m->output;
+        int count = l < L ? 7 : 1;
+        for (int i = 0; i < count; i++) {
+            GTensor *w = &ts[i];
+            for (int r = 0; r < w->rows; r++)
+                ggml_dequantize_row(w->type, (const uint8_t *)w->data + (size_t)r * w->row_bytes,
+                                    p + (size_t)r * w->cols, w->cols);
+            w->type = GGML_TYPE_F32, w->data = p, w->row_bytes = (size_t)w->cols * sizeof(float);
+            p += (size_t)w->rows * w->cols;
+        }
+    }
+    m->ref_weights = block;
+    m->saved_layers = saved;
+}
+
+void gguf_model_set_reference(Transformer *t, int on) {
+    if (!t->gguf) return;
+    t->gguf->reference = on != 0;
+    reference_weights(t->gguf, on != 0);
+}
+
+const char *gguf_model_arch_name(const Transformer *t) {
+    static const char *const names[] = {"?", "llama", "qwen2", "qwen3", "gemma3", "smollm3", "qwen3moe"};
+    return t->gguf ? names[t->gguf->arch] : "llama2.c";
+}
+
+uint32_t gguf_model_pieces(const Transformer *t, uint64_t *bytes) {
+    *bytes = t->gguf ? t->gguf->file.pieces_bytes : 0;
+    return t->gguf ? t->gguf->file.n_pieces : 1;
+}
+
+const char *gguf_model_weight_type(const Transformer *t) {
+    return t->gguf && t->gguf->layers ? ggml_type_name(t->gguf->layers[0].wq.type) : "F32";
+}

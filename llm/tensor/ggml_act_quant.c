@@ -1,0 +1,70 @@
+/* ggml_act_quant.c - activations quantised to int8 blocks for the integer
+ * dot products: Q8A (32 values, ggml's Q8_0/Q8_1 rounding) and Q8K (256
+ * values, ggml's Q8_K rounding). The SIMD quantisers (llm/simd/) give these
+ * bytes exactly. */
+#include "lib/math.h"
+#include "lib/string.h"
+#include "llm/tensor/ggml_types.h"
+
+/* Round to nearest, ties to even, for |v| < 2^22. */
+static inline int nearest_int(float v) {
+    union {
+        float f;
+        int32_t i;
+    } u = {v + 12582912.0f};
+    return (u.i & 0x007fffff) - 0x00400000;
+}
+
+/* roundf (halves away from zero) for |v| < 2^23, inline: v minus its
+ * truncation is exact, so the comparison decides like roundf does. */
+static inline int round_away(float v) {
+    int t = (int)v;
+    float frac = v - (float)t;
+    return t + (frac >= 0.5f) - (frac <= -0.5f);
+}
+
+void ggml_quantize_act_q8a(BlockQ8A *out, const float *x, int n) {
+    for (int b = 0; b < n / QK32; b++, x += QK32) {
+        float amax = 0;
+        for (int j = 0; j < QK32; j++) {
+            float a = fabsf(x[j]);
+            if (a > amax) amax = a;
+        }
+        /* The scale is held in half precision, as ggml's Q8_0/Q8_1 do. */
+        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        int sum = 0;
+        for (int j = 0; j < QK32; j++) {
+            int v = round_away(x[j] * id);
+            out[b].qs[j] = (int8_t)v;
+            sum += v;
+        }
+        out[b].qsum = sum;
+        out[b].d = ggml_fp16_to_fp32(ggml_fp32_to_fp16(d));
+        out[b].s = ggml_fp16_to_fp32(ggml_fp32_to_fp16((float)sum * d));
+    }
+}
+
+void ggml_quantize_act_q8k(BlockQ8K *out, const float *x, int n) {
+    for (int b = 0; b < n / QK_K; b++, x += QK_K) {
+        float amax = 0, max = 0;
+        for (int j = 0; j < QK_K; j++) {
+            float a = fabsf(x[j]);
+            if (a > amax) amax = a, max = x[j];
+        }
+        if (amax == 0.0f) {
+            memset(&out[b], 0, sizeof(out[b]));
+            continue;
+        }
+        float iscale = -127.0f / max;
+        for (int j = 0; j < QK_K; j++) {
+            int v = nearest_int(iscale * x[j]);
+            out[b].qs[j] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+        }
+        for (int s = 0; s < QK_K / 16; s++) {
+            int sum = 0;
+            for (int j = 0; j < 16; j++) sum += out[b].qs[16 * s + j];
+            out[b].bsums[s] = (int16_t)sum;
+        }
+        out[b].d = 1.0f / iscale;
+    }
+}
