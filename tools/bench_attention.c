@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "llm/compute/kernels.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 
 static double thread_cpu_seconds(void) {
     struct timespec ts;

@@ -28,7 +28,7 @@
 
 #include "llm/format/gguf.h"
 #include "llm/compute/kernels.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/model/transformer.h"
 #include "llm/model/transformer_gguf.h"
 #include "tools/file_util.h"

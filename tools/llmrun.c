@@ -19,7 +19,7 @@
 #include "llm/generate/generate.h"
 #include "llm/model/gguf_arch.h"
 #include "llm/compute/kernels.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/generate/sampler.h"
 #include "llm/format/gguf.h"
 #include "llm/format/gguf_split.h"

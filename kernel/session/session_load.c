@@ -12,7 +12,7 @@
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/format/gguf_split.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/model/transformer_gguf.h"
 
 static int tokenizer_fits(const struct ramdisk_file *f, int vocab_size, Tokenizer *out, char *err,

@@ -10,7 +10,7 @@
 #include "lib/string.h"
 #include "llm/compute/kernels.h"
 #include "llm/model/gguf_arch.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/model/transformer_gguf.h"
 
 static double mib(uint64_t bytes) {

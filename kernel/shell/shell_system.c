@@ -20,7 +20,7 @@
 #include "llm/format/checkpoint.h"
 #include "llm/format/gguf.h"
 #include "llm/format/gguf_split.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/model/model_estimate.h"
 #include "llm/tensor/quant.h"
 #include "llm/model/transformer.h"

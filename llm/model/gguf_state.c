@@ -8,7 +8,7 @@
 #include "llm/model/arch_gemma3.h"
 #include "llm/model/gguf_model.h"
 #include "llm/compute/kernels.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/model/sliding_window.h"
 #include "llm/model/transformer_gguf.h"
 

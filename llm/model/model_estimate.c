@@ -11,7 +11,7 @@
 #include "llm/format/checkpoint.h"
 #include "llm/tensor/ggml_types.h"
 #include "llm/format/gguf.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/tensor/quant.h"
 
 static uint64_t aligned64(uint64_t floats) {

@@ -3,7 +3,7 @@
 #include "llm/model/sliding_window.h"
 
 #include "llm/model/arch_gemma3.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/model/transformer_gguf.h"
 
 int swa_layer_is_local(int window, int pattern, int layer) {

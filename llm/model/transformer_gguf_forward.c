@@ -12,7 +12,7 @@
 #include "llm/model/gguf_matmul.h"
 #include "llm/model/gguf_model.h"
 #include "llm/compute/kernels.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/model/moe.h"
 #include "llm/compute/parallel.h"
 #include "llm/model/transformer_gguf.h"

@@ -11,7 +11,7 @@
 #include "llm/tensor/ggml_types.h"
 #include "llm/model/gguf_model.h"
 #include "llm/compute/kernels.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/model/model_estimate.h"
 #include "llm/model/transformer.h"
 #include "llm/model/transformer_gguf.h"

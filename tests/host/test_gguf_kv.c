@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/model/model_estimate.h"
 #include "llm/model/transformer.h"
 #include "llm/model/transformer_gguf.h"

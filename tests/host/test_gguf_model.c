@@ -12,7 +12,7 @@
 #include "llm/tensor/ggml_types.h"
 #include "llm/format/gguf.h"
 #include "llm/compute/kernels.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/model/transformer.h"
 #include "llm/model/transformer_gguf.h"
 #include "tests/host/llm_test_util.h"

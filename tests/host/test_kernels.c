@@ -9,7 +9,7 @@
 
 #include "llm/tensor/ggml_types.h"
 #include "llm/compute/kernels.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/tensor/quant.h"
 #include "tests/host/check.h"
 #include "tests/host/q8q_inputs.h"

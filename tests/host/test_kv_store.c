@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "llm/compute/kernels.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/compute/q8_0_store.h"
 #include "tests/host/check.h"
 

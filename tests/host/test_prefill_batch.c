@@ -16,7 +16,7 @@
 #include "llm/compute/cpu_features.h"
 #include "llm/model/gguf_model.h"
 #include "llm/compute/kernels.h"
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 #include "llm/compute/kernel_sets.h"
 #include "llm/model/transformer.h"
 #include "llm/model/transformer_gguf.h"

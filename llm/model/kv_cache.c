@@ -1,5 +1,5 @@
 /* kv_cache.c - KV cache element types: names and writing one row. */
-#include "llm/tensor/kv_cache.h"
+#include "llm/model/kv_cache.h"
 
 #include "lib/string.h"
 #include "llm/compute/kernels.h"
