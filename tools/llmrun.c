@@ -4,6 +4,8 @@
  *   llmrun MODEL [-t T] [-p P] [-s SEED] [-n STEPS] [-i PROMPT] [-z TOKENIZER] [-m generate]
  *                [-k TOPK] [--min-p X] [--repeat-penalty X] [--repeat-last-n N] [--threads N] [--avx2]
  *   llmrun [MODEL] [-z TOKENIZER] --tokenize          ids of stdin's text (no BOS) on one line
+ *   llmrun [MODEL] [-z TOKENIZER] --tokenize --cases  one line of ids per input of llama.cpp's
+ *                                                     test-tokenizer-0 layout (.inp in, .out out)
  *   llmrun MODEL --logits-out FILE --tokens "ID ..."  raw float32 logits [positions][vocab]
  *   llmrun MODEL -m chat [-y SYSTEM] [--chat-template T] [--think on|off] [--chat-scratch]
  *                                                  one turn per stdin line
@@ -55,6 +57,8 @@ static void usage(void) {
             "  --simd auto|scalar|sse2|avx2|avx512  kernel set (default auto: the widest the CPU has)\n"
             "  --avx2                    same as --simd avx2\n"
             "  --tokenize                print the ids of stdin's text (no BOS) and exit\n"
+            "  --cases                   with --tokenize: stdin holds inputs each followed by\n"
+            "                            \"\\n__ggml_vocab_test__\\n\"; one line of ids per input\n"
             "  --f32-matmul         GGUF: dequantise weights to fp32 for every matmul (reference path)\n"
             "  --kv f16|q8_0|f32         GGUF: KV cache type, default f16 (as llama.cpp)\n"
             "  --logits-out <file> --tokens \"<id> <id> ...\"  write the logits of every position\n");
@@ -185,7 +189,23 @@ static int run_chat(Transformer *t, const Tokenizer *tok, Sampler *s, const char
     return 0;
 }
 
-static int run_tokenize(const Tokenizer *tok) {
+/* Prints the ids of text (no BOS) on one line. */
+static void print_ids(const Tokenizer *tok, const char *text) {
+    size_t max_tokens = tokenizer_max_tokens(strlen(text));
+    int *ids = malloc(max_tokens * sizeof(int));
+    char err[160];
+    int n = ids ? tokenizer_encode(tok, text, 0, 0, ids, max_tokens, err, sizeof err) : -1;
+    if (n < 0) die(ids ? err : "out of memory", NULL);
+    for (int i = 0; i < n; i++) printf("%s%d", i ? " " : "", ids[i]);
+    printf("\n");
+    free(ids);
+}
+
+/* --tokenize: stdin's text is one input; with --cases it is llama.cpp's
+ * test-tokenizer-0 layout (each input followed by CASE_SEPARATOR), and each
+ * input's ids get a line of their own, as that test's .out files hold them. */
+#define CASE_SEPARATOR "\n__ggml_vocab_test__\n"
+static int run_tokenize(const Tokenizer *tok, int cases) {
     size_t cap = 1 << 16, len = 0;
     char *text = malloc(cap + 1);
     for (;;) {
@@ -196,14 +216,15 @@ static int run_tokenize(const Tokenizer *tok) {
         text = realloc(text, cap + 1);
     }
     text[len] = '\0';
-    size_t max_tokens = tokenizer_max_tokens(strlen(text));
-    int *ids = malloc(max_tokens * sizeof(int));
-    char err[160];
-    int n = ids ? tokenizer_encode(tok, text, 0, 0, ids, max_tokens, err, sizeof err) : -1;
-    if (n < 0) die(ids ? err : "out of memory", NULL);
-    for (int i = 0; i < n; i++) printf("%s%d", i ? " " : "", ids[i]);
-    printf("\n");
-    free(ids);
+    if (!cases) {
+        print_ids(tok, text);
+    } else {
+        for (char *input = text, *end; (end = strstr(input, CASE_SEPARATOR));
+             input = end + strlen(CASE_SEPARATOR)) {
+            *end = '\0';
+            print_ids(tok, input);
+        }
+    }
     free(text);
     return 0;
 }
@@ -257,7 +278,8 @@ int main(int argc, char **argv) {
     float temperature = 1.0f, topp = 0.9f;
     unsigned long long seed = 0;
     const char *simd = "auto";
-    int steps = 256, ctx = 0, tokenize = 0, use_avx2 = 0, f32_matmul = 0, tokenizer_given = 0;
+    int steps = 256, ctx = 0, tokenize = 0, tokenize_cases = 0, use_avx2 = 0, f32_matmul = 0,
+        tokenizer_given = 0;
     int threads = thread_pool_cpus();
     int kv_type = -1; /* --kv, else the model's default */
     SamplerConfig config = sampler_default_config();
@@ -269,6 +291,10 @@ int main(int argc, char **argv) {
         /* Flags without a value. */
         if (strcmp(flag, "--tokenize") == 0) {
             tokenize = 1;
+            continue;
+        }
+        if (strcmp(flag, "--cases") == 0) {
+            tokenize_cases = 1;
             continue;
         }
         if (strcmp(flag, "--avx2") == 0) {
@@ -401,7 +427,7 @@ int main(int argc, char **argv) {
             if (tokenizer_create_gguf(&vocab, model_data, model_size, err, sizeof err) != 0)
                 die(checkpoint, err);
             if (vocab.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", vocab.warning);
-            int rc = run_tokenize(&vocab);
+            int rc = run_tokenize(&vocab, tokenize_cases);
             tokenizer_destroy(&vocab);
             free_model_files(model_data);
             return rc;
@@ -446,7 +472,7 @@ int main(int argc, char **argv) {
         free(tok_data);
     }
     if (tokenize) {
-        int rc = run_tokenize(&tokenizer);
+        int rc = run_tokenize(&tokenizer, tokenize_cases);
         tokenizer_destroy(&tokenizer);
         if (checkpoint) transformer_destroy(&transformer);
         free_model_files(model_data);

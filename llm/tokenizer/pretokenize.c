@@ -387,8 +387,8 @@ static RuleList rules_for(PretokenizerKind kind) {
         return (RuleList){{{match_gpt2, 0}}, 1};
     case PRETOKENIZER_LLAMA3:
         return (RuleList){{{match_llama3, 0}}, 1};
-    case PRETOKENIZER_QWEN2:
-        return (RuleList){{{match_qwen2, 1}}, 1};
+    case PRETOKENIZER_QWEN2: /* exact classes, as llama.cpp's own Qwen2 splitter: " 🦙." is one piece */
+        return (RuleList){{{match_qwen2, 0}}, 1};
     case PRETOKENIZER_STARCODER:
         return (RuleList){{{match_one_number, 1}, {match_gpt2, 0}}, 2};
     case PRETOKENIZER_DEEPSEEK_CODER:

@@ -353,6 +353,7 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
         while (t->hash_slots[slot].id >= 0) slot = (slot + 1) & t->hash_mask;
         t->hash_slots[slot] = (TokenizerSlot){id, hash};
     }
+    if (has_types) tokenizer_correct_token_types(t);
 
     for (int b = 0; b < 256; b++) {
         char piece[8];

@@ -50,6 +50,11 @@ TokenizerMergeSlot *bpe_merge_slot(const Tokenizer *t, int from, int to);
 /* Rank of the merge (from, to), or -1. */
 int bpe_merge_rank(const Tokenizer *t, int from, int to);
 
+/* Makes the end-of-turn and fill-in-the-middle markers control tokens, as
+ * llama.cpp's vocabulary loader does (tokenizer_token_types.c); needs the
+ * text-to-id table. */
+void tokenizer_correct_token_types(Tokenizer *t);
+
 /* GGUF dispatch targets (tokenizer_gguf.c, tokenizer_gguf_encode.c). */
 int gguf_tokenizer_encode(const Tokenizer *t, const char *text, size_t text_len, unsigned flags, int *tokens,
                           size_t max_tokens, char *err, size_t err_size);
