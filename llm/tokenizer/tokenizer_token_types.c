@@ -9,7 +9,7 @@
  * (tests/host/test_tokenizer_differential.py checks it on real vocabularies). */
 #include <string.h>
 
-#include "llm/tokenizer_internal.h"
+#include "llm/tokenizer/tokenizer_internal.h"
 
 /* End of turn, end of message, end of generation and fill-in-the-middle
  * markers: made control tokens. */
