@@ -7,7 +7,7 @@
  * matched in text that is not parsed for special tokens and never printed.
  * These tables hold the same texts, so a prompt tokenises to llama.cpp's ids
  * (tests/host/test_tokenizer_differential.py checks it on real vocabularies). */
-#include <string.h>
+#include "lib/string.h"
 
 #include "llm/tokenizer/tokenizer_internal.h"
 
