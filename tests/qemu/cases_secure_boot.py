@@ -1,15 +1,17 @@
 """cases_secure_boot.py - QEMU cases for Secure Boot (docs/hardware.md):
 OVMF_CODE_4M.secboot.fd with a copy of a variable store that has Secure Boot
-on. With Debian's snakeoil certificate in db (OVMF_VARS_4M.snakeoil.fd), our
-loader signed with its key boots and answers; an unsigned loader, one signed
-with another key and a kernel changed by one byte are refused and nothing of
-ours runs. With Microsoft's keys (OVMF_VARS_4M.ms.fd), Debian's signed shim
+on. With an owner key from tools/make-keys.sh (make keys) added to db by
+tools/ovmf_vars_enroll_db.py, our loader signed with it boots and answers;
+an unsigned loader and one signed with another key are refused by the
+firmware, a kernel changed by one byte by our loader, and nothing of ours
+runs. With Microsoft's keys (OVMF_VARS_4M.ms.fd), Debian's signed shim
 starts, refuses our loader until its certificate is enrolled as a MOK, and
 MokManager's enrolment is driven over the serial console."""
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -66,6 +68,24 @@ def snakeoil_signed(ctx):
                 os.path.join(work_dir(ctx, "loaders"), "snakeoil.efi"), "snakeoil")
 
 
+def new_key_pair(ctx, name):
+    """A fresh pair from tools/make-keys.sh: (key, PEM cert, DER cert)."""
+    keys = work_dir(ctx, name)
+    r = subprocess.run(["sh", os.path.join(ROOT, "tools/make-keys.sh"), keys], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)  # "exists: kept" when a case before made it
+    assert r.returncode == 0, f"make-keys.sh: {r.stdout.decode(errors='replace')}"
+    return tuple(os.path.join(keys, "llmk-owner." + ext) for ext in ("key", "crt", "cer"))
+
+
+def vars_trusting(ctx, der_cert):
+    """A copy of the snakeoil store whose db also holds der_cert."""
+    out = tempfile.mktemp(suffix="-vars.fd", dir=work_dir(ctx, "vars"))
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools/ovmf_vars_enroll_db.py"), SNAKEOIL_VARS,
+                        der_cert, out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert r.returncode == 0, f"ovmf_vars_enroll_db.py: {r.stdout.decode(errors='replace')}"
+    return out
+
+
 def secure_firmware(ctx, vars_template, vars_copy=None):
     """pflash CODE (read-only) + a private copy of the variable store: the
     firmware writes to it, and /usr/share must never change."""
@@ -88,7 +108,7 @@ def model_files(ctx):
 CFG = "ramdisk=ramdisk.tar\nmodel=stories260K.bin\ntokenizer=tok512.bin\n"
 
 
-def assert_nothing_of_ours_ran(vm, what, settle=6):
+def assert_nothing_of_ours_ran(vm, what, settle=3):
     """Waits a while longer, then: no loader banner, no kernel line."""
     time.sleep(settle)
     text = vm.text()
@@ -97,9 +117,11 @@ def assert_nothing_of_ours_ran(vm, what, settle=6):
 
 
 def test_secure_boot_signed_loader_boots(ctx):
-    need(ctx, SECBOOT_CODE, SNAKEOIL_VARS, SNAKEOIL_KEY, HASHED_LOADER)
-    img = ctx.image("sb-signed", model_files(ctx), CFG, loader=snakeoil_signed(ctx))
-    with boot_secure(ctx, img) as vm:
+    need(ctx, SECBOOT_CODE, SNAKEOIL_VARS, HASHED_LOADER)
+    key, cert, der = new_key_pair(ctx, "owner-keys")
+    loader = sign(key, cert, HASHED_LOADER, os.path.join(work_dir(ctx, "loaders"), "owner.efi"))
+    img = ctx.image("sb-signed", model_files(ctx), CFG, loader=loader)
+    with boot_secure(ctx, img, vars_copy=vars_trusting(ctx, der)) as vm:
         vm.expect("loader: Secure Boot: on (signed build)", timeout=90)
         vm.expect(re.compile(rb"kernel\.elf SHA-256 [0-9a-f]{64} matches the signed loader"), timeout=30)
         vm.expect(READY, timeout=60)
@@ -120,14 +142,13 @@ def test_secure_boot_refuses_unsigned_loader(ctx):
 
 
 def test_secure_boot_refuses_other_key(ctx):
+    """db trusts one owner key (and snakeoil); the loader is signed with another."""
     need(ctx, SECBOOT_CODE, SNAKEOIL_VARS, HASHED_LOADER)
-    keys = work_dir(ctx, "other-keys")
-    subprocess.run(["sh", os.path.join(ROOT, "tools/make-keys.sh"), keys], check=True,
-                   stdout=subprocess.DEVNULL)
-    other = sign(os.path.join(keys, "llmk-owner.key"), os.path.join(keys, "llmk-owner.crt"), HASHED_LOADER,
-                 os.path.join(work_dir(ctx, "loaders"), "other-key.efi"))
+    _, _, trusted_der = new_key_pair(ctx, "owner-keys")
+    key, cert, _ = new_key_pair(ctx, "other-keys")
+    other = sign(key, cert, HASHED_LOADER, os.path.join(work_dir(ctx, "loaders"), "other-key.efi"))
     img = ctx.image("sb-other-key", model_files(ctx), CFG, loader=other)
-    with boot_secure(ctx, img) as vm:
+    with boot_secure(ctx, img, vars_copy=vars_trusting(ctx, trusted_der)) as vm:
         vm.expect(FIRMWARE_DENIED, timeout=90)
         assert_nothing_of_ours_ran(vm, "loader signed with a key not in db")
 
