@@ -86,11 +86,12 @@ $(BUILD)/boot-obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(EFI_CFLAGS) -MMD -MP -c $< -o $@
 
-# loader.so -> PE; .sbat (boot/sbat.c) is the metadata shim insists on.
+# loader.so -> PE; .sbat (boot/sbat.c) is the metadata shim insists on; -S drops
+# the COFF symbols, trailing data that sbsign would warn about.
 LINK_LOADER = $(LD) -nostdlib -znocombreloc -shared -Bsymbolic -T /usr/lib/elf_x86_64_efi.lds \
     /usr/lib/crt0-efi-x86_64.o $^ -L/usr/lib -lefi -lgnuefi $(shell $(CC) -print-libgcc-file-name) -o $@
 EFI_FROM_SO = objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \
-    -j '.rel.*' -j '.rela.*' -j .reloc -j .sbat --target efi-app-x86_64 --subsystem=10 $< $@
+    -j '.rel.*' -j '.rela.*' -j .reloc -j .sbat -S --target efi-app-x86_64 --subsystem=10 $< $@
 
 # A development loader has no kernel SHA-256 built in and checks none.
 KERNEL_HASH_NONE := $(BUILD)/gen/kernel_hash_none.c

@@ -19,4 +19,5 @@ openssl req -new -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 \
     { cat "$dir/openssl.log" >&2; exit 1; }
 rm -f "$dir/openssl.log"
 openssl x509 -in "$dir/llmk-owner.crt" -outform DER -out "$dir/llmk-owner.cer"
+chmod 644 "$dir/llmk-owner.crt" "$dir/llmk-owner.cer" # certificates are public
 echo "keys: $key (private), $dir/llmk-owner.crt, $dir/llmk-owner.cer"
