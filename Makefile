@@ -2,6 +2,7 @@
 #
 #   make            loader, kernel and ramdisk into build/
 #   make image      build/disk.img (GPT + EFI System Partition), MODEL=... TOKENIZER=...
+#   make keys       a Secure Boot owner key pair; make image SIGN=1 or SHIM=1 signs with it
 #   make run        boot build/disk.img in QEMU, serial console on this terminal
 #   make host       build/host/llmrun and the host unit tests
 #   make test       host unit tests + the QEMU harness
@@ -137,6 +138,10 @@ $(SIGNED)/loader-unsigned.efi: $(SIGNED)/loader.so
 
 $(SIGNED)/BOOTX64.EFI: $(SIGNED)/loader-unsigned.efi $(SIGN_STAMP) tools/sign-efi.sh
 	sh tools/sign-efi.sh $(SIGN_KEY) $(SIGN_CERT) $< $@
+
+# A missing shim or MokManager: say which package brings them.
+$(SHIM_DIR)/%.efi.signed:
+	@echo "make: $@ is missing: SHIM=1 needs Debian's shim-signed (sh tools/install-deps.sh)" >&2; exit 1
 
 # The certificate in DER form, on the ESP for the firmware's or MokManager's "enroll from file".
 $(SIGNED)/llmk-owner.cer: $(SIGN_STAMP)
