@@ -2,6 +2,7 @@
 #
 #   make            loader, kernel and ramdisk into build/
 #   make image      build/disk.img (GPT + EFI System Partition), MODEL=... TOKENIZER=...
+#   make keys       a Secure Boot owner key pair; make image SIGN=1 or SHIM=1 signs with it
 #   make run        boot build/disk.img in QEMU, serial console on this terminal
 #   make host       build/host/llmrun and the host unit tests
 #   make test       host unit tests + the QEMU harness
@@ -86,14 +87,67 @@ $(BUILD)/boot-obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(EFI_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/loader.so: $(BOOT_OBJS)
-	$(LD) -nostdlib -znocombreloc -shared -Bsymbolic -T /usr/lib/elf_x86_64_efi.lds \
-	    /usr/lib/crt0-efi-x86_64.o $(BOOT_OBJS) -L/usr/lib -lefi -lgnuefi \
-	    $(shell $(CC) -print-libgcc-file-name) -o $@
+# loader.so -> PE; .sbat (boot/sbat.c) is the metadata shim insists on; -S drops
+# the COFF symbols, trailing data that sbsign would warn about.
+LINK_LOADER = $(LD) -nostdlib -znocombreloc -shared -Bsymbolic -T /usr/lib/elf_x86_64_efi.lds \
+    /usr/lib/crt0-efi-x86_64.o $^ -L/usr/lib -lefi -lgnuefi $(shell $(CC) -print-libgcc-file-name) -o $@
+EFI_FROM_SO = objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \
+    -j '.rel.*' -j '.rela.*' -j .reloc -j .sbat -S --target efi-app-x86_64 --subsystem=10 $< $@
+
+# A development loader has no kernel SHA-256 built in and checks none.
+KERNEL_HASH_NONE := $(BUILD)/gen/kernel_hash_none.c
+$(KERNEL_HASH_NONE): tools/gen-kernel-hash.sh
+	@mkdir -p $(dir $@)
+	sh tools/gen-kernel-hash.sh > $@
+
+$(BUILD)/loader.so: $(BOOT_OBJS) $(BUILD)/boot-obj/$(KERNEL_HASH_NONE:.c=.o)
+	$(LINK_LOADER)
 
 $(BUILD)/BOOTX64.EFI: $(BUILD)/loader.so
-	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \
-	    -j '.rel.*' -j '.rela.*' -j .reloc --target efi-app-x86_64 --subsystem=10 $< $@
+	$(EFI_FROM_SO)
+
+# ---------------------------------------------------------------- Secure Boot
+# docs/hardware.md says how a user keeps Secure Boot on.
+#   make keys                 an owner key pair in KEYS_DIR (ignored by git)
+#   make image SIGN=1         the loader signed with it, the kernel's SHA-256
+#                             built in; SIGN_KEY=... SIGN_CERT=... another pair
+#                             (SIGN_KEY_PASS: its password, else asked for)
+#   make image SHIM=1         also Debian's Microsoft-signed shim as BOOTX64.EFI,
+#                             our signed loader as grubx64.efi (implies SIGN=1)
+KEYS_DIR  ?= keys
+SIGN_KEY  ?= $(KEYS_DIR)/llmk-owner.key
+SIGN_CERT ?= $(KEYS_DIR)/llmk-owner.crt
+SHIM_DIR  ?= /usr/lib/shim
+SIGN      := $(if $(SHIM),1,$(SIGN))
+SIGNED    := $(BUILD)/signed
+SIGN_STAMP := $(SIGNED)/sign.cfg
+$(shell mkdir -p $(SIGNED); echo '$(abspath $(SIGN_KEY) $(SIGN_CERT))' | cmp -s - $(SIGN_STAMP) || echo '$(abspath $(SIGN_KEY) $(SIGN_CERT))' > $(SIGN_STAMP))
+
+.PHONY: keys signed
+keys:
+	sh tools/make-keys.sh $(KEYS_DIR)
+
+$(SIGNED)/kernel_hash.c: $(BUILD)/kernel.elf tools/gen-kernel-hash.sh
+	sh tools/gen-kernel-hash.sh $< > $@
+
+$(SIGNED)/loader.so: $(BOOT_OBJS) $(BUILD)/boot-obj/$(SIGNED)/kernel_hash.o
+	$(LINK_LOADER)
+
+$(SIGNED)/loader-unsigned.efi: $(SIGNED)/loader.so
+	$(EFI_FROM_SO)
+
+$(SIGNED)/BOOTX64.EFI: $(SIGNED)/loader-unsigned.efi $(SIGN_STAMP) tools/sign-efi.sh
+	sh tools/sign-efi.sh $(SIGN_KEY) $(SIGN_CERT) $< $@
+
+# A missing shim or MokManager: say which package brings them.
+$(SHIM_DIR)/%.efi.signed:
+	@echo "make: $@ is missing: SHIM=1 needs Debian's shim-signed (sh tools/install-deps.sh)" >&2; exit 1
+
+# The certificate in DER form, on the ESP for the firmware's or MokManager's "enroll from file".
+$(SIGNED)/llmk-owner.cer: $(SIGN_STAMP)
+	openssl x509 -in $(SIGN_CERT) -outform DER -out $@
+
+signed: $(SIGNED)/BOOTX64.EFI $(SIGNED)/llmk-owner.cer
 
 # ---------------------------------------------------------------- ramdisk and image
 # The ramdisk holds MODEL, TOKENIZER and EXTRA under their base names;
@@ -117,8 +171,17 @@ $(BUILD)/boot.cfg: $(RAMDISK_STAMP)
 # RAMDISK_ON_ESP=1 puts it on the EFI System Partition as ramdisk.tar instead.
 RAMDISK_ON_ESP ?=
 MKIMAGE_FLAGS := $(if $(RAMDISK_ON_ESP),,--ramdisk-partition)
-$(BUILD)/disk.img: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg tools/mkimage.sh
-	sh tools/mkimage.sh $(MKIMAGE_FLAGS) $@ $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg
+# SIGN=1: the signed loader and our certificate; SHIM=1: shim first, then it.
+IMAGE_LOADER := $(if $(SIGN),$(SIGNED)/BOOTX64.EFI,$(BUILD)/BOOTX64.EFI)
+IMAGE_FIRST  := $(if $(SHIM),$(SHIM_DIR)/shimx64.efi.signed,$(IMAGE_LOADER))
+IMAGE_PARTS  := $(IMAGE_FIRST) $(if $(SIGN),$(SIGNED)/llmk-owner.cer) \
+    $(if $(SHIM),$(IMAGE_LOADER) $(SHIM_DIR)/mmx64.efi.signed)
+MKIMAGE_FLAGS += $(if $(SIGN),--esp-file $(SIGNED)/llmk-owner.cer=llmk-owner.cer) \
+    $(if $(SHIM),--esp-file $(IMAGE_LOADER)=EFI/BOOT/grubx64.efi --esp-file $(SHIM_DIR)/mmx64.efi.signed=EFI/BOOT/mmx64.efi)
+IMAGE_STAMP := $(BUILD)/image.cfg
+$(shell echo '$(MKIMAGE_FLAGS) $(IMAGE_FIRST)' | cmp -s - $(IMAGE_STAMP) || echo '$(MKIMAGE_FLAGS) $(IMAGE_FIRST)' > $(IMAGE_STAMP))
+$(BUILD)/disk.img: $(IMAGE_PARTS) $(IMAGE_STAMP) $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg tools/mkimage.sh
+	sh tools/mkimage.sh $(MKIMAGE_FLAGS) $@ $(IMAGE_FIRST) $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg
 
 .PHONY: all image run run-gui
 all: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg
@@ -164,6 +227,8 @@ $(BUILD)/host/tests/%: $(BUILD)/host/san/tests/host/%.o $(SAN_LIB_OBJS)
 	$(CC) $(SAN_FLAGS) $^ -o $@ -lm -ldl -lpthread
 # The console test draws the generated glyphs too.
 $(BUILD)/host/tests/test_fbcon: $(BUILD)/host/san/$(UNIFONT_GLYPHS:.c=.o)
+# The loader's SHA-256, checked against hashlib.
+$(BUILD)/host/tests/test_sha256: $(BUILD)/host/san/boot/sha256.o
 
 .PHONY: host host-test host-unit-test python-test qemu-test test deps bench clean
 host: $(TOOLS) $(HOST_TESTS)
@@ -182,8 +247,9 @@ LLAMA_CPP_BIN ?= $(if $(wildcard $(LLAMA_CPP_DIR)/build/bin/llama-simple),$(absp
 python-test: $(TOOLS)
 	@LLAMA_CPP_BIN=$(LLAMA_CPP_BIN) python3 tests/run_host_tests.py --label python --shared $(SHARED) $(HOST_TEST_SCRIPTS)
 
-# The harness builds its own disk images: it needs the loader and the kernel.
-qemu-test: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(TOOLS)
+# The harness builds its own disk images: it needs the loader and the kernel
+# (and the loader with the kernel's SHA-256, which the Secure Boot cases sign).
+qemu-test: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(SIGNED)/loader-unsigned.efi $(TOOLS)
 	python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF)
 
 # Every runner runs (make -k) even when one fails; each writes its closing

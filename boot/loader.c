@@ -42,6 +42,7 @@ static void read_kernel(EFI_FILE_HANDLE root, struct kernel_image *kernel, struc
     if (file_read_all(root, L"\\kernel.elf", &file, false) == EFI_NOT_FOUND)
         fatal("\\kernel.elf not found on the boot volume");
     if (file.size == 0) fatal("\\kernel.elf is empty");
+    kernel_check((const void *)file.addr, file.size);
     elf_load((const uint8_t *)file.addr, file.size, kernel);
     info->kernel_phys = kernel->phys;
     info->kernel_pages = kernel->pages;
@@ -118,6 +119,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *system_table) {
     console_detect_serial_mirror();
     log_printf("loader: LLM kernel UEFI loader\n");
     tsc_calibrate();
+    secure_boot_report();
 
     struct boot_info *info =
         (struct boot_info *)pages_alloc(PAGES_FOR(sizeof(struct boot_info)), "boot info");

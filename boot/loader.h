@@ -108,6 +108,14 @@ const char *elf_check(const uint8_t *file, uint64_t size, uint64_t *virt_lo, uin
 /* Validates, allocates the image pages and copies the segments (fatal on error). */
 void elf_load(const uint8_t *file, uint64_t size, struct kernel_image *out);
 
+/* ---- secure_boot.c: the loader's part of the Secure Boot chain */
+/* One line: whether the firmware enforces Secure Boot, and whether this
+ * loader is a signed build (one with a kernel SHA-256 built in). */
+void secure_boot_report(void);
+/* With a SHA-256 built in (boot/kernel_hash.h), halts with a message unless
+ * the file matches it; without one (an unsigned build), returns at once. */
+void kernel_check(const void *file, uint64_t size);
+
 /* ---- page_tables.c: handover page tables */
 /* Identity map and DIRECT_MAP_BASE map of [0, phys_limit), plus the kernel
  * image at its virtual base. Returns the physical address of the PML4. */

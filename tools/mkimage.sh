@@ -1,6 +1,8 @@
 #!/bin/sh
-# mkimage.sh [--ramdisk-partition] OUT.img BOOTX64.EFI kernel.elf ramdisk.tar boot.cfg
+# mkimage.sh [--ramdisk-partition] [--esp-file SRC=PATH]... OUT.img BOOTX64.EFI kernel.elf ramdisk.tar boot.cfg
 #
+# --esp-file SRC=PATH also stores the host file SRC as PATH on the ESP (the
+# Secure Boot pieces: shim's second stage, MokManager, our certificate).
 # A GPT disk image; needs no root (sgdisk + mtools + dd). The same image
 # boots as a hard disk or a USB stick: `dd` of it to a stick is the install.
 #
@@ -24,9 +26,16 @@ FAT32_FILE_MAX=4294967295
 MIB=1048576
 
 partition=0
-if [ "${1:-}" = --ramdisk-partition ]; then partition=1; shift; fi
+extra_files=""
+while [ $# -gt 0 ]; do
+    case $1 in
+    --ramdisk-partition) partition=1; shift ;;
+    --esp-file) extra_files="$extra_files $2"; shift 2 ;;
+    *) break ;;
+    esac
+done
 if [ $# -ne 5 ]; then
-    echo "usage: mkimage.sh [--ramdisk-partition] OUT.img BOOTX64.EFI kernel.elf ramdisk.tar boot.cfg" >&2
+    echo "usage: mkimage.sh [--ramdisk-partition] [--esp-file SRC=PATH]... OUT.img BOOTX64.EFI kernel.elf ramdisk.tar boot.cfg" >&2
     exit 2
 fi
 out=$1 efi=$2 kernel=$3 ramdisk=$4 cfg=$5
@@ -38,12 +47,13 @@ fail() {
 # Whatever stops the script, no half-written image stays behind.
 trap 'rm -f "$out.tmp"' EXIT
 
-for f in "$efi" "$kernel" "$ramdisk" "$cfg"; do
+for f in "$efi" "$kernel" "$ramdisk" "$cfg" $(for e in $extra_files; do echo "${e%%=*}"; done); do
     [ -f "$f" ] || fail "no such file: $f"
 done
 size_of() { wc -c < "$1" | tr -d ' '; }
 
 if [ $partition = 1 ]; then esp_files="$efi $kernel $cfg"; else esp_files="$efi $kernel $ramdisk $cfg"; fi
+for e in $extra_files; do esp_files="$esp_files ${e%%=*}"; done
 esp_bytes=0
 for f in $esp_files; do
     n=$(size_of "$f")
@@ -91,6 +101,7 @@ store() { # store HOST_FILE ESP_PATH
 store "$efi" EFI/BOOT/BOOTX64.EFI
 store "$kernel" kernel.elf
 store "$cfg" boot.cfg
+for e in $extra_files; do store "${e%%=*}" "${e#*=}"; done
 
 le_bytes() { # le_bytes VALUE COUNT: VALUE as COUNT little-endian bytes
     v=$1 i=0

@@ -7,7 +7,10 @@
 - `make test` runs tests/host/test_gen_gguf.py's llama.cpp check with
   LLAMA_CPP_BIN pointing at a llama.cpp build beside the project
   (LLAMA_CPP_DIR, default ../llama.cpp, with build/bin/llama-simple), and
-  with LLAMA_CPP_BIN empty (the check reported as not run) when there is none.
+  with LLAMA_CPP_BIN empty (the check reported as not run) when there is none;
+- `make image` puts the unsigned loader on the stick; SIGN=1 builds the
+  kernel's SHA-256 into a loader, signs it with SIGN_KEY/SIGN_CERT and adds
+  the certificate; SHIM=1 puts shim first and our signed loader as grubx64.efi.
 
 Exit 0 all passed, 1 any failed.
 """
@@ -92,10 +95,43 @@ def check_llama_cpp_detection(work):
     check(line.startswith("LLAMA_CPP_BIN=/opt/cpp/bin "), "LLAMA_CPP_BIN given to make wins", line)
 
 
+def mkimage_line(out):
+    return next((line for line in out.splitlines() if "tools/mkimage.sh" in line), "")
+
+
+def check_signing(work):
+    b = os.path.join(work, "build")
+    build = "BUILD=" + b
+    r = make_n("image", build)
+    line = mkimage_line(r.stdout)
+    check(r.returncode == 0 and f" {b}/BOOTX64.EFI {b}/kernel.elf " in line and "sign-efi" not in r.stdout,
+          "make image: the unsigned loader, nothing signed", f"exit {r.returncode}: {line!r} {r.stderr[-300:]!r}")
+
+    r = make_n("image", "SIGN=1", "SIGN_KEY=/k/my.key", "SIGN_CERT=/k/my.crt", build)
+    line = mkimage_line(r.stdout)
+    signing = f"sh tools/sign-efi.sh /k/my.key /k/my.crt {b}/signed/loader-unsigned.efi {b}/signed/BOOTX64.EFI"
+    check(r.returncode == 0 and signing in r.stdout, "make image SIGN=1 signs the loader with SIGN_KEY, SIGN_CERT",
+          f"exit {r.returncode}: {r.stdout[-600:]!r} {r.stderr[-300:]!r}")
+    check(f"sh tools/gen-kernel-hash.sh {b}/kernel.elf > {b}/signed/kernel_hash.c" in r.stdout,
+          "make image SIGN=1 builds the kernel's SHA-256 into that loader", r.stdout[-600:])
+    check(f"--esp-file {b}/signed/llmk-owner.cer=llmk-owner.cer" in line and f" {b}/signed/BOOTX64.EFI {b}/kernel.elf " in line,
+          "make image SIGN=1: the signed loader and the certificate on the stick", line)
+
+    r = make_n("image", "SHIM=1", build)
+    line = mkimage_line(r.stdout)
+    check(r.returncode == 0 and " /usr/lib/shim/shimx64.efi.signed " in line
+          and f"--esp-file {b}/signed/BOOTX64.EFI=EFI/BOOT/grubx64.efi" in line
+          and "--esp-file /usr/lib/shim/mmx64.efi.signed=EFI/BOOT/mmx64.efi" in line,
+          "make image SHIM=1: shim as BOOTX64.EFI, our signed loader as grubx64.efi, MokManager beside",
+          f"exit {r.returncode}: {line!r} {r.stderr[-300:]!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as work:
         check_split_pieces(work)
         check_llama_cpp_detection(work)
+    with tempfile.TemporaryDirectory() as work:
+        check_signing(work)
     return exit_status()
 
 

@@ -40,6 +40,7 @@ import cases_moe  # noqa: E402
 import cases_gemma3  # noqa: E402
 import cases_chat_templates  # noqa: E402
 import cases_half_weights  # noqa: E402
+import cases_secure_boot  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
@@ -64,11 +65,12 @@ class Context:
         return path
 
     def image(self, name, files=(), cfg=None, ramdisk_name="ramdisk.tar", kernel=None,
-              ramdisk_partition=False):
+              ramdisk_partition=False, loader=None, esp_files=()):
         """Builds build/test-images/NAME.img: the loader, the kernel, a ramdisk
         of `files` (host paths) and boot.cfg text `cfg` (None: no boot.cfg).
         ramdisk_partition: the ramdisk in its own GPT partition (as make image
-        does) instead of the file ramdisk_name on the ESP."""
+        does) instead of the file ramdisk_name on the ESP. loader: another
+        EFI/BOOT/BOOTX64.EFI; esp_files: more (host path, ESP path) pairs."""
         if name in self.images:
             return self.images[name]
         work = os.path.join(self.image_dir, name)
@@ -83,8 +85,10 @@ class Context:
             f.write(cfg or "")
         img = os.path.join(self.image_dir, name + ".img")
         layout = ["--ramdisk-partition"] if ramdisk_partition else []
+        for src, dest in esp_files:
+            layout += ["--esp-file", f"{src}={dest}"]
         run(["sh", os.path.join(ROOT, "tools/mkimage.sh")] + layout + [img,
-             os.path.join(BUILD, "BOOTX64.EFI"), kernel or os.path.join(BUILD, "kernel.elf"),
+             loader or os.path.join(BUILD, "BOOTX64.EFI"), kernel or os.path.join(BUILD, "kernel.elf"),
              ramdisk, cfg_path])
         if cfg is None:  # an image without boot.cfg
             run(["mdel", "-i", img + "@@1M", "::/boot.cfg"])
@@ -129,6 +133,7 @@ def main():
                    cases_gemma3,
                    cases_chat_templates,
                    cases_half_weights,
+                   cases_secure_boot,
                    ):
         cases += module.CASES
     cases = [c for c in cases if args.filter in c.__name__]
