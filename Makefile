@@ -50,13 +50,35 @@ KERNEL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
     -fno-stack-protector -fno-pic -fno-pie -mcmodel=kernel -mno-red-zone \
     -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-tree-loop-distribute-patterns \
     -fno-asynchronous-unwind-tables $(MATH_FLAGS) -DKERNEL=1
-KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c lib/*.c llm/*.c llm/*/*.c)
+KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c kernel/drivers/net/*.c lib/*.c llm/*.c llm/*/*.c)
 KERNEL_ASMS := $(wildcard kernel/*.asm kernel/*/*.asm)
 # The console's Unifont glyphs, converted at build time (never committed).
 UNIFONT_HEX ?= /usr/share/unifont/unifont.hex
 UNIFONT_GLYPHS := $(BUILD)/gen/unifont_glyphs.c
+# lwIP (TCP/IP) is a dependency, never committed: tools/fetch-lwip.sh unpacks
+# Debian's source package into LWIP_DIR; its IPv4 core is built with the
+# kernel's flags, our lwipopts.h and arch/cc.h (kernel/net/lwip).
+LWIP_DIR ?= deps/lwip
+LWIP_SRCS := $(addprefix $(LWIP_DIR)/src/,core/init.c core/def.c core/inet_chksum.c core/ip.c \
+    core/mem.c core/memp.c core/netif.c core/pbuf.c core/stats.c core/sys.c core/tcp.c \
+    core/tcp_in.c core/tcp_out.c core/timeouts.c core/udp.c core/ipv4/dhcp.c \
+    core/ipv4/etharp.c core/ipv4/icmp.c core/ipv4/ip4.c core/ipv4/ip4_addr.c \
+    core/ipv4/ip4_frag.c netif/ethernet.c)
+LWIP_INCLUDES := -Ikernel/net/lwip -I$(LWIP_DIR)/src/include
+LWIP_CFLAGS := $(KERNEL_CFLAGS) -Ikernel/net/lwip/libc $(LWIP_INCLUDES) -fno-strict-aliasing
+LWIP_OBJS := $(patsubst $(LWIP_DIR)/src/%.c,$(BUILD)/kernel-obj/lwip/%.o,$(LWIP_SRCS))
 KERNEL_OBJS := $(patsubst %.c,$(BUILD)/kernel-obj/%.o,$(KERNEL_SRCS) $(UNIFONT_GLYPHS)) \
-               $(patsubst %.asm,$(BUILD)/kernel-obj/%.asm.o,$(KERNEL_ASMS))
+               $(patsubst %.asm,$(BUILD)/kernel-obj/%.asm.o,$(KERNEL_ASMS)) $(LWIP_OBJS)
+
+$(LWIP_SRCS) $(LWIP_DIR)/src/include/lwip/init.h &:
+	sh tools/fetch-lwip.sh $(LWIP_DIR)
+$(BUILD)/kernel-obj/lwip/%.o: $(LWIP_DIR)/src/%.c kernel/net/lwip/lwipopts.h kernel/net/lwip/arch/cc.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LWIP_CFLAGS) -MMD -MP -c $< -o $@
+# The kernel's network code includes lwIP's headers.
+$(BUILD)/kernel-obj/kernel/net/%.o: kernel/net/%.c $(LWIP_DIR)/src/include/lwip/init.h
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_CFLAGS) $(LWIP_INCLUDES) -MMD -MP -c $< -o $@
 
 $(UNIFONT_GLYPHS): tools/gen_unifont_glyphs.py
 	@mkdir -p $(dir $@)
