@@ -58,6 +58,7 @@ void net_heap_free(void *p);
 #define PBUF_POOL_SIZE 64
 #define PBUF_POOL_BUFSIZE 1536
 #define LWIP_TCP_KEEPALIVE 1
+#define TCP_MSL 5000UL /* TIME_WAIT 10 s: a closed connection's pcb goes back to the heap soon */
 
 #define LWIP_STATS 0
 #define LWIP_CHECKSUM_ON_COPY 0
