@@ -137,6 +137,7 @@ static bool stream_closed(void *ctx) {
 static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err) {
     struct listener *l = arg;
     if (err != ERR_OK || !pcb) return ERR_VAL;
+    l->accepted++; /* every connection that reached us; served = accepted - refused */
     struct connection *c = l->open < l->service->max_connections ? kzalloc(sizeof *c) : NULL;
     if (!c) {
         l->refused++;
@@ -150,7 +151,6 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err) {
     c->next = connections;
     connections = c;
     l->open++;
-    l->accepted++;
     tcp_arg(pcb, c);
     tcp_recv(pcb, on_receive);
     tcp_sent(pcb, on_sent);

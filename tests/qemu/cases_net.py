@@ -128,16 +128,71 @@ def test_net_e1000e_dhcp_echo(ctx):
     check_echo(ctx, "e1000e", "q35", "e1000e")
 
 
-def test_net_static_address(ctx):
+def peer_gone(sock, seconds):
+    """True once the kernel closed or reset the connection (within seconds)."""
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(65536):
+            pass
+        return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+def slow_reader_dropped(port, seconds):
+    """A client that sends without ever reading: the echo's writes stall,
+    and the transport must drop the connection."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", port))
+    s.settimeout(seconds)
+    try:
+        s.sendall(os.urandom(16 << 20))
+        return False
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+    finally:
+        s.close()
+
+
+def test_net_static_address_limits_timeouts(ctx):
+    """net=static, then the transport's limits: a fifth connection past the
+    echo's 4 is closed at once, idle ones are dropped after net_timeout
+    seconds, a client that never reads is dropped too, and the heap is
+    the same afterwards."""
     port = free_port()
-    image = net_image(ctx, "net-static",
-                      "net=static\nip=10.0.2.20\ngw=10.0.2.2\nmask=255.255.255.0\nnet_echo=1\n")
+    image = net_image(ctx, "net-static", "net=static\nip=10.0.2.20\ngw=10.0.2.2\nmask=255.255.255.0\n"
+                      "net_echo=1\nnet_timeout=3\n")
     with boot_net(ctx, image, "virtio-net-pci", guest="10.0.2.20", port=port) as vm:
         assert "net: address 10.0.2.20 mask 255.255.255.0 gateway 10.0.2.2 (static)" in vm.text(), vm.tail()
+        heap_before = heap_bytes(vm)
         data, got, _ = echo_burst(port, 64 << 10)
         assert_echoed(data, got, "static address echo")
+        idle = []
+        for i in range(4):
+            s = socket.create_connection(("127.0.0.1", port), timeout=20)
+            s.sendall(b"%d" % i)
+            assert s.recv(16) == b"%d" % i, f"connection {i} not echoed"
+            idle.append(s)
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as fifth:
+            assert peer_gone(fifth, 10), "a fifth connection past max_connections 4 stayed open"
+        start = time.monotonic()
+        for s in idle:
+            assert peer_gone(s, 20), "an idle connection outlived net_timeout=3"
+            s.close()
+        waited = time.monotonic() - start
+        assert slow_reader_dropped(port, 30), "a client that never reads was not dropped"
         status = vm.command("/net")
         assert "10.0.2.20" in status and "(static)" in status, f"/net: {status!r}"
+        assert re.search(r"echo on port 7: 6 connections served, 0 open, 1 refused, 5 timed out, 0 errors",
+                         status), f"/net: {status!r}"
+        heap_after = wait_heap(vm, heap_before)
+        assert heap_after == heap_before, f"heap {heap_before} bytes before, {heap_after} after"
+        print(f"  idle connections dropped {waited:.1f} s after the fifth was refused")
 
 
 def test_net_without_nic_goes_on(ctx):
@@ -173,7 +228,7 @@ CASES = [
     test_net_virtio_dhcp_echo,
     test_net_e1000_dhcp_echo,
     test_net_e1000e_dhcp_echo,
-    test_net_static_address,
+    test_net_static_address_limits_timeouts,
     test_net_without_nic_goes_on,
     test_net_failing_nic_one_line,
     test_net_off_by_default,
