@@ -189,7 +189,12 @@ static int serial_poll_key(void) {
 }
 
 int console_poll_key(void) {
-    for (int i = 0; i < idle_count; i++) idle_work[i]();
+    static int idle_running; /* idle work that polls keys itself must not nest */
+    if (!idle_running) {
+        idle_running = 1;
+        for (int i = 0; i < idle_count; i++) idle_work[i]();
+        idle_running = 0;
+    }
     for (int i = 0; i < source_count; i++) {
         int key = sources[i]();
         if (key != KEY_NONE) return key;

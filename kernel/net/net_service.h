@@ -26,16 +26,21 @@ struct net_service {
     uint16_t port;
     int max_connections;                       /* past it a new connection is closed at once */
     void *(*open)(struct byte_stream *stream); /* NULL refuses the connection */
-    void (*receive)(void *conn, const void *bytes,
-                    size_t n); /* must not block on generation: buffer/queue only */
-    void (*close)(void *conn); /* the peer is gone or the transport closed it; free everything */
+    /* Must not block on generation: buffer/queue only (writing is fine). Like
+       open and close, never called from inside lwIP or another callback. */
+    void (*receive)(void *conn, const void *bytes, size_t n);
+    /* The peer is gone or the transport closed it; free everything. Exactly
+       once per successful open (after net_close too), from a top-level
+       net_poll; the stream is invalid once it returns. */
+    void (*close)(void *conn);
 };
 
 /* 0, or -1 with a reason printed (network off, port taken, out of memory).
  * The service must outlive the kernel (a static struct). */
 int net_listen(const struct net_service *service);
-/* Drives NICs, lwIP timers, services; cheap when idle; safe to call often
- * (it does nothing when called from inside itself). */
+/* Drives NICs, lwIP timers, services; cheap when idle; safe to call often.
+ * Called from inside a service callback it only drives the NIC and lwIP
+ * (no callbacks run, nothing is freed). */
 void net_poll(void);
 /* The service closes a connection after its last write (stream->ctx):
  * queued bytes are still delivered, then the connection is closed and the

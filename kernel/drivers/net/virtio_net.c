@@ -38,7 +38,8 @@ struct net_queue {
     volatile uint32_t *used_ring; /* id, len pairs */
     volatile uint16_t *notify;
     uint8_t *buffers;
-    uint64_t buffers_phys;
+    uint64_t buffers_phys, rings_phys;
+    size_t ring_pages, buffer_pages;               /* what to give back if the card fails */
     uint16_t free_ids[QUEUE_SIZE_MAX], free_count; /* transmit descriptors not in flight */
 };
 
@@ -80,6 +81,9 @@ static const char *queue_create(struct virtio_net *vn, uint16_t index, struct ne
     q->used_ring = (volatile uint32_t *)(base + used_offset + 4);
     q->buffers = phys_to_virt(buffers);
     q->buffers_phys = buffers;
+    q->rings_phys = rings;
+    q->ring_pages = ring_pages;
+    q->buffer_pages = buffer_pages;
     *q->avail_flags = AVAIL_F_NO_INTERRUPT;
     for (uint16_t i = 0; i < size; i++) q->desc[i].addr = buffers + (uint64_t)i * BUFFER_SIZE;
     q->notify =
@@ -151,7 +155,12 @@ static const struct nic_ops virtio_net_ops = {virtio_net_link_up, virtio_net_rx_
 static int fail(const struct pci_device *pci, struct virtio_net *vn, const char *why) {
     kprintf("net: virtio-net at %02x:%02x.%x failed: %s; going on without it\n", pci->bus, pci->slot,
             pci->func, why);
-    virtio_pci_reset(&vn->dev); /* stops any DMA into memory we may free later */
+    virtio_pci_reset(&vn->dev); /* no more DMA: the queues' pages can go back */
+    struct net_queue *queues[] = {&vn->rx, &vn->tx};
+    for (int i = 0; i < 2; i++) {
+        if (queues[i]->rings_phys) page_free(queues[i]->rings_phys, queues[i]->ring_pages);
+        if (queues[i]->buffers_phys) page_free(queues[i]->buffers_phys, queues[i]->buffer_pages);
+    }
     return -1;
 }
 
