@@ -4,8 +4,10 @@ kernel/drivers/net): each NIC family (virtio-net on q35, e1000 on
 (10.0.2.15, QEMU's built-in server is the reference), then a 1 MiB burst of
 random bytes goes through hostfwd to the RFC 862 echo service (boot.cfg
 net_echo=1) and every byte must come back in order, with the kernel heap
-the same before and after. Also: no NIC, a NIC that fails to start
-(legacy-only virtio), and net=static. Host ports are picked free at run
+the same before and after. Also: an echo served while the shell streams an
+answer (the network is polled between tokens), no NIC, a NIC that fails to
+start (legacy-only virtio), net=static with the transport's connection
+limit and time-outs, and no net= at all. Host ports are picked free at run
 time; QEMU only listens on 127.0.0.1."""
 import os
 import re
@@ -128,6 +130,28 @@ def test_net_e1000e_dhcp_echo(ctx):
     check_echo(ctx, "e1000e", "q35", "e1000e")
 
 
+def test_net_served_while_answering(ctx):
+    """The network is polled between the tokens of an answer: an echo round
+    trip completes while the shell is still generating (its [stats] line,
+    which ends the answer, has not appeared yet)."""
+    port = free_port()
+    image = net_image(ctx, "net-dhcp-echo", "net=dhcp\nnet_echo=1\n")
+    with boot_net(ctx, image, "virtio-net-pci", port=port) as vm:
+        vm.command("/set steps 512")
+        vm.command("/set temp 0.9")
+        vm.command("/set seed 7")  # a fixed answer of 353 tokens: seconds under TCG
+        start = len(vm.text())
+        vm.send("Once upon a time\r")
+        vm.expect(re.compile(rb"Once upon a time\r?\n[^\r\n]{20}"), timeout=60)
+        data, got, seconds = echo_burst(port, 4096)
+        during = vm.text()[start:]
+        assert_echoed(data, got, "echo during an answer")
+        assert "tok/s" not in during, f"the answer ended before the echo came back ({seconds:.2f} s): {during[-300:]!r}"
+        stats = vm.wait_prompt(timeout=300)
+        tokens = re.search(r"\[(\d+) tokens", stats)
+        print(f"  4 KiB echoed in {seconds:.2f} s while a {tokens.group(1) if tokens else '?'}-token answer streamed")
+
+
 def peer_gone(sock, seconds):
     """True once the kernel closed or reset the connection (within seconds)."""
     sock.settimeout(seconds)
@@ -228,6 +252,7 @@ CASES = [
     test_net_virtio_dhcp_echo,
     test_net_e1000_dhcp_echo,
     test_net_e1000e_dhcp_echo,
+    test_net_served_while_answering,
     test_net_static_address_limits_timeouts,
     test_net_without_nic_goes_on,
     test_net_failing_nic_one_line,
