@@ -142,6 +142,7 @@ void net_print_status(void) {
     kprintf("net: %s %02x:%02x:%02x:%02x:%02x:%02x, link %s\n", card->model, mac[0], mac[1], mac[2], mac[3],
             mac[4], mac[5], netif_is_link_up(&interface) ? "up" : "down");
     print_address();
+    kprintf("net: DMA (rings and buffers) below 0x%lx\n", (unsigned long)card->dma_end);
     kprintf("net: frames in %lu, out %lu; dropped in %lu, out %lu; receive errors %lu\n",
             (unsigned long)card->rx_frames, (unsigned long)card->tx_frames,
             (unsigned long)net_stats.rx_dropped, (unsigned long)net_stats.tx_dropped,

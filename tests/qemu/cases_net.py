@@ -7,7 +7,8 @@ net_echo=1) and every byte must come back in order, with the kernel heap
 the same before and after. Also: an echo served while the shell streams an
 answer (the network is polled between tokens), no NIC, a NIC that fails to
 start (legacy-only virtio), net=static with the transport's connection
-limit and time-outs, and no net= at all. Host ports are picked free at run
+limit and time-outs, the e1000's DMA below 4 GiB with RAM above it handed
+out first, and no net= at all. Host ports are picked free at run
 time; QEMU only listens on 127.0.0.1."""
 import os
 import re
@@ -128,6 +129,28 @@ def test_net_e1000_dhcp_echo(ctx):
 
 def test_net_e1000e_dhcp_echo(ctx):
     check_echo(ctx, "e1000e", "q35", "e1000e")
+
+
+def test_net_e1000_dma_below_4g(ctx):
+    """With 5 GiB of RAM and boot.cfg debug_alloc=high (RAM above 4 GiB
+    handed out first), the e1000's rings and buffers still lie below
+    4 GiB, and a burst still comes back whole."""
+    port = free_port()
+    image = net_image(ctx, "net-dhcp-echo-high", "net=dhcp\nnet_echo=1\ndebug_alloc=high\n")
+    nic = f"user,model=e1000,hostfwd=tcp:127.0.0.1:{port}-:7"
+    vm = ctx.boot(image, machine="pc", nic=nic, memory="5G")
+    with vm:
+        vm.expect(READY, timeout=120)
+        vm.wait_prompt(timeout=30)
+        assert LEASE in vm.text(), f"no DHCP lease:\n{vm.tail()}"
+        data, got, _ = echo_burst(port, 256 << 10)
+        assert_echoed(data, got, "e1000 echo with RAM above 4 GiB first")
+        status = vm.command("/net")
+        m = re.search(r"DMA \(rings and buffers\) below 0x([0-9a-f]+)", status)
+        assert m, f"/net: {status!r}"
+        assert int(m.group(1), 16) <= 1 << 32, f"e1000 DMA reaches 0x{m.group(1)}, above 4 GiB"
+        highest = re.search(r"highest phys\s+0x([0-9a-f]+)", vm.command("/mem"))
+        assert highest and int(highest.group(1), 16) > 1 << 32, "no RAM above 4 GiB: the check proves nothing"
 
 
 def test_net_served_while_answering(ctx):
@@ -253,6 +276,7 @@ CASES = [
     test_net_e1000_dhcp_echo,
     test_net_e1000e_dhcp_echo,
     test_net_served_while_answering,
+    test_net_e1000_dma_below_4g,
     test_net_static_address_limits_timeouts,
     test_net_without_nic_goes_on,
     test_net_failing_nic_one_line,

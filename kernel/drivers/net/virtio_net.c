@@ -189,6 +189,13 @@ int virtio_net_probe(const struct pci_device *pci, struct nic *nic) {
     if ((why = virtio_pci_start(&vn.dev))) return fail(pci, &vn, why);
     *vn.rx.notify = 0;
     for (int i = 0; i < 6; i++) nic->mac[i] = vn.dev.device[i];
+    struct net_queue *queues[] = {&vn.rx, &vn.tx};
+    for (int i = 0; i < 2; i++) {
+        uint64_t end = queues[i]->buffers_phys + queues[i]->buffer_pages * PAGE_SIZE;
+        uint64_t rings_end = queues[i]->rings_phys + queues[i]->ring_pages * PAGE_SIZE;
+        if (end > nic->dma_end) nic->dma_end = end;
+        if (rings_end > nic->dma_end) nic->dma_end = rings_end;
+    }
     nic->model = "virtio-net";
     nic->driver = &vn;
     nic->ops = &virtio_net_ops;
