@@ -41,6 +41,7 @@ import cases_gemma3  # noqa: E402
 import cases_chat_templates  # noqa: E402
 import cases_half_weights  # noqa: E402
 import cases_secure_boot  # noqa: E402
+import cases_net  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
@@ -134,6 +135,7 @@ def main():
                    cases_chat_templates,
                    cases_half_weights,
                    cases_secure_boot,
+                   cases_net,
                    ):
         cases += module.CASES
     cases = [c for c in cases if args.filter in c.__name__]
