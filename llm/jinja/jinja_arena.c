@@ -41,6 +41,9 @@ void jfail(Jinja *J, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(J->err, sizeof J->err, fmt, ap);
     va_end(ap);
+    /* a reason is one line, whatever text (a raise_exception message) it quotes */
+    for (char *c = J->err; *c; c++)
+        if ((unsigned char)*c < 0x20) *c = ' ';
 }
 
 void *jalloc(Jinja *J, size_t size) {
