@@ -13,6 +13,7 @@ binary or the reference is missing (a failure with CI set, by the runner).
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -126,6 +127,9 @@ def main():
     missing = missing_prerequisite(files=[TEMPLATES, REFERENCE_MODULE], binaries=[LLMRUN])
     if missing:
         return missing
+    if not shutil.which("node"):
+        print("SKIP: node not found (tools/install-deps.sh)")
+        return 77
     templates = sorted(os.path.join(TEMPLATES, f) for f in os.listdir(TEMPLATES) if f.endswith(".jinja"))
     check(len(templates) == 65, "the corpus has its 65 templates", f"found {len(templates)}")
     with tempfile.TemporaryDirectory() as tmp:
