@@ -29,6 +29,7 @@
 #include "llm/model/transformer.h"
 #include "llm/model/transformer_gguf.h"
 #include "tools/file_util.h"
+#include "tools/render_template.h"
 #include "tools/thread_pool.h"
 
 static void usage(void) {
@@ -61,7 +62,9 @@ static void usage(void) {
             "                            \"\\n__ggml_vocab_test__\\n\"; one line of ids per input\n"
             "  --f32-matmul         GGUF: dequantise weights to fp32 for every matmul (reference path)\n"
             "  --kv f16|q8_0|f32         GGUF: KV cache type, default f16 (as llama.cpp)\n"
-            "  --logits-out <file> --tokens \"<id> <id> ...\"  write the logits of every position\n");
+            "  --logits-out <file> --tokens \"<id> <id> ...\"  write the logits of every position\n"
+            "  --template-file <file.jinja> --render <messages.json>  print the chat template's rendering\n"
+            "      (llm/jinja) and exit; with --bos-token <s>, --eos-token <s>, --no-generation-prompt\n");
     exit(EXIT_FAILURE);
 }
 
@@ -155,11 +158,12 @@ static double per_second(double count, uint64_t ns) {
  * scratch asks for a from-scratch run of the whole conversation each turn. */
 static int run_chat(Transformer *t, const Tokenizer *tok, Sampler *s, const char *system,
                     const char *template_name, int steps, int scratch, int thinking) {
-    char err[256], why[200];
+    char err[256], why[400];
     ChatTemplate tmpl = chat_template_detect_why(tok, why, sizeof why);
     if (template_name && chat_template_parse(template_name, &tmpl) != 0)
         die("--chat-template: not llama3|llama3.1|qwen3|smollm3|gemma|chatml|llama2|zephyr|none:",
             template_name);
+    chat_template_check_jinja(tok, tmpl, why, sizeof why);
     fprintf(stderr, "chat: template %s (%s)\n", chat_template_name(tmpl),
             template_name ? "chosen by --chat-template" : why);
     Chat chat;
@@ -283,6 +287,7 @@ int main(int argc, char **argv) {
     int threads = thread_pool_cpus();
     int kv_type = -1; /* --kv, else the model's default */
     SamplerConfig config = sampler_default_config();
+    RenderRequest render = {NULL, NULL, NULL, NULL, 1};
 
     int i = 1;
     if (argc >= 2 && argv[1][0] != '-') checkpoint = argv[i++];
@@ -303,6 +308,10 @@ int main(int argc, char **argv) {
         }
         if (strcmp(flag, "--chat-scratch") == 0) {
             chat_scratch = 1;
+            continue;
+        }
+        if (strcmp(flag, "--no-generation-prompt") == 0) {
+            render.generation_prompt = 0;
             continue;
         }
         if (strcmp(flag, "--f32-matmul") == 0) {
@@ -374,10 +383,23 @@ int main(int argc, char **argv) {
             if (kv_type < 0) die("--kv is f16, q8_0 or f32, not", value);
         } else if (strcmp(flag, "--tokens") == 0)
             token_list = value;
+        else if (strcmp(flag, "--template-file") == 0)
+            render.template_file = value;
+        else if (strcmp(flag, "--render") == 0)
+            render.messages_file = value;
+        else if (strcmp(flag, "--bos-token") == 0)
+            render.bos_token = value;
+        else if (strcmp(flag, "--eos-token") == 0)
+            render.eos_token = value;
         else {
             fprintf(stderr, "llmrun: unknown option '%s'\n", flag);
             usage();
         }
+    }
+    if (render.messages_file || render.template_file) {
+        if (!render.messages_file || !render.template_file)
+            die("--template-file and --render go together", NULL);
+        return render_template_main(&render);
     }
     if (!checkpoint && !tokenize) usage();
     if (strcmp(mode, "generate") != 0 && strcmp(mode, "chat") != 0) die("-m is generate or chat, not", mode);

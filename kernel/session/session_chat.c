@@ -1,4 +1,4 @@
-/* session_chat.c - the /chat conversation: llm/chat.c keeps the turns in the
+/* session_chat.c - the /chat conversation: llm/generate/chat.c keeps the turns in the
  * KV cache; here is its one sampler and what happens when the context is
  * full (the turn waits for /chat reset or /chat slide). */
 #include "kernel/session/session_generate.h"
@@ -17,12 +17,13 @@ int session_chat_create(struct session *s) {
     c->active = 0;
     c->full = 0;
     c->pending[0] = '\0';
-    char err[200], why[200];
+    char err[200], why[400];
     ChatTemplate tmpl = chat_template_detect_why(&s->model.tokenizer, why, sizeof why);
     if (c->template_override >= 0) {
         tmpl = (ChatTemplate)c->template_override;
         strlcpy(why, "chosen by /chat template", sizeof why);
     }
+    chat_template_check_jinja(&s->model.tokenizer, tmpl, why, sizeof why);
     kprintf("chat: template %s (%s)\n", chat_template_name(tmpl), why);
     if (chat_create(&c->chat, &s->model.transformer, &s->model.tokenizer, tmpl, c->system, err, sizeof err) !=
         0) {

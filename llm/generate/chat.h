@@ -1,6 +1,6 @@
 /* chat.h - multi-turn conversations: chat templates (Llama 3, ChatML,
  * Qwen3 and SmolLM3 with their thinking switches, Gemma, Llama 2, Zephyr,
- * none; llm/chat_template.c) and a conversation that keeps the KV cache
+ * none; llm/generate/chat_template.c) and a conversation that keeps the KV cache
  * across turns, so each turn prefills only its own new tokens.
  *
  * Template text (role headers, <|im_start|>...) is tokenized with
@@ -36,6 +36,11 @@ typedef enum {
 ChatTemplate chat_template_detect(const Tokenizer *tok);
 ChatTemplate chat_template_detect_why(const Tokenizer *tok, char *why, size_t why_size);
 const char *chat_template_name(ChatTemplate t);
+/* The GGUF's tokenizer.chat_template through the Jinja engine (llm/jinja)
+ * beside template t, on a probe conversation: appends to `why` whether the
+ * two render it identically, or why the engine refused (t stays the
+ * fallback). Returns 1 identical, 0 different, -1 refused or absent. */
+int chat_template_check_jinja(const Tokenizer *tok, ChatTemplate t, char *why, size_t why_size);
 /* "none" "chatml" "llama3" "llama2" "zephyr" "qwen3" "smollm3" "gemma" "llama3.1";
  * returns 0, or -1 for another name. */
 int chat_template_parse(const char *name, ChatTemplate *out);

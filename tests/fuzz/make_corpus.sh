@@ -13,7 +13,8 @@ gen_model=${3:-build/host/gen_model}
 rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-mkdir -p "$out/checkpoint" "$out/tokenizer" "$out/tar" "$out/config" "$out/line_editor" "$out/utf8" "$out/gguf"
+mkdir -p "$out/checkpoint" "$out/tokenizer" "$out/tar" "$out/config" "$out/line_editor" "$out/utf8" "$out/gguf" \
+    "$out/jinja"
 
 have() { [ -f "$models/$1" ] || { echo "make_corpus: $models/$1 missing, skipped"; return 1; }; }
 
@@ -89,4 +90,13 @@ for f in stories260K.gguf tinyllamas-stories-260k-q8_0.gguf llama-2-tiny-random.
     have $f && head -c 4096 "$models/$f" >"$out/gguf/${f%.gguf}-4k"
 done
 python3 "$(dirname "$0")/make_gguf_seed.py" "$out/gguf/tiny.gguf"
+# jinja: the real chat templates, as they are (the harness's fixed conversation)
+# and followed by a NUL and a context of their own.
+for f in "$models"/templates/*.jinja; do
+    [ -f "$f" ] || continue
+    n=$(basename "$f" .jinja)
+    cp "$f" "$out/jinja/$n"
+    { cat "$f"; printf '\000{"messages": [{"role": "user", "content": "x"}], "add_generation_prompt": false}'; } \
+        >"$out/jinja/$n-ctx"
+done
 for d in "$out"/*; do echo "make_corpus: $(ls "$d" | wc -l) seeds in $d"; done
