@@ -106,5 +106,5 @@ def compare_greedy(ours, ref, tie=0.0):
     clear = [m for m in margins if m > 0]
     tied = f", {ties} near ties (margin < {tie}) took llama.cpp's second choice" if tie else ""
     exact_text = f", {exact} exact ties (equal logits in both)" if exact else ""
-    return True, (f"{len(want)} tokens, llama.cpp's smallest nonzero margin {min(clear, default=0):.3f}"
+    return True, (f"{len(want)} tokens, llama.cpp's smallest nonzero margin {min(clear, default=0):.4f}"
                   f"{exact_text}{tied}")
