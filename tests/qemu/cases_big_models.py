@@ -21,12 +21,11 @@ from reference import check_answer, greedy
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEN_GGUF = os.path.join(ROOT, "build", "host", "gen_gguf")
 BIG_ENV = "LLMK_BIG_TESTS"  # set by make test-big
-# Over 100 tokens in gen_gguf's vocabulary (checked against llama.cpp's count).
+# Over 100 tokens in gen_gguf's vocabulary (about two characters a token; checked against llama.cpp's
+# count): every prompt token costs QEMU time under TCG.
 PROMPT = ("The old lighthouse keeper climbed the spiral stairs every evening, counting the steps as his father "
           "had taught him, one hundred and twelve of them, worn smooth by a century of boots. At the top he "
-          "wiped the salt from the great lens, trimmed the wick, and watched the fishing boats come home "
-          "across the grey water. Some nights the fog rolled in so thick that he could not see his own hand, "
-          "and then he rang the bell until morning, slowly, steadily, so that nobody would be lost.")
+          "wiped the salt from the great lens and trimmed the wick.")
 MIN_PROMPT_TOKENS = 100
 # The kernel's fastest set under TCG; llama.cpp sums in its own order, so a near tie could
 # flip: the margins of llama.cpp's choices are printed with every answer.
