@@ -281,10 +281,11 @@ host-test: host-unit-test python-test
 host-unit-test: $(HOST_TESTS) $(TOOLS)
 	@python3 tests/run_host_tests.py --label host --jobs 2 --shared $(SHARED) \
 	    $(filter %/test_prefill_batch,$(HOST_TESTS)) $(filter-out %/test_prefill_batch,$(HOST_TESTS))
-# A llama.cpp build beside the project (never built by it): test_gen_gguf.py
-# then checks that llama.cpp loads gen_gguf's files; without one it says so.
+# llama.cpp for the python tests' cross-checks comes from node-llama-cpp
+# (tests/reference, installed by `make test`). A llama.cpp build beside the
+# project (never built by it) adds test_gguf_split.py's llama-gguf-split check.
 LLAMA_CPP_DIR ?= ../llama.cpp
-LLAMA_CPP_BIN ?= $(if $(wildcard $(LLAMA_CPP_DIR)/build/bin/llama-simple),$(abspath $(LLAMA_CPP_DIR)/build/bin))
+LLAMA_CPP_BIN ?= $(if $(wildcard $(LLAMA_CPP_DIR)/build/bin/llama-gguf-split),$(abspath $(LLAMA_CPP_DIR)/build/bin))
 python-test: $(TOOLS)
 	@LLAMA_CPP_BIN=$(LLAMA_CPP_BIN) python3 tests/run_host_tests.py --label python --shared $(SHARED) $(HOST_TEST_SCRIPTS)
 
@@ -296,10 +297,15 @@ qemu-test: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(SIGNED)/loader-unsigned.ef
 # Every runner runs (make -k) even when one fails; each writes its closing
 # line to TEST_SUMMARY_DIR, and tests/test_summary.py ends `make test` with
 # the totals ("test: N passed, N failed, N skipped") and the exit status.
-# With CI set, missing $(SHARED)/models fails at once.
+# With CI set, missing $(SHARED)/models or references that do not install
+# (tools/install-references.sh) fail at once.
 TEST_SUMMARIES := $(BUILD)/test-summaries
+.PHONY: references
+references:
+	@python3 tests/test_summary.py --install-references
 test:
 	@python3 tests/test_summary.py --check-shared $(SHARED)
+	@python3 tests/test_summary.py --install-references
 	@rm -rf $(TEST_SUMMARIES)
 	@status=0; TEST_SUMMARY_DIR=$(abspath $(TEST_SUMMARIES)) $(MAKE) --no-print-directory -k \
 	    host-unit-test python-test fuzz-replay qemu-test || status=$$?; \
@@ -307,12 +313,12 @@ test:
 
 # Cases too slow for make test (4.5 and 9 GiB ramdisks read under TCG).
 .PHONY: test-big
-test-big: all $(TOOLS)
+test-big: all $(TOOLS) references
 	LLMK_BIG_TESTS=1 python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF) -k test_big_
 
 # Machines, CPUs, cores, memory sizes, firmwares and displays (tests/qemu/matrix_rows.py).
 .PHONY: test-matrix
-test-matrix: all $(TOOLS)
+test-matrix: all $(TOOLS) references
 	LLMK_MATRIX_TESTS=1 python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF) -k test_matrix_
 
 deps:

@@ -8,10 +8,15 @@ line `LABEL: N passed, N failed, N skipped`; when TEST_SUMMARY_DIR is set it
 also writes that line to TEST_SUMMARY_DIR/LABEL.summary.
 
     python3 tests/test_summary.py --check-shared SHARED
+    python3 tests/test_summary.py --install-references
     python3 tests/test_summary.py DIR LABEL... [--make-status N]
 
 --check-shared runs first: when SHARED/models is missing it fails at once
 with CI set, else says loudly that the tests needing it will be skipped.
+--install-references runs tools/install-references.sh (llama.cpp through
+node-llama-cpp, @huggingface/jinja, openai); when it fails it fails at once
+with CI set, else says so in one loud line (the checks that need them then
+report `skip - ` lines, counted as skipped in the closing line).
 
 reads DIR/LABEL.summary for each LABEL, prints them, and ends with
 `test: N passed, N failed, N skipped`, the totals. A runner that left no
@@ -21,6 +26,7 @@ Exit status 1 when anything failed.
 """
 import os
 import re
+import subprocess
 import sys
 
 SUMMARY = re.compile(r"^(\w+): (\d+) passed, (\d+) failed(?:, (\d+) skipped)?$")
@@ -63,9 +69,25 @@ def check_shared(shared):
     return 0
 
 
+def install_references():
+    """`make test`'s (and test-big's, test-matrix's) first step: 0 to go on, 1 to stop."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools",
+                          "install-references.sh")
+    if subprocess.run(["sh", script]).returncode == 0:
+        return 0
+    if in_ci():
+        print("FAIL - the independent references did not install (sh tools/install-references.sh) and CI is set")
+        print(summary_line("test", 0, 1, 0))
+        return 1
+    skip_banner("the references (node-llama-cpp ...) did not install: every llama.cpp check will be skipped")
+    return 0
+
+
 def main(argv):
     if argv[:1] == ["--check-shared"]:
         return check_shared(argv[1])
+    if argv[:1] == ["--install-references"]:
+        return install_references()
     make_status = 0
     if "--make-status" in argv:
         i = argv.index("--make-status")

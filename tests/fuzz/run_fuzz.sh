@@ -22,8 +22,15 @@ if [ "$mode" = replay ]; then
     for name in "$@"; do
         dirs=$(existing tests/fuzz/corpus/$name tests/fuzz/regressions/$name)
         if [ -z "$dirs" ]; then
-            echo "skip - fuzz-replay $name: no saved inputs"
-            skipped=$((skipped + 1))
+            # CI runs every check: a harness with nothing to replay is a failure there.
+            case "${CI:-}" in
+            "" | 0 | false | no)
+                echo "skip - fuzz-replay $name: no saved inputs"
+                skipped=$((skipped + 1)) ;;
+            *)
+                echo "FAIL - fuzz-replay $name: no saved inputs, and CI is set"
+                failed=$((failed + 1)) ;;
+            esac
             continue
         fi
         count=$(find $dirs -type f | wc -l)

@@ -6,9 +6,9 @@ tokenizer.bin's own records), llmrun on the converted file alone gives the
 greedy text llmrun gives on the .bin with -z, and a tokenizer of another
 size is refused with a reason.
 
-With LLAMA_CPP_BIN=DIR (a llama.cpp build's bin/), llama-simple must load
-the converted file and its greedy tokens must begin llmrun's; without it
-that check is reported as skipped.
+llama.cpp (node-llama-cpp, llama_cpp_check.py) must load the converted
+files, F32 and Q8_0, and its greedy tokens must be llmrun's (a skip line
+without node-llama-cpp, a failure under CI).
 
 Exit 0 all passed, 1 any failed, 77 when the test data or a binary is missing.
 """
@@ -19,12 +19,12 @@ import sys
 import tempfile
 
 from check import check, check_skipped, exit_status, missing_prerequisite
+from llama_cpp_check import check_llmrun_vs_llama_cpp
 from test_gguf_convert import CONVERT, LLMRUN, MODELS, read_gguf
 
 CHECKPOINT = os.path.join(MODELS, "stories260K.bin")
 TOKENIZER = os.path.join(MODELS, "tok512.bin")
 OTHER_TOKENIZER = os.path.join(MODELS, "tokenizer.bin")  # 32000 tokens
-LLAMA_CPP_BIN = os.environ.get("LLAMA_CPP_BIN", "")
 PROMPT = "Once upon a time"
 TOKEN_TYPE_NORMAL, TOKEN_TYPE_UNKNOWN, TOKEN_TYPE_CONTROL, TOKEN_TYPE_BYTE = 1, 2, 3, 6
 
@@ -102,20 +102,11 @@ def main():
                 check(rc_bin == 0 and rc == 0 and got == want and len(want) > len(PROMPT) + 20,
                       "llmrun on the converted F32 file alone: the greedy text of the .bin with -z",
                       f"{got!r} vs {want!r}")
-                if LLAMA_CPP_BIN:
-                    r = subprocess.run([os.path.join(LLAMA_CPP_BIN, "llama-simple"), "-m", out, "-n", "16", PROMPT],
-                                       capture_output=True, timeout=300)
-                    text = r.stdout.decode(errors="replace")
-                    theirs = text[text.find(PROMPT) + len(PROMPT):] if PROMPT in text else ""
-                    check(r.returncode == 0 and len(theirs.strip()) > 0 and want[len(PROMPT):].startswith(theirs.rstrip("\n")),
-                          "llama.cpp's llama-simple loads the converted file; its 16 greedy tokens begin llmrun's",
-                          f"exit {r.returncode}: llama.cpp {theirs!r}, llmrun {want[len(PROMPT):][:len(theirs) + 20]!r}")
-                else:
-                    check_skipped("llama.cpp loading the converted file", "set LLAMA_CPP_BIN=llama.cpp/build/bin")
             else:
                 rc, got = llmrun_text([out])
                 check(rc == 0 and got.startswith(PROMPT) and len(got) > len(PROMPT) + 20,
                       f"llmrun runs the converted {qtype} file with its own vocabulary", got[-200:])
+            check_llmrun_vs_llama_cpp(f"stories260K converted to {qtype}", LLMRUN, out, PROMPT, n=32)
         if os.path.exists(OTHER_TOKENIZER):
             r = subprocess.run([CONVERT, CHECKPOINT, os.path.join(work, "bad.gguf"), "--tokenizer", OTHER_TOKENIZER],
                                capture_output=True, timeout=120)

@@ -18,6 +18,7 @@ import sys
 import tempfile
 
 from check import check, check_skipped, exit_status
+from llama_cpp_check import check_llmrun_vs_llama_cpp
 from test_gen_gguf import generate, parse
 
 GEN = os.environ.get("GEN_GGUF", "build/host/gen_gguf")
@@ -68,11 +69,17 @@ def check_same_as_whole(work, qtype, n):
 
 
 def check_llama_cpp_split(work):
-    """A set written by llama.cpp's own llama-gguf-split loads the same."""
+    """llama.cpp reads our sets as llmrun does; with LLAMA_CPP_BIN, a set
+    written by llama.cpp's own llama-gguf-split loads the same."""
+    for qtype, n in (("Q8_0", 3), ("Q4_K_M", 2)):
+        check_llmrun_vs_llama_cpp(f"{qtype} in {n} pieces", LLMRUN, piece(os.path.join(work, f"set-{qtype}-{n}"), 1, n),
+                                  PROMPT)
+    if not LLAMA_CPP_BIN:
+        return
     tool = os.path.join(LLAMA_CPP_BIN, "llama-gguf-split")
     label = "llama-gguf-split's 3 pieces: logits equal the unsplit file's byte for byte"
-    if not LLAMA_CPP_BIN or not os.access(tool, os.X_OK):
-        check_skipped(label, "set LLAMA_CPP_BIN to a llama.cpp build's bin/ with llama-gguf-split")
+    if not os.access(tool, os.X_OK):
+        check_skipped(label, f"LLAMA_CPP_BIN={LLAMA_CPP_BIN} has no llama-gguf-split")
         return
     whole, stem = os.path.join(work, "whole-Q8_0.gguf"), os.path.join(work, "cpp")
     r = subprocess.run([tool, "--split", "--split-max-tensors", "15", whole, stem], capture_output=True, timeout=120)

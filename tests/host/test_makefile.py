@@ -4,10 +4,11 @@
 - a split GGUF model, MODEL=NAME-00001-of-0000N.gguf, brings its other
   pieces into the ramdisk (MODEL_PIECES), and only its own: not another
   set's pieces, nothing for a model that is not split;
-- `make test` runs tests/host/test_gen_gguf.py's llama.cpp check with
-  LLAMA_CPP_BIN pointing at a llama.cpp build beside the project
-  (LLAMA_CPP_DIR, default ../llama.cpp, with build/bin/llama-simple), and
-  with LLAMA_CPP_BIN empty (the check reported as not run) when there is none;
+- `make test` runs the python tests with LLAMA_CPP_BIN pointing at a
+  llama.cpp build beside the project (LLAMA_CPP_DIR, default ../llama.cpp,
+  with build/bin/llama-gguf-split: test_gguf_split.py's extra check), and
+  with LLAMA_CPP_BIN empty when there is none;
+- `make test`, test-big and test-matrix install the references first;
 - `make image` puts the unsigned loader on the stick; SIGN=1 builds the
   kernel's SHA-256 into a loader, signs it with SIGN_KEY/SIGN_CERT and adds
   the certificate; SHIM=1 puts shim first and our signed loader as grubx64.efi.
@@ -75,7 +76,7 @@ def python_test_line(out):
 def check_llama_cpp_detection(work):
     beside = os.path.join(work, "llama.cpp")
     os.makedirs(os.path.join(beside, "build", "bin"))
-    touch(os.path.join(beside, "build", "bin", "llama-simple"))
+    touch(os.path.join(beside, "build", "bin", "llama-gguf-split"))
     build = "BUILD=" + os.path.join(work, "build")
 
     r = make_n("python-test", "LLAMA_CPP_DIR=" + beside, build)
@@ -87,7 +88,7 @@ def check_llama_cpp_detection(work):
     r = make_n("python-test", "LLAMA_CPP_DIR=" + os.path.join(work, "nowhere"), build)
     line = python_test_line(r.stdout)
     check(r.returncode == 0 and line.startswith("LLAMA_CPP_BIN= "),
-          "without a llama.cpp build, LLAMA_CPP_BIN is empty (test_gen_gguf.py then prints its skip line)",
+          "without a llama.cpp build, LLAMA_CPP_BIN is empty",
           f"exit {r.returncode}: {line!r}")
 
     r = make_n("python-test", "LLAMA_CPP_DIR=" + os.path.join(work, "nowhere"), "LLAMA_CPP_BIN=/opt/cpp/bin", build)
@@ -126,10 +127,25 @@ def check_signing(work):
           f"exit {r.returncode}: {line!r} {r.stderr[-300:]!r}")
 
 
+def check_references_installed(work):
+    build = "BUILD=" + os.path.join(work, "build")
+    for target in ("test", "test-big", "test-matrix"):
+        r = make_n(target, build)
+        lines = r.stdout.splitlines()
+        install = next((i for i, line in enumerate(lines) if "test_summary.py --install-references" in line), None)
+        runner = next((i for i, line in enumerate(lines) if "harness.py" in line or "$(MAKE)" in line
+                       or "--no-print-directory" in line), None)
+        # make -n still runs test's recursive $(MAKE) line, which may fail here: its order is what counts.
+        check(install is not None and (runner is None or install < runner),
+              f"make {target} installs the references (tools/install-references.sh) before its tests",
+              f"exit {r.returncode}: install at line {install}, tests at line {runner}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as work:
         check_split_pieces(work)
         check_llama_cpp_detection(work)
+        check_references_installed(work)
     with tempfile.TemporaryDirectory() as work:
         check_signing(work)
     return exit_status()

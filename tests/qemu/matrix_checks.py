@@ -1,7 +1,8 @@
 """matrix_checks.py - one row of make test-matrix, booted and checked: the
 prompt, the framebuffer size, the CPU's features and the kernel set chosen,
-the processors and memory seen, an answer from stories260K (or the model
-refused when RAM is too small), the prompt read off the screen when there is
+the processors and memory seen, an answer from stories260K equal to
+llama.cpp's greedy continuation (node-llama-cpp on the same weights,
+stories260K.gguf; or the model refused when RAM is too small), the prompt read off the screen when there is
 one, no missed TLB shootdown, then /poweroff ends QEMU with status 0 (ACPI S5;
 the 0xF4 debug-exit fallback would exit 1)."""
 import os
@@ -13,7 +14,9 @@ import time
 from cases_boot import READY
 from cases_screen import screen_text
 from cases_usb import type_keys
+from cases_llm import answer as split_answer
 from checks import assert_no_missed_shootdown, assert_tlb_flushed
+from reference import check_answer, greedy
 from matrix_rows import AVX2_CPUS
 
 OVMF_DIR = "/usr/share/OVMF"
@@ -23,7 +26,10 @@ FBCON = re.compile(r"fbcon: (\d+)x(\d+),")
 KERNELS = re.compile(r"kernels:\s+(\w+)")
 PROBE = re.compile(r"llm: matmul probe: sse2 (\d+) ns(?:, avx2 (\d+) ns)?(?:, avx512 (\d+) ns)?")
 MIB_PER = {"M": 1, "G": 1024}
-STATS = re.compile(r"\[(\d+) tokens, [^\]\n]*stop: [^\]\n]*\]")
+SCREEN_STATS = re.compile(r"\[(\d+) tokens, ")  # the screen may wrap the rest of the line
+PROMPT = "Once upon a time"
+# llama.cpp's answer comes from the GGUF conversion of the same weights (SOURCES.md).
+REFERENCE_MODEL = "stories260K.gguf"
 
 
 def firmware_args(ctx, row, workdir):
@@ -81,7 +87,7 @@ def check_memory(row, out):
     return total
 
 
-def run_serial_row(vm, row):
+def run_serial_row(ctx, vm, row):
     out = vm.expect(READY, timeout=row.timeout)
     vm.wait_prompt(timeout=60)
     log = vm.text()
@@ -117,10 +123,10 @@ def run_serial_row(vm, row):
     facts.append(check_kernel_set(row, log, kernels.group(1)))
     vm.command("/set temp 0")
     vm.command("/set steps 24")
-    answer = vm.command("Once upon a time", timeout=300)
-    stats = STATS.search(answer)
-    assert stats, f"no [stats] line after the answer: {answer[-600:]!r}"
+    text, stats = split_answer(vm, PROMPT)
     facts.append(f"answer [{stats.group(0)[1:60]}...]")
+    ref = greedy(ctx, ctx.model(REFERENCE_MODEL), 32, PROMPT)
+    facts.append(check_answer(row.name, text, PROMPT, ref, int(stats.group(1))))
     if row.size:
         facts.append(check_prompt_on_screen(vm, row, r"stop:[^\n]*\]", "the answer's [stats] line"))
     return out, facts
@@ -155,7 +161,7 @@ def early_log_on_screen(row):
     return not any(arg.startswith("virtio-gpu-pci") for arg in row.display)
 
 
-def run_screen_row(vm, row):
+def run_screen_row(ctx, vm, row):
     """No serial port: everything through the screen and the USB keyboard."""
     lines = wait_screen(vm, r"usb: keyboard ready", row.timeout, "the USB keyboard")
     facts = []
@@ -177,9 +183,23 @@ def run_screen_row(vm, row):
     want = "sse2" if row.cpu not in AVX2_CPUS else kernels
     assert kernels == want, f"-cpu {row.cpu}: kernel set {kernels} on screen"
     type_keys(vm, "/set temp 0\n/set steps 16\n")
-    type_keys(vm, "Once upon a time\n")
-    wait_screen(vm, r"\[\d+ tokens, .*stop:", 300, "the answer's [stats] line")
-    return None, facts + [f"kernels {kernels} (screen)", "answer on screen"]
+    type_keys(vm, PROMPT + "\n")
+    lines = wait_screen(vm, r"\[\d+ tokens, .*stop:", 300, "the answer's [stats] line")
+    return None, facts + [f"kernels {kernels} (screen)", check_screen_answer(ctx, row, lines)]
+
+
+def check_screen_answer(ctx, row, lines):
+    """The answer's rows, between the typed prompt and the [stats] line, are
+    llama.cpp's answer; compared without whitespace, as the screen wraps rows
+    (the screen cases compare this way too)."""
+    end = max(i for i, line in enumerate(lines) if SCREEN_STATS.match(line))
+    start = max(i for i, line in enumerate(lines[:end]) if line.startswith(">") and PROMPT in line)
+    text = "".join(lines[start + 1:end])
+    ref = greedy(ctx, ctx.model(REFERENCE_MODEL), 32, PROMPT)
+    squeezed = {k: re.sub(r"\s+", "", v) for k, v in (("text", text), ("prompt", PROMPT))}
+    return check_answer(row.name + " (screen, without whitespace)", squeezed["text"], squeezed["prompt"],
+                        {**ref, "texts": [re.sub(r"\s+", "", t) for t in ref["texts"]]},
+                        int(SCREEN_STATS.match(lines[end]).group(1)))
 
 
 def run_row(ctx, row):
@@ -199,7 +219,7 @@ def run_row(ctx, row):
                   firmware_args=extra, serial=row.serial, extra_args=display)
     with vm:
         t0 = time.monotonic()
-        _, facts = (run_serial_row if row.serial else run_screen_row)(vm, row)
+        _, facts = (run_serial_row if row.serial else run_screen_row)(ctx, vm, row)
         if row.serial:
             vm.send("/poweroff\r")
         else:
