@@ -13,7 +13,8 @@ gen_model=${3:-build/host/gen_model}
 rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-mkdir -p "$out/checkpoint" "$out/tokenizer" "$out/tar" "$out/config" "$out/line_editor" "$out/utf8" "$out/gguf"
+mkdir -p "$out/checkpoint" "$out/tokenizer" "$out/tar" "$out/config" "$out/line_editor" "$out/utf8" "$out/gguf" \
+    "$out/boot_config" "$out/gpt" "$out/usb_descriptors"
 
 have() { [ -f "$models/$1" ] || { echo "make_corpus: $models/$1 missing, skipped"; return 1; }; }
 
@@ -89,4 +90,17 @@ for f in stories260K.gguf tinyllamas-stories-260k-q8_0.gguf llama-2-tiny-random.
     have $f && head -c 4096 "$models/$f" >"$out/gguf/${f%.gguf}-4k"
 done
 python3 "$(dirname "$0")/make_gguf_seed.py" "$out/gguf/tiny.gguf"
+# gguf_model: tiny complete models of every architecture (numpy: the
+# system's python3-numpy when the first python3 has none).
+py=python3
+python3 -c 'import numpy' 2>/dev/null || py=/usr/bin/python3
+$py "$(dirname "$0")/make_gguf_model_seeds.py" "$out/gguf_model"
+
+# boot_config: first byte is the kernel command line's size less one.
+printf '\377ramdisk=big.tar\nvideo=1024x768\nmodel=stories260K.bin\ntokenizer=tok512.bin\n' >"$out/boot_config/boot.cfg"
+printf '\020# c\r\n video = max \nramdisk=../x\nvideo=99999x0\nbad\n=x\nkv_type=q8_0\nthreads=4\n' >"$out/boot_config/odd.cfg"
+
+# gpt and usb_descriptors: disks and descriptors written by a script.
+python3 "$(dirname "$0")/make_parser_seeds.py" "$out"
+
 for d in "$out"/*; do echo "make_corpus: $(ls "$d" | wc -l) seeds in $d"; done
