@@ -26,7 +26,9 @@ int workers_set_limit(int n);
  * one-line report; returns 0 when the result matched. */
 int workers_selftest(char *report, size_t report_size);
 /* Runs debug_fault(kind) on the last worker (an AP when there is one):
- * a fault there must still give the full dump and halt every CPU. */
+ * a fault there must still give the full dump and halt every CPU. Kind
+ * "hang": that AP spins forever without faulting, and the BSP's wait bound
+ * must report it and halt. */
 void workers_fault_test(const char *kind);
 
 /* Measures, with every worker doing the same fixed work, how many workers
