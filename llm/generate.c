@@ -53,10 +53,10 @@ static uint64_t clock_now(const GenerateIO *io) {
 
 int generate_prefill(Transformer *t, const int *tokens, int n, int start_pos, const GenerateIO *io) {
     if (!io || !io->should_stop || !io->now_ns) return transformer_prefill(t, tokens, n, start_pos) ? -1 : n;
-    /* The first piece is small (8 positions: under 0.2 s even for a small
-     * model under a loaded emulator); later ones sized from the rate
-     * measured so far, in multiples of 8 positions. */
-    int done = 0, piece = 8;
+    /* The first piece is 2 positions (a slow or loaded machine may run
+     * only a few a second); later ones are sized from the rate measured so
+     * far, in multiples of 8 positions from 16 on (the batches' sizes). */
+    int done = 0, piece = 2;
     uint64_t start = io->now_ns(io->ctx);
     while (done < n) {
         if (done > 0 && io->should_stop(io->ctx)) break; /* the caller polled before the first */
@@ -65,7 +65,7 @@ int generate_prefill(Transformer *t, const int *tokens, int n, int start_pos, co
         done += count;
         uint64_t spent = io->now_ns(io->ctx) - start;
         uint64_t next = spent ? (uint64_t)done * GENERATE_PREFILL_PIECE_NS / spent : 1024;
-        piece = next < 8 ? 8 : next > 1024 ? 1024 : (int)(next / 8 * 8);
+        piece = next < 1 ? 1 : next > 1024 ? 1024 : next >= 16 ? (int)(next / 8 * 8) : (int)next;
     }
     return done;
 }
