@@ -33,7 +33,7 @@ static void read_config(EFI_FILE_HANDLE root, struct boot_config *cfg, struct bo
                    (uint64_t)BOOT_CFG_MAX);
         len = BOOT_CFG_MAX;
     }
-    config_parse((const char *)file.addr, len, cfg, info->cmdline, BOOT_CMDLINE_MAX);
+    config_read((const char *)file.addr, len, cfg, info->cmdline, BOOT_CMDLINE_MAX);
     loader_bs->FreePages(file.addr, PAGES_FOR(file.size));
 }
 

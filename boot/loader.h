@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "boot/boot_info.h"
+#include "boot/config_parse.h"
 
 #define LOADER_PAGE_SIZE 4096ULL
 #define PAGES_FOR(bytes) (((bytes) + LOADER_PAGE_SIZE - 1) / LOADER_PAGE_SIZE)
@@ -80,21 +81,9 @@ bool pages_alloc_or_report(uint64_t bytes, const char *what, uint64_t *addr);
  * reported, and info keeps no ramdisk). */
 bool ramdisk_partition_read(EFI_HANDLE image, struct boot_info *info);
 
-/* ---- config.c: boot.cfg */
-#define BOOT_CFG_NAME_MAX 128
-struct boot_config {
-    char ramdisk[BOOT_CFG_NAME_MAX]; /* file name on the volume */
-    bool ramdisk_explicit;           /* named in boot.cfg: missing means error */
-    /* video=WxH: that GOP mode; video=max: the largest (both at most
-     * 3840x2160); absent: the firmware's current mode when usable. */
-    uint32_t video_width, video_height;
-    bool video_max;
-};
-/* Parses key=value lines; `ramdisk` is consumed, every other pair goes to
- * cmdline as "key=value\n" (NUL-terminated, truncated with a warning). */
-void config_parse(const char *text, uint64_t len, struct boot_config *cfg, char *cmdline,
-                  uint64_t cmdline_max);
-void config_defaults(struct boot_config *cfg);
+/* ---- config.c: boot.cfg (parsed by config_parse.c, warnings logged) */
+/* config_parse with each warning logged as "loader: warning: boot.cfg ...". */
+void config_read(const char *text, uint64_t len, struct boot_config *cfg, char *cmdline, uint64_t cmdline_max);
 
 /* ---- elf_load.c: the kernel image */
 struct kernel_image {

@@ -7,51 +7,19 @@
  * size, then the tar. It is looked for on the disk the loader came from,
  * through that disk's Block I/O protocol, and read in large requests.
  */
+#include "boot/gpt_parse.h"
 #include "boot/loader.h"
 
-#define HEADER_BYTES 4096ULL
-#define HEADER_VERSION 1
-#define GPT_ENTRIES_MAX_BYTES (1ULL << 20)
 #define MEDIA_HARDDRIVE_TYPE 4 /* MEDIA_DEVICE_PATH */
 #define MEDIA_HARDDRIVE_SUBTYPE 1
 
 static const EFI_GUID RAMDISK_PARTITION_TYPE = {
     0xc4ddad76, 0x6a2f, 0x4e45, {0xa3, 0xc0, 0x71, 0xaa, 0x5f, 0x79, 0x80, 0x57}};
 
-struct gpt_header {
-    char signature[8]; /* "EFI PART" */
-    uint32_t revision, header_size, header_crc, reserved;
-    uint64_t my_lba, alternate_lba, first_usable_lba, last_usable_lba;
-    uint8_t disk_guid[16];
-    uint64_t entries_lba;
-    uint32_t entry_count, entry_size, entries_crc;
-} __attribute__((packed));
-
-struct gpt_entry {
-    uint8_t type_guid[16];
-    uint8_t unique_guid[16];
-    uint64_t first_lba, last_lba, attributes;
-    uint16_t name[36];
-} __attribute__((packed));
-
-struct ramdisk_header {
-    char magic[8]; /* "LLMKRDSK" */
-    uint32_t version;
-    uint32_t tar_offset;
-    uint64_t tar_bytes;
-} __attribute__((packed));
-
 struct disk {
     EFI_BLOCK_IO *io;
     uint32_t block_size;
 };
-
-static bool bytes_equal(const void *a, const void *b, uint64_t n) {
-    const uint8_t *x = a, *y = b;
-    for (uint64_t i = 0; i < n; i++)
-        if (x[i] != y[i]) return false;
-    return true;
-}
 
 static void *pool_alloc(UINTN bytes) {
     void *p = NULL;
@@ -101,7 +69,7 @@ static bool boot_disk_open(EFI_HANDLE image, struct disk *disk) {
     disk->block_size = media->BlockSize;
     /* Whole disks only; sectors the header offset and page buffers suit. */
     return !media->LogicalPartition && media->MediaPresent && disk->block_size >= 512 &&
-           disk->block_size <= HEADER_BYTES && (disk->block_size & (disk->block_size - 1)) == 0;
+           disk->block_size <= RAMDISK_HEADER_BYTES && (disk->block_size & (disk->block_size - 1)) == 0;
 }
 
 static bool disk_read(const struct disk *disk, uint64_t lba, uint64_t bytes, void *buffer) {
@@ -115,28 +83,17 @@ static uint64_t round_up(uint64_t n, uint64_t unit) {
 /* The first entry with our type GUID in the disk's primary GPT. */
 static bool find_ramdisk_partition(const struct disk *disk, struct gpt_entry *found) {
     uint64_t scratch = pages_alloc(1, "the GPT header");
-    struct gpt_header *header = (struct gpt_header *)scratch;
-    bool ok = disk_read(disk, 1, disk->block_size, header) && bytes_equal(header->signature, "EFI PART", 8) &&
-              header->entry_size >= sizeof(struct gpt_entry) &&
-              (uint64_t)header->entry_count * header->entry_size <= GPT_ENTRIES_MAX_BYTES;
-    uint64_t entry_count = ok ? header->entry_count : 0, entry_size = ok ? header->entry_size : 0;
-    uint64_t entries_lba = ok ? header->entries_lba : 0;
+    struct gpt_table table;
+    bool ok = disk_read(disk, 1, disk->block_size, (void *)scratch) &&
+              gpt_header_parse((const void *)scratch, disk->block_size, &table);
     loader_bs->FreePages(scratch, 1);
-    if (!ok || entry_count == 0) return false;
+    if (!ok || table.entry_count == 0) return false;
 
-    uint64_t bytes = round_up(entry_count * entry_size, disk->block_size);
+    uint64_t bytes = gpt_entries_bytes(&table, disk->block_size);
     uint64_t entries = pages_alloc(PAGES_FOR(bytes), "the GPT entries");
-    bool have = false;
-    if (disk_read(disk, entries_lba, bytes, (void *)entries)) {
-        for (uint64_t i = 0; i < entry_count && !have; i++) {
-            const struct gpt_entry *entry = (const struct gpt_entry *)(entries + i * entry_size);
-            if (bytes_equal(entry->type_guid, &RAMDISK_PARTITION_TYPE, 16) &&
-                entry->last_lba >= entry->first_lba) {
-                *found = *entry;
-                have = true;
-            }
-        }
-    }
+    bool have =
+        disk_read(disk, table.entries_lba, bytes, (void *)entries) &&
+        gpt_find_entry((const void *)entries, bytes, &table, (const uint8_t *)&RAMDISK_PARTITION_TYPE, found);
     loader_bs->FreePages(entries, PAGES_FOR(bytes));
     return have;
 }
@@ -144,35 +101,40 @@ static bool find_ramdisk_partition(const struct disk *disk, struct gpt_entry *fo
 /* Reads the tar the header describes into fresh pages; false on any
  * problem (already reported). */
 static bool read_tar(const struct disk *disk, const struct gpt_entry *part, struct boot_info *info) {
-    uint64_t part_bytes = (part->last_lba - part->first_lba + 1) * disk->block_size;
-    if (part_bytes < HEADER_BYTES) {
+    uint64_t part_bytes = gpt_entry_bytes(part, disk->block_size);
+    uint64_t scratch = pages_alloc(PAGES_FOR(RAMDISK_HEADER_BYTES), "the ramdisk header");
+    bool read_ok = part_bytes >= RAMDISK_HEADER_BYTES &&
+                   disk_read(disk, part->first_lba, RAMDISK_HEADER_BYTES, (void *)scratch);
+    struct ramdisk_location where = {0};
+    enum ramdisk_header_result result =
+        read_ok ? ramdisk_header_parse((const void *)scratch, part_bytes, disk->block_size, &where)
+        : part_bytes < RAMDISK_HEADER_BYTES ? RAMDISK_HEADER_NO_ROOM
+                                            : RAMDISK_HEADER_INVALID;
+    loader_bs->FreePages(scratch, PAGES_FOR(RAMDISK_HEADER_BYTES));
+    switch (result) {
+    case RAMDISK_HEADER_OK:
+        break;
+    case RAMDISK_HEADER_NO_ROOM:
         log_printf("loader: warning: the ramdisk partition is only %lu bytes, no room for its header\n",
                    part_bytes);
         return false;
-    }
-    uint64_t scratch = pages_alloc(PAGES_FOR(HEADER_BYTES), "the ramdisk header");
-    struct ramdisk_header header = {0};
-    bool read_ok = disk_read(disk, part->first_lba, HEADER_BYTES, (void *)scratch);
-    if (read_ok) mem_copy(&header, (void *)scratch, sizeof(header));
-    loader_bs->FreePages(scratch, PAGES_FOR(HEADER_BYTES));
-    if (!read_ok || !bytes_equal(header.magic, "LLMKRDSK", 8) || header.version != HEADER_VERSION ||
-        header.tar_offset < sizeof(header) || header.tar_offset % disk->block_size) {
+    case RAMDISK_HEADER_INVALID:
         log_printf("loader: warning: the ramdisk partition has no valid header%s\n",
                    read_ok ? "" : " (read error)");
         return false;
-    }
-    if (header.tar_bytes > part_bytes || header.tar_offset > part_bytes - header.tar_bytes) {
+    case RAMDISK_HEADER_TOO_SMALL:
         log_printf("loader: warning: the ramdisk partition (%lu bytes) is too small for its tar "
                    "(%lu bytes from offset %u)\n",
-                   part_bytes, header.tar_bytes, header.tar_offset);
+                   part_bytes, where.tar_bytes, where.tar_offset);
+        return false;
+    case RAMDISK_HEADER_EMPTY:
         return false;
     }
-    if (header.tar_bytes == 0) return false;
 
-    uint64_t bytes = round_up(header.tar_bytes, disk->block_size);
+    uint64_t bytes = round_up(where.tar_bytes, disk->block_size);
     uint64_t addr = 0;
     if (!pages_alloc_or_report(bytes, "the ramdisk", &addr)) return false;
-    uint64_t lba = part->first_lba + header.tar_offset / disk->block_size;
+    uint64_t lba = part->first_lba + where.tar_offset / disk->block_size;
     uint64_t start = tsc_read();
     struct read_progress progress;
     read_progress_start(&progress, "the ramdisk", bytes);
@@ -188,11 +150,11 @@ static bool read_tar(const struct disk *disk, const struct gpt_entry *part, stru
     }
     uint64_t ms = tsc_to_ms(tsc_read() - start);
     /* Nothing stale after the tar, up to the end of its last page. */
-    mem_zero((void *)(addr + header.tar_bytes), PAGES_FOR(bytes) * LOADER_PAGE_SIZE - header.tar_bytes);
+    mem_zero((void *)(addr + where.tar_bytes), PAGES_FOR(bytes) * LOADER_PAGE_SIZE - where.tar_bytes);
     info->ramdisk = addr;
-    info->ramdisk_size = header.tar_bytes;
-    log_printf("loader: ramdisk partition: %lu MiB in %lu ms (%lu MB/s)\n", header.tar_bytes >> 20, ms,
-               ms ? header.tar_bytes / 1000 / ms : 0);
+    info->ramdisk_size = where.tar_bytes;
+    log_printf("loader: ramdisk partition: %lu MiB in %lu ms (%lu MB/s)\n", where.tar_bytes >> 20, ms,
+               ms ? where.tar_bytes / 1000 / ms : 0);
     return true;
 }
 

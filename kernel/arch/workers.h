@@ -12,7 +12,7 @@ int workers_count(void);
 /* Runs fn(ctx, w, n) on workers w = 0..n-1 (n = workers_count()) and
  * returns when all have finished. Call from the BSP only, not nested. */
 void workers_run(worker_fn fn, void *ctx);
-/* The llm/parallel.h runner: fn on workers 0..nworkers-1 (capped by
+/* The llm/compute/parallel.h runner: fn on workers 0..nworkers-1 (capped by
  * workers_count()), where a worker that has not started by the time the
  * BSP's own call returns is left out, so fn must share its work by claiming
  * pieces (parallel_for does). */
@@ -26,7 +26,9 @@ int workers_set_limit(int n);
  * one-line report; returns 0 when the result matched. */
 int workers_selftest(char *report, size_t report_size);
 /* Runs debug_fault(kind) on the last worker (an AP when there is one):
- * a fault there must still give the full dump and halt every CPU. */
+ * a fault there must still give the full dump and halt every CPU. Kind
+ * "hang": that AP spins forever without faulting, and the BSP's wait bound
+ * must report it and halt. */
 void workers_fault_test(const char *kind);
 
 /* Measures, with every worker doing the same fixed work, how many workers

@@ -7,11 +7,11 @@
 #define KERNEL_USB_DEVICE_H
 
 #include <stdint.h>
+#include "kernel/drivers/usb_descriptors.h"
 #include "kernel/drivers/xhci.h"
 
 #define USB_MAX_DEVICES 32
 #define USB_MAX_HUB_DEPTH 5
-#define USB_HUB_MAX_PORTS 15
 
 struct usb_device {
     int in_use;

@@ -3,49 +3,13 @@
  * bound to the console or a hub handed to usb_hub.c. A device that fails is
  * released with a one-line message; the rest keeps working. */
 #include "kernel/drivers/usb_device.h"
+#include "kernel/drivers/usb_descriptors.h"
 #include "kernel/console/console.h"
 #include "kernel/drivers/usb_hid_keyboard.h"
 #include "kernel/mm/memory.h"
 #include "lib/string.h"
 
-/* What the configuration descriptor says. */
-struct config_facts {
-    uint8_t value;
-    int is_hub;
-    int keyboard_interface; /* -1: none */
-    /* The interrupt IN endpoint to drive: the keyboard's, or the hub's. */
-    uint8_t endpoint;
-    int max_packet, interval;
-};
-
-static void parse_config(const uint8_t *p, int length, struct config_facts *f) {
-    memset(f, 0, sizeof *f);
-    f->keyboard_interface = -1;
-    int current_interface = -1, current_is_keyboard = 0, current_is_hub = 0;
-    for (int off = 0; off + 2 <= length;) {
-        int len = p[off], type = p[off + 1];
-        if (len < 2 || off + len > length) break;
-        if (type == 2 && len >= 6) {
-            f->value = p[off + 5];
-        } else if (type == 4 && len >= 9) {
-            current_interface = p[off + 2];
-            current_is_keyboard = p[off + 5] == 3 && p[off + 6] == 1 && p[off + 7] == 1;
-            current_is_hub = p[off + 5] == 9;
-            if (current_is_hub) f->is_hub = 1;
-        } else if (type == 5 && len >= 7 && (current_is_keyboard || current_is_hub) && !f->endpoint) {
-            uint8_t address = p[off + 2], attributes = p[off + 3];
-            if ((address & 0x80) && (attributes & 3) == 3) {
-                if (current_is_keyboard) f->keyboard_interface = current_interface;
-                f->endpoint = address;
-                f->max_packet = (p[off + 4] | (p[off + 5] << 8)) & 0x7ff;
-                f->interval = p[off + 6];
-            }
-        }
-        off += len;
-    }
-}
-
-static int bind_keyboard(struct usb_device *dev, const struct config_facts *f) {
+static int bind_keyboard(struct usb_device *dev, const struct usb_config_facts *f) {
     struct xhci *hc = dev->hc;
     uint16_t iface = (uint16_t)f->keyboard_interface;
     if (xhci_control(hc, dev->slot, 0x21, 0x0b, 0, iface, 0) < 0) /* SET_PROTOCOL boot */
@@ -91,25 +55,24 @@ int usb_enumerate(struct usb_device *dev) {
         kprintf("usb: device on port %d does not answer GET_DESCRIPTOR\n", dev->root_port);
         goto fail;
     }
-    int reported = hc->bounce[7];
-    if (dev->speed == USB_SPEED_SUPER) reported = reported < 16 ? 1 << reported : 512;
+    int reported = usb_device_max_packet0(hc->bounce, 8, dev->speed == USB_SPEED_SUPER);
     if (reported >= 8 && reported != mps0 && xhci_set_max_packet0(hc, slot, reported) < 0) {
         kprintf("usb: cannot update EP0 max packet size\n");
         goto fail;
     }
-    if (xhci_control(hc, slot, 0x80, 0x06, 0x0100, 0, 18) < 18) goto fail;
-    uint8_t device_class = hc->bounce[4];
-    uint16_t vendor = hc->bounce[8] | (hc->bounce[9] << 8), product = hc->bounce[10] | (hc->bounce[11] << 8);
-    if (xhci_control(hc, slot, 0x80, 0x06, 0x0200, 0, 9) < 9) goto fail;
-    int total = hc->bounce[2] | (hc->bounce[3] << 8);
-    if (total > 1024) total = 1024;
-    int got = xhci_control(hc, slot, 0x80, 0x06, 0x0200, 0, (uint16_t)total);
+    struct usb_device_facts device;
+    int got = xhci_control(hc, slot, 0x80, 0x06, 0x0100, 0, 18);
+    if (usb_parse_device(hc->bounce, got, &device) < 0) goto fail;
+    got = xhci_control(hc, slot, 0x80, 0x06, 0x0200, 0, 9);
+    int total = usb_config_total_length(hc->bounce, got);
+    if (total < 9) goto fail;
+    got = xhci_control(hc, slot, 0x80, 0x06, 0x0200, 0, (uint16_t)total);
     if (got < 9) goto fail;
-    struct config_facts facts;
-    parse_config(hc->bounce, got, &facts);
-    if (device_class == 9) facts.is_hub = 1;
-    kprintf("usb: device %04x:%04x on port %d (route 0x%x, speed %d, slot %d)\n", vendor, product,
-            dev->root_port, dev->route, dev->speed, slot);
+    struct usb_config_facts facts;
+    usb_parse_config(hc->bounce, got, &facts);
+    if (device.device_class == 9) facts.is_hub = 1;
+    kprintf("usb: device %04x:%04x on port %d (route 0x%x, speed %d, slot %d)\n", device.vendor,
+            device.product, dev->root_port, dev->route, dev->speed, slot);
     if (!facts.is_hub && facts.keyboard_interface < 0) return 0; /* keep its slot, nothing to drive */
     if (xhci_control(hc, slot, 0x00, 0x09, facts.value, 0, 0) < 0) {
         kprintf("usb: SET_CONFIGURATION failed on slot %d\n", slot);

@@ -5,6 +5,7 @@
  * into a port, at any time. USB3 hubs are configured but their ports are
  * not enumerated. */
 #include "kernel/drivers/usb_device.h"
+#include "kernel/drivers/usb_descriptors.h"
 #include "kernel/console/console.h"
 #include "kernel/drivers/timer.h"
 #include "kernel/mm/memory.h"
@@ -17,7 +18,12 @@ enum {
     HUB_CHANGE_CONNECTION = 1u << 16,
     HUB_CHANGE_RESET = 1u << 20,
 };
-enum { FEATURE_PORT_RESET = 4, FEATURE_PORT_POWER = 8, FEATURE_C_PORT_CONNECTION = 16, FEATURE_C_PORT_RESET = 20 };
+enum {
+    FEATURE_PORT_RESET = 4,
+    FEATURE_PORT_POWER = 8,
+    FEATURE_C_PORT_CONNECTION = 16,
+    FEATURE_C_PORT_RESET = 20
+};
 #define DEBOUNCE_US 100000
 #define RESET_TIMEOUT_NS 500000000ull
 
@@ -35,13 +41,13 @@ static int64_t port_status(struct usb_device *hub, int port) {
 int usb_hub_setup(struct usb_device *hub, uint8_t endpoint, int max_packet, int interval) {
     struct xhci *hc = hub->hc;
     int type = hub->speed == USB_SPEED_SUPER ? 0x2a : 0x29;
-    if (xhci_control(hc, hub->slot, 0xa0, 0x06, (uint16_t)(type << 8), 0, 9) < 7) {
+    struct usb_hub_facts desc;
+    int got = xhci_control(hc, hub->slot, 0xa0, 0x06, (uint16_t)(type << 8), 0, 9);
+    if (usb_parse_hub(hc->bounce, got, &desc) < 0) {
         kprintf("usb: hub on port %d: no hub descriptor\n", hub->root_port);
         return -1;
     }
-    int ports = hc->bounce[2], power_on_ms = hc->bounce[5] * 2;
-    int ttt = (hc->bounce[3] >> 5) & 3;
-    if (ports > USB_HUB_MAX_PORTS) ports = USB_HUB_MAX_PORTS;
+    int ports = desc.ports, power_on_ms = desc.power_on_ms, ttt = desc.think_time;
     if (xhci_configure_hub(hc, hub->slot, ports, ttt) < 0)
         kprintf("usb: hub on port %d: controller refused the hub context\n", hub->root_port);
     hub->is_hub = 1;

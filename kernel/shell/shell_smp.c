@@ -20,6 +20,6 @@ void shell_cmd_smp(struct session *session, const char *args) {
         smp_tlb_stats(&shootdowns, &missed);
         kprintf("tlb shootdowns: %u, missed by a CPU: %u\n", shootdowns, missed);
     } else {
-        kprintf("usage: /smp [test | fault KIND]\n");
+        kprintf("usage: /smp [test | fault KIND] (KIND: pf, ud, de, gp, stack, ro, nx, int, hang)\n");
     }
 }

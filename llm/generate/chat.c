@@ -213,6 +213,20 @@ static void drop_think_block(Chat *c, const Tokenizer *tok, int gen_start) {
     if (c->pos > c->answer_start) c->pos = c->answer_start;
 }
 
+/* Ctrl-C inside the prefill: the turn is taken back, as if never typed;
+ * the cache keeps the positions that ran before the turn. */
+static int stopped_in_prefill(Chat *c, int ran, int turn_start, uint64_t start, const GenerateIO *io,
+                              GenerateStats *stats) {
+    c->pos = c->pos + ran < turn_start ? c->pos + ran : turn_start;
+    c->count = turn_start;
+    c->turns--;
+    uint64_t end = clock_now(io);
+    stats->prompt_tokens = stats->positions = ran;
+    stats->total_ns = stats->prefill_ns = end - start;
+    stats->reason = STOP_USER;
+    return 0;
+}
+
 int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const char *user, int max_new,
               const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size) {
     memset(stats, 0, sizeof *stats);
@@ -244,12 +258,14 @@ int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const c
     int prefill = c->count - c->pos;
     stats->prompt_tokens = prefill;
     for (int i = c->pos; i < c->count; i++) sampler_accept(s, c->tokens[i]);
-    if (transformer_prefill(t, c->tokens + c->pos, prefill, c->pos) != 0) {
+    int ran = generate_prefill(t, c->tokens + c->pos, prefill, c->pos, io);
+    if (ran < 0) {
         snprintf(err, err_size, "prefill of %d tokens at position %d failed", prefill, c->pos);
         stats->reason = STOP_ERROR;
         c->pos = 0; /* the cache is suspect: re-prefill everything next time */
         return -1;
     }
+    if (ran < prefill) return stopped_in_prefill(c, ran, turn_start, start, io, stats);
     c->pos = c->count;
     uint64_t prefill_end = clock_now(io), first_end = 0;
     float *logits = t->state.logits;

@@ -24,8 +24,8 @@ const char *stop_reason_name(StopReason r) {
 }
 
 void generate_stop_tokens(const Tokenizer *tok, int *ids, int max, int *count) {
-    static const char *const end_of_turn[] = {"<|im_end|>", "<|eot_id|>", "<|end|>", "<|endoftext|>",
-                                              "<|end_of_text|>", "<end_of_turn>"};
+    static const char *const end_of_turn[] = {"<|im_end|>",    "<|eot_id|>",      "<|end|>",
+                                              "<|endoftext|>", "<|end_of_text|>", "<end_of_turn>"};
     int n = 0;
     if (tok->eos_id >= 0 && n < max) ids[n++] = tok->eos_id;
     if (tok->kind != TOKENIZER_LLAMA2C) {
@@ -49,6 +49,25 @@ static int is_stop_token(const int *ids, int count, int token) {
 
 static uint64_t clock_now(const GenerateIO *io) {
     return io && io->now_ns ? io->now_ns(io->ctx) : 0;
+}
+
+int generate_prefill(Transformer *t, const int *tokens, int n, int start_pos, const GenerateIO *io) {
+    if (!io || !io->should_stop || !io->now_ns) return transformer_prefill(t, tokens, n, start_pos) ? -1 : n;
+    /* The first piece is 2 positions (a slow or loaded machine may run
+     * only a few a second); later ones are sized from the rate measured so
+     * far, in multiples of 8 positions from 16 on (the batches' sizes). */
+    int done = 0, piece = 2;
+    uint64_t start = io->now_ns(io->ctx);
+    while (done < n) {
+        if (done > 0 && io->should_stop(io->ctx)) break; /* the caller polled before the first */
+        int count = n - done < piece ? n - done : piece;
+        if (transformer_prefill(t, tokens + done, count, start_pos + done) != 0) return -1;
+        done += count;
+        uint64_t spent = io->now_ns(io->ctx) - start;
+        uint64_t next = spent ? (uint64_t)done * GENERATE_PREFILL_PIECE_NS / spent : 1024;
+        piece = next < 1 ? 1 : next > 1024 ? 1024 : next >= 16 ? (int)(next / 8 * 8) : (int)next;
+    }
+    return done;
 }
 
 static int fail(GenerateStats *stats, char *err, size_t err_size, const char *message) {
@@ -99,6 +118,7 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
     int prefill_count = prompt_count < steps ? prompt_count : steps;
     StopReason reason = STOP_STEPS;
     int failed = 0;
+    int stopped_in_prefill = -1; /* positions the prefill ran before Ctrl-C */
     uint64_t start = clock_now(io), first_end = 0, prefill_end = 0;
     if (io && io->on_token) io->on_token(io->ctx, token);
 
@@ -112,9 +132,15 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
         if (pos < prefill_count) {
             /* The prompt's positions run as one batched prefill; only the
              * logits after the last prompt token are ever sampled from. */
-            if (pos == 0 && transformer_prefill(t, prompt_tokens, prefill_count, 0) != 0) {
+            int ran = pos == 0 ? generate_prefill(t, prompt_tokens, prefill_count, 0, io) : prefill_count;
+            if (ran < 0) {
                 snprintf(message, sizeof message, "prefill of %d prompt tokens failed", prefill_count);
                 failed = 1;
+                break;
+            }
+            if (ran < prefill_count) {
+                stopped_in_prefill = ran;
+                reason = STOP_USER;
                 break;
             }
             logits = t->state.logits;
@@ -159,6 +185,7 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
     uint64_t end = clock_now(io);
     if (!prefill_end) prefill_end = end; /* stopped inside the prompt */
     if (!first_end) first_end = end;
+    if (stopped_in_prefill >= 0) pos = stats->prompt_tokens = stopped_in_prefill; /* what ran, no more */
     stats->positions = pos;
     stats->total_ns = end - start;
     stats->prefill_ns = prefill_end - start;

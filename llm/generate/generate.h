@@ -25,10 +25,19 @@ typedef struct {
     void *ctx;
 } GenerateIO;
 
+/* transformer_prefill of tokens[0, n) at start_pos in pieces of about
+ * GENERATE_PREFILL_PIECE_NS each (timed with io->now_ns), io->should_stop
+ * polled between them (the caller polls before), so a long prompt can be stopped: the pieces fill the
+ * KV cache exactly as one call would. Without should_stop or now_ns, one
+ * call. Returns the positions run (n, or fewer when stopped), or -1 when
+ * transformer_prefill refused the arguments. */
+#define GENERATE_PREFILL_PIECE_NS 100000000ull
+int generate_prefill(Transformer *t, const int *tokens, int n, int start_pos, const GenerateIO *io);
+
 typedef enum { STOP_STEPS, STOP_EOS, STOP_BOS, STOP_USER, STOP_CONTEXT, STOP_ERROR } StopReason;
 
 typedef struct {
-    int prompt_tokens;    /* including BOS */
+    int prompt_tokens;    /* including BOS; those run when stopped inside the prefill */
     int generated_tokens; /* sampled and emitted */
     int positions;        /* forward passes run (llama2.c's final pos) */
     uint64_t prefill_ns;  /* forward passes over the prompt (and the first sample) */

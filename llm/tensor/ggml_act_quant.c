@@ -18,6 +18,7 @@ static inline int nearest_int(float v) {
 /* roundf (halves away from zero) for |v| < 2^23, inline: v minus its
  * truncation is exact, so the comparison decides like roundf does. */
 static inline int round_away(float v) {
+    if (!(fabsf(v) < 8388608.0f)) return 0; /* NaN (a model's non-finite weights): defined, not UB */
     int t = (int)v;
     float frac = v - (float)t;
     return t + (frac >= 0.5f) - (frac <= -0.5f);

@@ -21,7 +21,10 @@ FUZZ_CFLAGS  := -std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -I. -fno-b
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
 FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_NAMES))
-FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(wildcard lib/*.c llm/*/*.c llm/*/*/*.c))
+# Besides lib/ and llm/: the loader's and drivers' parsers split out as pure
+# functions over bytes (boot.cfg, the GPT, USB descriptors).
+FUZZ_PURE_SRCS := boot/config_parse.c boot/gpt_parse.c kernel/drivers/usb_descriptors.c
+FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(wildcard lib/*.c llm/*/*.c llm/*/*/*.c) $(FUZZ_PURE_SRCS))
 
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -14,7 +14,7 @@ rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 mkdir -p "$out/checkpoint" "$out/tokenizer" "$out/tar" "$out/config" "$out/line_editor" "$out/utf8" "$out/gguf" \
-    "$out/jinja"
+    "$out/jinja" "$out/boot_config" "$out/gpt" "$out/usb_descriptors"
 
 have() { [ -f "$models/$1" ] || { echo "make_corpus: $models/$1 missing, skipped"; return 1; }; }
 
@@ -99,4 +99,17 @@ for f in "$models"/templates/*.jinja; do
     { cat "$f"; printf '\000{"messages": [{"role": "user", "content": "x"}], "add_generation_prompt": false}'; } \
         >"$out/jinja/$n-ctx"
 done
+# gguf_model: tiny complete models of every architecture (numpy: the
+# system's python3-numpy when the first python3 has none).
+py=python3
+python3 -c 'import numpy' 2>/dev/null || py=/usr/bin/python3
+$py "$(dirname "$0")/make_gguf_model_seeds.py" "$out/gguf_model"
+
+# boot_config: first byte is the kernel command line's size less one.
+printf '\377ramdisk=big.tar\nvideo=1024x768\nmodel=stories260K.bin\ntokenizer=tok512.bin\n' >"$out/boot_config/boot.cfg"
+printf '\020# c\r\n video = max \nramdisk=../x\nvideo=99999x0\nbad\n=x\nkv_type=q8_0\nthreads=4\n' >"$out/boot_config/odd.cfg"
+
+# gpt and usb_descriptors: disks and descriptors written by a script.
+python3 "$(dirname "$0")/make_parser_seeds.py" "$out"
+
 for d in "$out"/*; do echo "make_corpus: $(ls "$d" | wc -l) seeds in $d"; done

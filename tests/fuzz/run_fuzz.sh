@@ -66,8 +66,10 @@ run_one() {
     name=$1
     mkdir -p $FUZZ_DIR/work/$name $FUZZ_DIR/artifacts/$name
     dirs=$(existing tests/fuzz/corpus/$name tests/fuzz/regressions/$name build/fuzz-corpus/$name)
+    # tests/fuzz/fuzz_NAME.options: flags of that harness's own (given last, they win).
+    options=$(cat tests/fuzz/fuzz_$name.options 2>/dev/null)
     $FUZZ_DIR/fuzz_$name -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=8192 -timeout=10 \
-        -print_final_stats=1 -artifact_prefix=$FUZZ_DIR/artifacts/$name/ \
+        -print_final_stats=1 -artifact_prefix=$FUZZ_DIR/artifacts/$name/ $options \
         $FUZZ_DIR/work/$name $dirs >$FUZZ_DIR/logs/$name.log 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' $FUZZ_DIR/logs/$name.log)

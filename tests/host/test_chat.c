@@ -339,6 +339,66 @@ static void test_context_limit(Model *m) {
     chat_destroy(&c);
 }
 
+/* Ctrl-C inside a turn's prefill: the turn is taken back; the next turn and
+ * its answer are exactly those of a chat that never saw the stopped one. */
+typedef struct {
+    int polls, stop_at;
+    uint64_t clock;
+} StopIO;
+
+static int stop_on_poll(void *ctx) {
+    StopIO *s = ctx;
+    return ++s->polls == s->stop_at;
+}
+
+static uint64_t tick(void *ctx) {
+    return ((StopIO *)ctx)->clock += 50000000; /* 50 ms a call: pieces of 2, 4, 6 positions */
+}
+
+static void test_stop_in_prefill(Model *m) {
+    char err[200];
+    Chat a, b;
+    Sampler sa, sb;
+    SamplerConfig sc = sampler_default_config();
+    sc.temperature = 0;
+    sampler_create(&sa, m->t.config.vocab_size, &sc, err, sizeof err);
+    sampler_create(&sb, m->t.config.vocab_size, &sc, err, sizeof err);
+    GenerateStats st;
+    /* Chat a: a turn, a long turn stopped after its first prefill piece, then "Tell me more". */
+    chat_create(&a, &m->t, &m->tok, CHAT_TEMPLATE_CHATML, "Be brief.", err, sizeof err);
+    chat_turn(&a, &m->t, &m->tok, &sa, "Hello there", 6, NULL, &st, err, sizeof err);
+    int count = a.count, turns = a.turns;
+    StopIO stop = {0, 3, 0}; /* stopped after three pieces: 12 positions, past the turn's opening tokens */
+    GenerateIO io = {NULL, stop_on_poll, tick, NULL, &stop};
+    int rc = chat_turn(&a, &m->t, &m->tok, &sa,
+                       "Write a long story about a dragon, a knight, a castle and a river, with every detail",
+                       6, &io, &st, err, sizeof err);
+    check(rc == 0 && st.reason == STOP_USER && st.generated_tokens == 0 && st.prompt_tokens == 12 &&
+              a.count == count && a.turns == turns,
+          "chat: Ctrl-C in the prefill stops it and takes the turn back",
+          "rc %d reason %s prompt %d count %d/%d turns %d/%d", rc, stop_reason_name(st.reason),
+          st.prompt_tokens, a.count, count, a.turns, turns);
+    chat_turn(&a, &m->t, &m->tok, &sa, "Tell me more", 8, NULL, &st, err, sizeof err);
+    int a_count = a.count;
+    int *a_tokens = malloc(sizeof(int) * (size_t)a.count);
+    memcpy(a_tokens, a.tokens, sizeof(int) * (size_t)a.count);
+    chat_destroy(&a);
+    /* Chat b: the same without the stopped turn (its own run state). */
+    Transformer fresh;
+    transformer_create(&fresh, m->data, m->size, err, sizeof err);
+    chat_create(&b, &fresh, &m->tok, CHAT_TEMPLATE_CHATML, "Be brief.", err, sizeof err);
+    chat_turn(&b, &fresh, &m->tok, &sb, "Hello there", 6, NULL, &st, err, sizeof err);
+    chat_turn(&b, &fresh, &m->tok, &sb, "Tell me more", 8, NULL, &st, err, sizeof err);
+    check(b.count == a_count && memcmp(b.tokens, a_tokens, sizeof(int) * (size_t)a_count) == 0,
+          "chat: after a stopped prefill the conversation is as if it was never typed", "%d vs %d tokens",
+          a_count, b.count);
+    free(a_tokens);
+    chat_destroy(&b);
+    transformer_destroy(&fresh);
+    sampler_destroy(&sa);
+    sampler_destroy(&sb);
+}
+
 int main(void) {
     models_dir = (char *)models_dir_from_env();
     test_render();
@@ -352,6 +412,7 @@ int main(void) {
     test_kv_reuse(&qwen, "qwen3 chatml", CHAT_TEMPLATE_CHATML, "Be brief.");
     test_kv_reuse(&stories, "stories260K none", CHAT_TEMPLATE_NONE, NULL);
     test_context_limit(&qwen);
+    test_stop_in_prefill(&qwen);
     test_qwen3_history(&qwen);
     test_gemma_slide(&qwen);
     unload(&qwen);

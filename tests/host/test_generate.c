@@ -164,6 +164,24 @@ static void test_stops_and_errors(void) {
                 "should_stop stops after 10 tokens with STOP_USER", why);
     free(c);
 
+    /* Ctrl-C inside the prefill: polled between its pieces (the first is 2
+     * positions); the figures count only the positions that ran. */
+    char *story = malloc(40 * 6 + 1);
+    for (int i = 0; i < 40; i++) memcpy(story + i * 6, "apple ", 6);
+    story[40 * 6] = '\0';
+    c = run(story, 0, 0.0f, 0.9f, 1, &stats, &rc, err, sizeof err, 1);
+    snprintf(why, sizeof why, "rc %d reason %s prompt %d positions %d generated %d polls %d text %zu", rc,
+             stop_reason_name(stats.reason), stats.prompt_tokens, stats.positions, stats.generated_tokens,
+             c->polls, c->len);
+    check_plain(rc == 0 && stats.reason == STOP_USER && stats.prompt_tokens == 2 && stats.positions == 2 &&
+                    stats.generated_tokens == 0 && c->polls == 2 && c->len == 0 && stats.prefill_ns > 0,
+                "should_stop inside the prefill stops it after its first piece, figures of what ran", why);
+    free(c);
+    free(story);
+    /* Nothing of the stopped prompt is left: llama2.c's answer again. */
+    check_golden(getenv("MODELS_DIR") ? getenv("MODELS_DIR") : "../shared/models",
+                 "stories260K__the_little_dog", "The little dog");
+
     /* Steps shorter than the prompt: only the forced tokens run, like llama2.c. */
     c = run("Lily and Tom went to the park", 4, 0.0f, 0.9f, 1, &stats, &rc, err, sizeof err, 0);
     check_plain(rc == 0 && strcmp(c->text, "Lily and Tom") == 0 && stats.prompt_tokens == 12 &&

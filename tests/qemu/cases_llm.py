@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 from cases_boot import boot_to_prompt
 
@@ -120,6 +121,56 @@ def test_ctrl_c_stops_an_answer(ctx):
         assert out.rstrip().endswith("after")
 
 
+# ~460 tokens of tok512 (5 a phrase; the context is 512): a prefill of
+# 1.2-2.5 s under TCG, long enough to stop in the middle.
+LONG_PROMPT = " ".join(["once upon a time"] * 92)
+
+
+def stop_inside_prefill(vm, press_ctrl_c):
+    """Types LONG_PROMPT, presses Ctrl-C 0.3 s into its prefill; returns the
+    seconds from the key to the "^C" the stop prints, the seconds from Enter
+    to that "^C", and the stats line."""
+    vm.send(LONG_PROMPT + "\r")
+    vm.expect(LONG_PROMPT, timeout=60)  # the echo
+    vm.expect("\n", timeout=10)  # Enter: the prefill starts
+    entered = vm.time_of(vm.cursor - 1)
+    time.sleep(0.3)
+    pressed = time.monotonic()
+    press_ctrl_c()
+    vm.expect("^C", timeout=30)
+    stopped = vm.time_of(vm.cursor - 1)
+    out = vm.wait_prompt(timeout=30)
+    m = STATS.search(out.replace("\r", ""))
+    assert m, f"no stats line after Ctrl-C in the prefill: {out[-400:]!r}"
+    return stopped - pressed, stopped - entered, m
+
+
+def test_ctrl_c_stops_a_prefill(ctx):
+    # Ctrl-C is polled between pieces of the prefill (llm/generate/generate.c
+    # generate_prefill, ~100 ms each), not only once the prompt has run.
+    with boot_to_prompt(ctx) as vm:
+        set_all(vm, temp=0, steps=0)
+        for name, press in (("serial", lambda: vm.send(b"\x03")),
+                            ("PS/2", lambda: vm.monitor_command("sendkey ctrl-c"))):
+            latency, ran_for, m = stop_inside_prefill(vm, press)
+            print(f"  {name}: Ctrl-C stopped the prefill in {latency * 1000:.0f} ms "
+                  f"({ran_for:.2f} s after Enter, {m.group(0)})")
+            assert m.group(5) == "user", f"{name}: not stopped by the user: {m.group(0)}"
+            assert m.group(1) == "0", f"{name}: tokens generated after Ctrl-C in the prefill: {m.group(0)}"
+            assert latency < 0.5, f"{name}: Ctrl-C took {latency:.2f} s to stop the prefill"
+            # True figures: the positions that ran over the time they took.
+            # Over the time from Enter to the stop, that rate cannot account
+            # for more positions than the prompt has (the old figure, the
+            # whole prompt over a few microseconds, did by far).
+            rate = float(m.group(2))
+            assert rate * ran_for <= 1.5 * 460, f"{name}: prefill {rate} tok/s in {ran_for:.2f} s: not true"
+        # The stopped prompts left nothing behind: llama2.c's answer.
+        set_all(vm, steps=200)
+        text, _ = answer(vm, "Once upon a time")
+        want = golden(ctx, "stories260K__once_upon_a_time.txt")
+        assert text == want, f"after stopped prefills: {first_difference(text, want)}"
+
+
 def test_over_long_prompt(ctx):
     with boot_to_prompt(ctx) as vm:
         prompt = " ".join(["once upon a time"] * 200)   # ~800 tokens, the context is 512
@@ -191,6 +242,7 @@ CASES = [
     test_greedy_golden_texts,
     test_seeded_sampling_matches_llama2c,
     test_ctrl_c_stops_an_answer,
+    test_ctrl_c_stops_a_prefill,
     test_over_long_prompt,
     test_load_switches_models,
     test_corrupt_model_keeps_previous,

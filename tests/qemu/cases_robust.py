@@ -13,8 +13,8 @@ import time
 
 from cases_boot import boot_to_prompt
 from cases_llm import STATS, answer, set_all
-from checks import assert_alive, expect_halting_fault
-from vm import VMError
+from checks import assert_alive, assert_halted, expect_halting_fault
+from vm import PANIC_MARKER, VMError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STATS_RAW = re.compile(rb"\[\d+ tokens, prefill [0-9.]+ tok/s, decode [0-9.]+ tok/s, [0-9.]+ ms/token, stop: \w+\]")
@@ -367,6 +367,24 @@ def test_models_too_large_for_ram(ctx):
         answer(vm, "Once upon a time")
 
 
+def test_hung_worker_is_reported(ctx):
+    # /smp fault hang: the last worker (CPU 1) spins inside its job without
+    # faulting. The BSP's wait is bounded (5 s plus 100 times its own share,
+    # kernel/arch/workers.c): it names the CPU and the job, then halts
+    # instead of spinning forever.
+    with boot_to_prompt(ctx, smp=2) as vm:
+        sent = time.monotonic()
+        vm.send("/smp fault hang\r")
+        vm.expect(PANIC_MARKER, timeout=60, allow_panic=True)
+        waited = time.monotonic() - sent
+        time.sleep(0.5)
+        dump = vm.text()
+        assert re.search(r"workers: CPU 1 \(worker 1, APIC id \d+\) did not finish job fault_on_last "
+                         r"\(round \d+\) within \d+ ms", dump), f"no hung-worker report:\n{dump[-2000:]}"
+        assert 4 < waited < 40, f"reported after {waited:.1f} s, the bound is 5 s"
+        assert_halted(vm, "a hung worker")
+
+
 CASES = [
     test_console_random_bytes,
     test_console_nul_and_controls,
@@ -377,6 +395,7 @@ CASES = [
     test_soak_300_answers,
     test_fault_stack_overflow_guard_page,
     test_fault_stack_overflow_on_ap,
+    test_hung_worker_is_reported,
     test_fault_write_to_rodata,
     test_fault_execute_data_nx,
     test_fault_general_protection,
@@ -385,3 +404,4 @@ CASES = [
     test_low_memory_128M,
     test_models_too_large_for_ram,
 ]
+

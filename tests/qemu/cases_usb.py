@@ -205,9 +205,23 @@ def test_usb_dma_above_4g_when_ac64(ctx):
             assert highest >= 1 << 32, f"DMA pages only up to 0x{highest:x} with debug_alloc=high and AC64"
 
 
+def test_usb_ctrl_c_stops_a_prefill(ctx):
+    # Ctrl-C from the USB keyboard (no PS/2 controller) stops a prompt's
+    # prefill within 0.5 s, like the serial one (cases_llm.py).
+    from cases_llm import set_all, stop_inside_prefill
+    vm, _ = boot_with_keyboard(ctx, KBD_ROOT)
+    with vm:
+        set_all(vm, temp=0, steps=0)
+        latency, _, m = stop_inside_prefill(vm, lambda: vm.monitor_command("sendkey ctrl-c"))
+        print(f"  USB: Ctrl-C stopped the prefill in {latency * 1000:.0f} ms ({m.group(0)})")
+        assert m.group(5) == "user" and m.group(1) == "0", f"USB Ctrl-C: {m.group(0)}"
+        assert latency < 0.5, f"USB Ctrl-C took {latency:.2f} s to stop the prefill"
+
+
 CASES = [
     test_pci_lists_devices,
     test_usb_keyboard_root_port,
+    test_usb_ctrl_c_stops_a_prefill,
     test_usb_keyboard_repeat,
     test_usb_keyboard_behind_hub,
     test_usb_keyboard_with_usb_stick_boot,
