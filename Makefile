@@ -55,12 +55,18 @@ KERNEL_ASMS := $(wildcard kernel/*.asm kernel/*/*.asm)
 # The console's Unifont glyphs, converted at build time (never committed).
 UNIFONT_HEX ?= /usr/share/unifont/unifont.hex
 UNIFONT_GLYPHS := $(BUILD)/gen/unifont_glyphs.c
-KERNEL_OBJS := $(patsubst %.c,$(BUILD)/kernel-obj/%.o,$(KERNEL_SRCS) $(UNIFONT_GLYPHS)) \
+# The keyboard layouts, computed from xkb-data by libxkbcommon at build time.
+KEYMAP_TABLES := $(BUILD)/gen/keymap_tables.c
+KERNEL_OBJS := $(patsubst %.c,$(BUILD)/kernel-obj/%.o,$(KERNEL_SRCS) $(UNIFONT_GLYPHS) $(KEYMAP_TABLES)) \
                $(patsubst %.asm,$(BUILD)/kernel-obj/%.asm.o,$(KERNEL_ASMS))
 
 $(UNIFONT_GLYPHS): tools/gen_unifont_glyphs.py
 	@mkdir -p $(dir $@)
 	python3 tools/gen_unifont_glyphs.py $(UNIFONT_HEX) $@
+
+$(KEYMAP_TABLES): tools/gen_keymap_tables.py
+	@mkdir -p $(dir $@)
+	python3 tools/gen_keymap_tables.py $@
 
 $(BUILD)/kernel-obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -164,6 +170,8 @@ $(BUILD)/host/tests/%: $(BUILD)/host/san/tests/host/%.o $(SAN_LIB_OBJS)
 	$(CC) $(SAN_FLAGS) $^ -o $@ -lm -ldl -lpthread
 # The console test draws the generated glyphs too.
 $(BUILD)/host/tests/test_fbcon: $(BUILD)/host/san/$(UNIFONT_GLYPHS:.c=.o)
+# The keymap test types on the generated layouts.
+$(BUILD)/host/tests/test_keymap: $(BUILD)/host/san/$(KEYMAP_TABLES:.c=.o)
 
 .PHONY: host host-test host-unit-test python-test qemu-test test deps bench clean
 host: $(TOOLS) $(HOST_TESTS)

@@ -40,6 +40,7 @@ import cases_moe  # noqa: E402
 import cases_gemma3  # noqa: E402
 import cases_chat_templates  # noqa: E402
 import cases_half_weights  # noqa: E402
+import cases_keymap  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
@@ -128,6 +129,7 @@ def main():
                    cases_moe,
                    cases_gemma3,
                    cases_chat_templates,
+                   cases_keymap,
                    cases_half_weights,
                    ):
         cases += module.CASES
