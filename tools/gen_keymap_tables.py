@@ -7,14 +7,14 @@ For every layout, every physical key (USB HID usage 0x04-0x67, which both
 keyboard drivers translate to) and every combination of Shift, AltGr, Caps
 Lock and Num Lock, libxkbcommon says which keysym the key gives; that becomes
 a code point, a dead key (an index into the combining marks below) or one of
-the console's special keys. Dead-key compositions come from Unicode's own
-canonical composition (unicodedata, NFC) of each letter with the mark.
+the console's special keys. What a dead key does to the next character comes
+from libxkbcommon's Compose support with X's en_US.UTF-8 Compose table
+(libx11-data), the table X and Wayland desktops use.
 
 usage: gen_keymap_tables.py OUT_C
 """
 import ctypes
 import sys
-import unicodedata
 
 # (console name, xkb layout, xkb variant, description)
 LAYOUTS = [
@@ -61,31 +61,6 @@ SPECIAL_KEYSYMS = {
     0xFF9F: "KEY_DELETE", 0xFFFF: "KEY_DELETE",
 }
 
-# Dead keysym name -> (combining mark, the character dead key + space gives:
-# the spacing forms X's Compose tables use, so ' and " stay typeable on
-# us-intl).
-DEAD_KEYS = {
-    "dead_grave": (0x0300, 0x60),
-    "dead_acute": (0x0301, 0x27),
-    "dead_circumflex": (0x0302, 0x5E),
-    "dead_tilde": (0x0303, 0x7E),
-    "dead_macron": (0x0304, 0xAF),
-    "dead_breve": (0x0306, 0x2D8),
-    "dead_abovedot": (0x0307, 0x2D9),
-    "dead_diaeresis": (0x0308, 0x22),
-    "dead_abovering": (0x030A, 0xB0),
-    "dead_doubleacute": (0x030B, 0x2DD),
-    "dead_caron": (0x030C, 0x2C7),
-    "dead_cedilla": (0x0327, 0xB8),
-    "dead_ogonek": (0x0328, 0x2DB),
-    "dead_belowdot": (0x0323, 0x323),
-    "dead_hook": (0x0309, 0x309),
-    "dead_horn": (0x031B, 0x31B),
-    "dead_belowcomma": (0x0326, 0x2C),
-}
-DEAD_NAMES = list(DEAD_KEYS)
-
-
 class RuleNames(ctypes.Structure):
     _fields_ = [(n, ctypes.c_char_p) for n in ("rules", "model", "layout", "variant", "options")]
 
@@ -104,6 +79,16 @@ def load_xkb():
     xkb.xkb_keysym_to_utf32.restype = ctypes.c_uint32
     xkb.xkb_keysym_to_utf32.argtypes = [ctypes.c_uint32]
     xkb.xkb_keysym_get_name.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t]
+    xkb.xkb_utf32_to_keysym.restype = ctypes.c_uint32
+    xkb.xkb_utf32_to_keysym.argtypes = [ctypes.c_uint32]
+    xkb.xkb_compose_table_new_from_locale.restype = ctypes.c_void_p
+    xkb.xkb_compose_table_new_from_locale.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    xkb.xkb_compose_state_new.restype = ctypes.c_void_p
+    xkb.xkb_compose_state_new.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    xkb.xkb_compose_state_feed.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
+    xkb.xkb_compose_state_reset.argtypes = [ctypes.c_void_p]
+    xkb.xkb_compose_state_get_status.argtypes = [ctypes.c_void_p]
+    xkb.xkb_compose_state_get_utf8.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
     return xkb
 
 
@@ -128,24 +113,24 @@ def state_for(xkb, keymap, shift, altgr, caps, num):
     return state
 
 
-def entry_for(xkb, sym):
-    """The C initialiser of one table entry for keysym `sym`."""
+def entry_for(xkb, sym, dead_keys):
+    """The C initialiser of one table entry for keysym `sym`; dead keys are
+    numbered in dead_keys (keysym -> index) as they are met."""
     if sym == 0:
         return "0"
     if sym in SPECIAL_KEYSYMS:
         return f"KEYMAP_SPECIAL | {SPECIAL_KEYSYMS[sym]}"
     name = keysym_name(xkb, sym)
     if name.startswith("dead_"):
-        if name in DEAD_KEYS:
-            return f"KEYMAP_DEAD | {DEAD_NAMES.index(name)}"
-        return "0"  # a dead key the console does not compose
+        index = dead_keys.setdefault(sym, len(dead_keys))
+        return f"KEYMAP_DEAD | {index}"
     cp = xkb.xkb_keysym_to_utf32(sym)
     if cp == 0x0D:
         cp = 0x0A  # Return and KP_Enter: the console's Enter is '\n'
     return f"0x{cp:x}" if cp else "0"
 
 
-def layout_table(xkb, context, layout, variant):
+def layout_table(xkb, context, layout, variant, dead_keys, chars):
     names = RuleNames(b"evdev", b"pc105", layout.encode(), variant.encode(), b"")
     keymap = xkb.xkb_keymap_new_from_names(context, ctypes.byref(names), 0)
     if not keymap:
@@ -159,26 +144,27 @@ def layout_table(xkb, context, layout, variant):
                 cells.append("0")
                 continue
             state = state_for(xkb, keymap, mods & 1, mods & 2, mods & 4, mods & 8)
-            cells.append(entry_for(xkb, xkb.xkb_state_key_get_one_sym(state, evdev + 8)))
+            sym = xkb.xkb_state_key_get_one_sym(state, evdev + 8)
+            cells.append(entry_for(xkb, sym, dead_keys))
+            if xkb.xkb_keysym_to_utf32(sym) >= 0x20:
+                chars.add(xkb.xkb_keysym_to_utf32(sym))
             xkb.xkb_state_unref(state)
         rows.append("        {" + ", ".join(cells) + "},")
     return rows
 
 
-def compositions():
-    """(mark index, base, composed) for every ASCII letter and Latin-1 or
-    Latin Extended-A letter that Unicode composes with a mark into one code
-    point."""
-    out = []
-    bases = [c for c in range(0x41, 0x7B) if chr(c).isalpha()]
-    bases += [c for c in range(0xC0, 0x180) if chr(c).isalpha()]
-    for index, name in enumerate(DEAD_NAMES):
-        mark = DEAD_KEYS[name][0]
-        for base in bases:
-            composed = unicodedata.normalize("NFC", chr(base) + chr(mark))
-            if len(composed) == 1:
-                out.append((index, base, ord(composed)))
-    return out
+def compose(xkb, compose_state, dead, cp):
+    """The one character Compose makes of dead key `dead` then character
+    `cp`, or 0."""
+    xkb.xkb_compose_state_reset(compose_state)
+    xkb.xkb_compose_state_feed(compose_state, dead)
+    xkb.xkb_compose_state_feed(compose_state, xkb.xkb_utf32_to_keysym(cp))
+    if xkb.xkb_compose_state_get_status(compose_state) != 2:  # XKB_COMPOSE_COMPOSED
+        return 0
+    buf = ctypes.create_string_buffer(64)
+    xkb.xkb_compose_state_get_utf8(compose_state, buf, 64)
+    text = buf.value.decode("utf-8")
+    return ord(text) if len(text) == 1 and ord(text) <= 0xFFFF else 0
 
 
 def main():
@@ -193,20 +179,28 @@ def main():
         "",
         "const struct keymap_layout keymap_layouts[] = {",
     ]
+    dead_keys, chars = {}, set()
     for name, layout, variant, description in LAYOUTS:
         lines.append(f'    {{"{name}", "{description}", {{')
-        lines += layout_table(xkb, context, layout, variant)
+        lines += layout_table(xkb, context, layout, variant, dead_keys, chars)
         lines.append("    }},")
     lines += ["};", f"const int keymap_layout_count = {len(LAYOUTS)};", ""]
+    table = xkb.xkb_compose_table_new_from_locale(context, b"en_US.UTF-8", 0)
+    if not table:
+        sys.exit("gen_keymap_tables: no Compose table for en_US.UTF-8 (install libx11-data)")
+    compose_state = xkb.xkb_compose_state_new(table, 0)
+    # A dead key before a space gives its accent alone.
     lines.append("const struct keymap_dead keymap_dead_keys[] = {")
-    for name in DEAD_NAMES:
-        lines.append(f'    {{"{name[5:]}", 0x{DEAD_KEYS[name][1]:x}}},')
-    lines += ["};", f"const int keymap_dead_key_count = {len(DEAD_NAMES)};", ""]
+    for sym in dead_keys:
+        spacing = compose(xkb, compose_state, sym, 0x20)
+        lines.append(f'    {{"{keysym_name(xkb, sym)[5:]}", 0x{spacing:x}}},')
+    lines += ["};", f"const int keymap_dead_key_count = {len(dead_keys)};", ""]
+    # Every dead key before every character some layout types (sorted).
+    comps = [(i, c, compose(xkb, compose_state, sym, c)) for sym, i in dead_keys.items() for c in sorted(chars)]
+    comps = [c for c in comps if c[2] and c[1] <= 0xFFFF]
     lines.append("const struct keymap_composition keymap_compositions[] = {")
-    for index, base, composed in compositions():
-        lines.append(f"    {{{index}, 0x{base:x}, 0x{composed:x}}},")
-    comps = len(compositions())
-    lines += ["};", f"const int keymap_composition_count = {comps};", ""]
+    lines += [f"    {{{i}, 0x{base:x}, 0x{composed:x}}}," for i, base, composed in comps]
+    lines += ["};", f"const int keymap_composition_count = {len(comps)};", ""]
     with open(sys.argv[1], "w") as f:
         f.write("\n".join(lines))
 

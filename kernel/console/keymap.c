@@ -1,7 +1,7 @@
 /* keymap.c - physical key + modifiers -> characters through the layout
  * tables that tools/gen_keymap_tables.py generates from xkb-data, with dead
- * keys composing accented letters (^ then e gives ê; ^ then space gives ^;
- * ^ then a key it cannot compose with gives both). */
+ * keys composing as X's Compose table says (^ then e gives ê; ^ then space
+ * gives ^; ^ then a key it cannot compose with gives both). */
 #include "kernel/console/keymap.h"
 #include "kernel/console/console.h"
 #include "kernel/console/keymap_tables.h"
@@ -49,6 +49,7 @@ static void push(struct keymap_state *s, int key) {
 }
 
 static void push_char(struct keymap_state *s, uint32_t cp) {
+    if (cp == 0) return; /* a dead key without a spacing form */
     char bytes[4];
     int n = utf8_encode(cp, bytes);
     for (int i = 0; i < n; i++) push(s, (unsigned char)bytes[i]);
