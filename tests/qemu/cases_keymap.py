@@ -6,8 +6,11 @@ them). The expected characters are the layouts' published charts (what a
 German, French... keyboard prints on each key), written here by hand, so
 they are independent of the tables the kernel generates from xkb-data.
 One boot per keyboard kind; the PS/2 one starts in de from boot.cfg."""
+import os
 import re
+import time
 
+import screen
 from cases_usb import NO_PS2, KBD_ROOT, KEYBOARD_READY, READY
 
 BACKSPACE = ("backspace", None)  # deletes the last character typed
@@ -48,12 +51,15 @@ LAYOUT_KEYS = {
 
 
 def type_layout(vm, keys):
-    """Sends the keys; returns the text they should have typed."""
+    """Sends the keys, each group once the previous one's echo arrived (a
+    busy host must not overflow QEMU's 16-event keyboard queue); returns the
+    text they should have typed."""
     text = ""
     for names, typed in keys:
         for name in names.split():
             reply = vm.monitor_command(f"sendkey {name}")
             assert "nvalid" not in reply and "nknown" not in reply, f"sendkey {name}: {reply!r}"
+        vm.expect("\x1b[K" if typed is None else typed, timeout=20)
         text = text[:-1] if typed is None else text + typed
     vm.monitor_command("sendkey ret")
     return text
@@ -75,13 +81,24 @@ def screen_line(echo):
     return "".join(cells).rstrip(" ")
 
 
-def check_layout(vm, layout, set_it=True):
+def check_screen(vm, layout, text):
+    """The framebuffer console draws the typed line (Unifont glyphs)."""
+    path = os.path.join(vm.dir, f"keymap-{layout}.ppm")
+    vm.monitor_command(f"screendump {path}")
+    time.sleep(0.5)
+    lines = screen.read_text(path)
+    assert f"> {text}" in lines, f"{layout}: the screen does not show '> {text}':\n" + "\n".join(lines)
+
+
+def check_layout(vm, layout, set_it=True, on_screen=False):
     if set_it:
         out = vm.command(f"/set keymap {layout}")
         assert f"set: keymap {layout if layout != 'nordic' else 'se'}" in out, f"/set keymap {layout}: {out!r}"
+    start = vm.cursor
     text = type_layout(vm, LAYOUT_KEYS[layout])
     # The echoed line, exactly: "> " + the text + newline (then the answer).
-    echoed = vm.expect(re.compile(rb"\n"), timeout=20)
+    vm.expect(re.compile(rb"\n"), timeout=20)
+    echoed = vm.text(start, vm.cursor)
     assert screen_line(echoed) == text, f"{layout}: the prompt shows {echoed!r}, the layout types {text!r}"
     vm.wait_prompt(timeout=60)
     out = vm.command("/bytes")
@@ -90,6 +107,8 @@ def check_layout(vm, layout, set_it=True):
     assert m, f"{layout}: /bytes printed {out!r}"
     got = bytes.fromhex(m.group(2).replace(" ", ""))
     assert got == want, f"{layout}: the model was given {got!r}, the screen showed {want!r}"
+    if on_screen:
+        check_screen(vm, layout, text)
     print(f"  {layout}: {text}")
 
 
@@ -102,8 +121,8 @@ def run_layouts(vm, boot_layout=None):
     """Every layout in turn; boot_layout (set by boot.cfg) first, without /set."""
     vm.command("/set steps 1")  # the answers only have to end
     order = ([boot_layout] if boot_layout else []) + [k for k in LAYOUT_KEYS if k != boot_layout]
-    for layout in order:
-        check_layout(vm, layout, set_it=layout != boot_layout)
+    for i, layout in enumerate(order):
+        check_layout(vm, layout, set_it=layout != boot_layout, on_screen=i == 0 and boot_layout is not None)
     out = vm.command("/set keymap xx")
     assert "no keyboard layout 'xx'" in out, f"/set keymap xx: {out!r}"
     out = vm.command("/help")
