@@ -66,7 +66,10 @@ class RuleNames(ctypes.Structure):
 
 
 def load_xkb():
-    xkb = ctypes.CDLL("libxkbcommon.so.0")
+    try:
+        xkb = ctypes.CDLL("libxkbcommon.so.0")
+    except OSError:
+        sys.exit("gen_keymap_tables: libxkbcommon.so.0 not found (sh tools/install-deps.sh: libxkbcommon0, xkb-data)")
     xkb.xkb_context_new.restype = ctypes.c_void_p
     xkb.xkb_keymap_new_from_names.restype = ctypes.c_void_p
     xkb.xkb_keymap_new_from_names.argtypes = [ctypes.c_void_p, ctypes.POINTER(RuleNames), ctypes.c_int]

@@ -74,7 +74,8 @@ static void check_against_reference(void) {
     }
     int status = ref ? pclose(ref) : -1;
     if (status != 0) {
-        const char *why = "xkb-data or the X Compose table is missing (apt-get install xkb-data libx11-data)";
+        const char *why =
+            "the reference did not run (it needs python3, xkb-data and libx11-data's Compose table)";
         if (getenv("CI"))
             check_plain(0, "keymap reference", why);
         else
