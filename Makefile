@@ -58,6 +58,8 @@ KERNEL_ASMS := $(wildcard kernel/*.asm kernel/*/*.asm)
 # The console's Unifont glyphs, converted at build time (never committed).
 UNIFONT_HEX ?= /usr/share/unifont/unifont.hex
 UNIFONT_GLYPHS := $(BUILD)/gen/unifont_glyphs.c
+# The keyboard layouts, computed from xkb-data by libxkbcommon at build time.
+KEYMAP_TABLES := $(BUILD)/gen/keymap_tables.c
 # lwIP (TCP/IP) is a dependency, never committed: tools/fetch-lwip.sh unpacks
 # Debian's source package into LWIP_DIR; its IPv4 core is built with the
 # kernel's flags, our lwipopts.h and arch/cc.h (kernel/net/lwip).
@@ -70,7 +72,7 @@ LWIP_SRCS := $(addprefix $(LWIP_DIR)/src/,core/init.c core/def.c core/inet_chksu
 LWIP_INCLUDES := -Ikernel/net/lwip -I$(LWIP_DIR)/src/include
 LWIP_CFLAGS := $(KERNEL_CFLAGS) -Ikernel/net/lwip/libc $(LWIP_INCLUDES) -fno-strict-aliasing
 LWIP_OBJS := $(patsubst $(LWIP_DIR)/src/%.c,$(BUILD)/kernel-obj/lwip/%.o,$(LWIP_SRCS))
-KERNEL_OBJS := $(patsubst %.c,$(BUILD)/kernel-obj/%.o,$(KERNEL_SRCS) $(UNIFONT_GLYPHS)) \
+KERNEL_OBJS := $(patsubst %.c,$(BUILD)/kernel-obj/%.o,$(KERNEL_SRCS) $(UNIFONT_GLYPHS) $(KEYMAP_TABLES)) \
                $(patsubst %.asm,$(BUILD)/kernel-obj/%.asm.o,$(KERNEL_ASMS)) $(LWIP_OBJS)
 
 $(LWIP_SRCS) $(LWIP_DIR)/src/include/lwip/init.h &:
@@ -86,6 +88,10 @@ $(BUILD)/kernel-obj/kernel/net/%.o: kernel/net/%.c $(LWIP_DIR)/src/include/lwip/
 $(UNIFONT_GLYPHS): tools/gen_unifont_glyphs.py
 	@mkdir -p $(dir $@)
 	python3 tools/gen_unifont_glyphs.py $(UNIFONT_HEX) $@
+
+$(KEYMAP_TABLES): tools/gen_keymap_tables.py
+	@mkdir -p $(dir $@)
+	python3 tools/gen_keymap_tables.py $@
 
 $(BUILD)/kernel-obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -270,6 +276,8 @@ $(BUILD)/host/tests/%: $(BUILD)/host/san/tests/host/%.o $(SAN_LIB_OBJS)
 $(BUILD)/host/tests/test_fbcon: $(BUILD)/host/san/$(UNIFONT_GLYPHS:.c=.o)
 # The loader's SHA-256, checked against hashlib.
 $(BUILD)/host/tests/test_sha256: $(BUILD)/host/san/boot/sha256.o
+# The keymap test types on the generated layouts.
+$(BUILD)/host/tests/test_keymap: $(BUILD)/host/san/$(KEYMAP_TABLES:.c=.o)
 
 .PHONY: host host-test host-unit-test python-test qemu-test test deps bench clean
 host: $(TOOLS) $(HOST_TESTS)

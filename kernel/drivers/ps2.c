@@ -2,11 +2,14 @@
  *
  * The firmware leaves the controller translating the keyboard's codes to
  * scan code set 1, which is what is decoded here: one byte per key, bit 7
- * set on release, 0xE0 before extended keys, 0xE1 before Pause. Bytes from
+ * set on release, 0xE0 before extended keys, 0xE1 before Pause. Each key is
+ * translated to its USB HID usage, and kernel/console/keymap.c turns usages
+ * into characters with the chosen layout. Bytes from
  * the mouse (status bit 5) are read and dropped so they never become keys. */
 #include <stdint.h>
 #include "kernel/drivers/ps2.h"
 #include "kernel/console/console.h"
+#include "kernel/console/keymap.h"
 #include "kernel/arch/cpu.h"
 
 #define PS2_DATA 0x60
@@ -23,73 +26,86 @@
 
 static struct {
     int present;
-    int extended;   /* the previous byte was 0xE0 */
-    int pause_skip; /* bytes of a Pause sequence still to drop */
-    int shift_left, shift_right, ctrl_left, ctrl_right;
-    int caps_lock, num_lock;
+    int extended;      /* the previous byte was 0xE0 */
+    int pause_skip;    /* bytes of a Pause sequence still to drop */
+    uint8_t modifiers; /* held modifiers as HID modifier bits */
+    struct keymap_state keys;
 } kbd;
 
-/* Set 1 make codes 0x00-0x39 -> ASCII, unshifted and shifted (0 = no character). */
-static const char keymap_plain[0x3a] = {
-    0,    27,  '1', '2',  '3', '4', '5', '6', '7',  '8', '9', '0', '-', '=', '\b', '\t', 'q', 'w', 'e', 'r',
-    't',  'y', 'u', 'i',  'o', 'p', '[', ']', '\n', 0,   'a', 's', 'd', 'f', 'g',  'h',  'j', 'k', 'l', ';',
-    '\'', '`', 0,   '\\', 'z', 'x', 'c', 'v', 'b',  'n', 'm', ',', '.', '/', 0,    '*',  0,   ' ',
-};
-static const char keymap_shift[0x3a] = {
-    0,   27,  '!', '@', '#', '$', '%', '^', '&',  '*', '(', ')', '_', '+', '\b', '\t', 'Q', 'W', 'E', 'R',
-    'T', 'Y', 'U', 'I', 'O', 'P', '{', '}', '\n', 0,   'A', 'S', 'D', 'F', 'G',  'H',  'J', 'K', 'L', ':',
-    '"', '~', 0,   '|', 'Z', 'X', 'C', 'V', 'B',  'N', 'M', '<', '>', '?', 0,    '*',  0,   ' ',
+/* Set 1 make codes -> USB HID usages (the keymap's physical key codes);
+ * 0 = not a typing key. Modifiers are handled before this table. */
+static const uint8_t set1_usage[0x59] = {
+    [0x01] = 0x29, [0x02] = 0x1e, [0x03] = 0x1f, [0x04] = 0x20, [0x05] = 0x21, [0x06] = 0x22, [0x07] = 0x23,
+    [0x08] = 0x24, [0x09] = 0x25, [0x0a] = 0x26, [0x0b] = 0x27, [0x0c] = 0x2d, [0x0d] = 0x2e, [0x0e] = 0x2a,
+    [0x0f] = 0x2b, [0x10] = 0x14, [0x11] = 0x1a, [0x12] = 0x08, [0x13] = 0x15, [0x14] = 0x17, [0x15] = 0x1c,
+    [0x16] = 0x18, [0x17] = 0x0c, [0x18] = 0x12, [0x19] = 0x13, [0x1a] = 0x2f, [0x1b] = 0x30, [0x1c] = 0x28,
+    [0x1e] = 0x04, [0x1f] = 0x16, [0x20] = 0x07, [0x21] = 0x09, [0x22] = 0x0a, [0x23] = 0x0b, [0x24] = 0x0d,
+    [0x25] = 0x0e, [0x26] = 0x0f, [0x27] = 0x33, [0x28] = 0x34, [0x29] = 0x35, [0x2b] = 0x31, [0x2c] = 0x1d,
+    [0x2d] = 0x1b, [0x2e] = 0x06, [0x2f] = 0x19, [0x30] = 0x05, [0x31] = 0x11, [0x32] = 0x10, [0x33] = 0x36,
+    [0x34] = 0x37, [0x35] = 0x38, [0x37] = 0x55, [0x39] = 0x2c, [0x3a] = 0x39, [0x45] = 0x53, [0x47] = 0x5f,
+    [0x48] = 0x60, [0x49] = 0x61, [0x4a] = 0x56, [0x4b] = 0x5c, [0x4c] = 0x5d, [0x4d] = 0x5e, [0x4e] = 0x57,
+    [0x4f] = 0x59, [0x50] = 0x5a, [0x51] = 0x5b, [0x52] = 0x62, [0x53] = 0x63, [0x56] = 0x64,
 };
 
-/* Keypad 0x47-0x53: navigation key (NumLock off) and digit (NumLock on). */
-static const int keypad_nav[13] = {
-    KEY_HOME, KEY_UP,  KEY_PAGE_UP, '-',           KEY_LEFT, KEY_NONE,   KEY_RIGHT,
-    '+',      KEY_END, KEY_DOWN,    KEY_PAGE_DOWN, KEY_NONE, KEY_DELETE,
-};
-static const char keypad_digit[13] = {'7', '8', '9', '-', '4', '5', '6', '+', '1', '2', '3', '0', '.'};
-
-static int decode_extended(uint8_t code) {
+/* E0-prefixed make codes -> usages. */
+static uint8_t extended_usage(uint8_t code) {
     switch (code) {
     case 0x1c:
-        return '\n'; /* keypad Enter */
+        return 0x58; /* keypad Enter */
     case 0x35:
-        return '/'; /* keypad / */
+        return 0x54; /* keypad / */
     case 0x47:
-        return KEY_HOME;
+        return 0x4a; /* Home */
     case 0x48:
-        return KEY_UP;
+        return 0x52; /* Up */
     case 0x49:
-        return KEY_PAGE_UP;
+        return 0x4b; /* Page Up */
     case 0x4b:
-        return KEY_LEFT;
+        return 0x50; /* Left */
     case 0x4d:
-        return KEY_RIGHT;
+        return 0x4f; /* Right */
     case 0x4f:
-        return KEY_END;
+        return 0x4d; /* End */
     case 0x50:
-        return KEY_DOWN;
+        return 0x51; /* Down */
     case 0x51:
-        return KEY_PAGE_DOWN;
+        return 0x4e; /* Page Down */
     case 0x53:
-        return KEY_DELETE;
+        return 0x4c; /* Delete */
     default:
-        return KEY_NONE; /* Insert, Windows keys, fake shifts... */
+        return 0; /* Insert, Windows keys, fake shifts... */
     }
 }
 
-/* One byte from the controller -> a key code or KEY_NONE. */
-static int decode_byte(uint8_t byte) {
+/* The HID modifier bit of a set 1 code, 0 if it is not a modifier. */
+static uint8_t modifier_bit(uint8_t code, int extended) {
+    switch (code) {
+    case 0x1d:
+        return extended ? KEYMAP_MOD_RCTRL : KEYMAP_MOD_LCTRL;
+    case 0x38:
+        return extended ? KEYMAP_MOD_RALT : KEYMAP_MOD_LALT;
+    case 0x2a:
+        return extended ? 0 : KEYMAP_MOD_LSHIFT;
+    case 0x36:
+        return extended ? 0 : KEYMAP_MOD_RSHIFT;
+    default:
+        return 0;
+    }
+}
+
+/* One byte from the controller: a press goes to the keymap. */
+static void decode_byte(uint8_t byte) {
     if (kbd.pause_skip > 0) {
         kbd.pause_skip--;
-        return KEY_NONE;
+        return;
     }
     if (byte == 0xe0) {
         kbd.extended = 1;
-        return KEY_NONE;
+        return;
     }
     if (byte == 0xe1) {
         kbd.pause_skip = 2;
-        return KEY_NONE;
+        return;
     }
     int extended = kbd.extended;
     kbd.extended = 0;
@@ -97,54 +113,27 @@ static int decode_byte(uint8_t byte) {
     uint8_t code = byte & 0x7f;
 
     /* Modifiers track both edges; everything else acts on press only. */
-    if (code == 0x1d) {
-        if (extended)
-            kbd.ctrl_right = !released;
-        else
-            kbd.ctrl_left = !released;
-        return KEY_NONE;
+    uint8_t bit = modifier_bit(code, extended);
+    if (bit) {
+        kbd.modifiers = released ? (uint8_t)(kbd.modifiers & ~bit) : (uint8_t)(kbd.modifiers | bit);
+        return;
     }
-    if (!extended && code == 0x2a) {
-        kbd.shift_left = !released;
-        return KEY_NONE;
-    }
-    if (!extended && code == 0x36) {
-        kbd.shift_right = !released;
-        return KEY_NONE;
-    }
-    if (released) return KEY_NONE;
-    if (extended) return decode_extended(code);
-    if (code == 0x3a) {
-        kbd.caps_lock = !kbd.caps_lock;
-        return KEY_NONE;
-    }
-    if (code == 0x45) {
-        kbd.num_lock = !kbd.num_lock;
-        return KEY_NONE;
-    }
-    if (code >= 0x47 && code <= 0x53)
-        return kbd.num_lock ? keypad_digit[code - 0x47] : keypad_nav[code - 0x47];
-    if (code >= sizeof keymap_plain) return KEY_NONE; /* F-keys, Alt, unknown */
-
-    int shift = kbd.shift_left || kbd.shift_right;
-    char c = shift ? keymap_shift[code] : keymap_plain[code];
-    if (!c) return KEY_NONE;
-    if (kbd.caps_lock && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) c ^= 0x20;
-    if (kbd.ctrl_left || kbd.ctrl_right) {
-        if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return (c | 0x20) - 'a' + 1; /* Ctrl-C = 3 */
-        return KEY_NONE;
-    }
-    return (unsigned char)c;
+    if (released) return;
+    uint8_t usage = extended ? extended_usage(code) : code < sizeof set1_usage ? set1_usage[code] : 0;
+    if (usage) keymap_press(&kbd.keys, usage, kbd.modifiers);
 }
 
 int ps2_poll_key(void) {
     if (!kbd.present) return KEY_NONE;
+    int queued = keymap_next_key(&kbd.keys); /* the rest of a UTF-8 character */
+    if (queued != KEY_NONE) return queued;
     for (int i = 0; i < MAX_BYTES_PER_POLL; i++) {
         uint8_t status = inb(PS2_STATUS);
         if (status == 0xff || !(status & STATUS_OUTPUT_FULL)) return KEY_NONE;
         uint8_t byte = inb(PS2_DATA);
         if (status & STATUS_AUX_DATA) continue; /* mouse byte */
-        int key = decode_byte(byte);
+        decode_byte(byte);
+        int key = keymap_next_key(&kbd.keys);
         if (key != KEY_NONE) return key;
     }
     return KEY_NONE;
@@ -191,6 +180,7 @@ void ps2_init(void) {
     flush_output();
     configure_controller();
     flush_output();
+    keymap_state_init(&kbd.keys);
     kbd.present = 1;
     console_register_input(ps2_poll_key);
 }

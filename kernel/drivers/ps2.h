@@ -1,5 +1,5 @@
 /* ps2.h - i8042 PS/2 keyboard, polled (scan code set 1 as translated by the
- * controller), US layout. Registers itself as a console input. */
+ * controller), any layout keymap.c knows. Registers itself as a console input. */
 #ifndef KERNEL_PS2_H
 #define KERNEL_PS2_H
 

@@ -29,7 +29,9 @@ static const struct shell_command shell_commands[] = {
      shell_cmd_bench},
     {"/model", "", "the loaded model: config, parameters, memory", shell_cmd_model},
     {"/load", "MODEL [TOKENIZER] [q8]", "switch model (q8: int8 weights, faster)", shell_cmd_load},
-    {"/set", "[NAME VALUE]", "sampling: temp topp topk minp penalty seed steps simd think kv", shell_cmd_set},
+    {"/set", "[NAME VALUE]", "sampling: temp topp topk minp penalty seed steps simd think kv; keymap",
+     shell_cmd_set},
+    {"/bytes", "", "the UTF-8 bytes of the last prompt the model was given, in hex", shell_cmd_bytes},
     {"/stats", "", "figures of the last answer and of all answers", shell_cmd_stats},
     {"/chat", "[off|reset|slide|tokens|template T]",
      "conversation mode: plain lines are turns, the KV cache is kept", shell_cmd_chat},
@@ -57,6 +59,7 @@ void shell_cmd_help(struct session *session, const char *args) {
         kprintf("  %s %s%*s  %s\n", c->name, c->usage, (int)width - w, "", c->help);
     }
     kprintf("anything else is a prompt for the model\n");
+    shell_print_keymaps();
 }
 
 void shell_cmd_echo(struct session *session, const char *args) {
@@ -80,6 +83,7 @@ void shell_execute(struct session *session, const char *line) {
     shell_line[len] = '\0';
 
     if (shell_line[0] != '/') {
+        shell_note_prompt(shell_line);
         session_answer(session, shell_line); /* output ends with a newline */
         return;
     }
@@ -110,6 +114,7 @@ void shell_run(void) {
     static struct session session; /* the one model session; large: off the stack */
     session_init(&session);
     kprintf("kernel: ready in %llu ms\n", (unsigned long long)boot_ms());
+    shell_keymap_from_boot_cfg();
     line_editor_init(&shell_editor, editor_write, NULL);
     for (;;) {
         status_refresh(); /* memory figures after each command */

@@ -42,6 +42,12 @@ void shell_cmd_set(struct session *session, const char *args);
 void shell_cmd_stats(struct session *session, const char *args);
 void shell_cmd_chat(struct session *session, const char *args);
 void shell_cmd_system(struct session *session, const char *args);
+/* shell_input.c: keyboard layouts and what the model was given. */
+void shell_cmd_bytes(struct session *session, const char *args);
+void shell_note_prompt(const char *prompt);
+void shell_print_keymaps(void);
+void shell_set_keymap(const char *name);
+void shell_keymap_from_boot_cfg(void);
 /* shell_bench.c: prefill and decode speed of the loaded model on one worker
  * and on all of them. */
 void shell_cmd_bench(struct session *session, const char *args);

@@ -3,6 +3,7 @@
 #include "kernel/console/console.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/session/session.h"
+#include "kernel/shell/shell.h"
 #include "kernel/mm/memory.h"
 #include "lib/ctype.h"
 #include "lib/format.h"
@@ -163,10 +164,14 @@ void shell_cmd_set(struct session *session, const char *args) {
     name[n] = 0;
     const char *value = args + n;
     while (isspace((unsigned char)*value)) value++;
+    if (strcmp(name, "keymap") == 0) {
+        shell_set_keymap(value);
+        return;
+    }
     long iv = 0;
     int ok = 1;
     if (!*value) {
-        kprintf("usage: /set temp|topp|topk|minp|penalty|seed|steps|simd|think|kv|ctx VALUE\n");
+        kprintf("usage: /set temp|topp|topk|minp|penalty|seed|steps|simd|think|kv|ctx|keymap VALUE\n");
         return;
     } else if (strcmp(name, "kv") == 0) {
         int type = kv_type_parse(value);

@@ -38,6 +38,9 @@ $(FUZZ_DIR)/libfuzzed.a: $(FUZZ_LIB_OBJS)
 $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_%.o $(FUZZ_DIR)/libfuzzed.a
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -o $@ -lm
 
+# The keymap harness builds in the layout tables the root Makefile generates.
+$(FUZZ_DIR)/obj/tests/fuzz/fuzz_keymap.o: build/gen/keymap_tables.c
+
 .PHONY: fuzz fuzz-replay fuzz-build fuzz-corpus
 fuzz-build: $(FUZZ_BINS)
 

@@ -42,6 +42,7 @@ import cases_chat_templates  # noqa: E402
 import cases_half_weights  # noqa: E402
 import cases_secure_boot  # noqa: E402
 import cases_net  # noqa: E402
+import cases_keymap  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
@@ -133,6 +134,7 @@ def main():
                    cases_moe,
                    cases_gemma3,
                    cases_chat_templates,
+                   cases_keymap,
                    cases_half_weights,
                    cases_secure_boot,
                    cases_net,
