@@ -62,7 +62,16 @@ $(UNIFONT_GLYPHS): tools/gen_unifont_glyphs.py
 	@mkdir -p $(dir $@)
 	python3 tools/gen_unifont_glyphs.py $(UNIFONT_HEX) $@
 
-$(BUILD)/kernel-obj/%.o: %.c
+# libjsmn-dev's one header (the API's JSON parser), seen by the kernel build
+# through a directory of its own: -nostdinc keeps the rest of /usr/include out.
+JSMN_HEADER ?= /usr/include/jsmn.h
+JSMN_DIR := $(BUILD)/gen/jsmn
+$(JSMN_DIR)/jsmn.h: $(JSMN_HEADER)
+	@mkdir -p $(dir $@)
+	ln -sf $(abspath $<) $@
+KERNEL_CFLAGS += -I$(JSMN_DIR)
+
+$(BUILD)/kernel-obj/%.o: %.c | $(JSMN_DIR)/jsmn.h
 	@mkdir -p $(dir $@)
 	$(CC) $(KERNEL_CFLAGS) -MMD -MP -c $< -o $@
 

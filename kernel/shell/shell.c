@@ -6,6 +6,8 @@
 #include "kernel/shell/shell.h"
 #include "kernel/console/console.h"
 #include "kernel/kernel.h"
+#include "kernel/api/api.h"
+#include "lib/config.h"
 #include "kernel/console/line_editor.h"
 #include "kernel/session/session.h"
 #include "kernel/console/status.h"
@@ -33,6 +35,8 @@ static const struct shell_command shell_commands[] = {
     {"/chat", "[off|reset|slide|tokens|template T]",
      "conversation mode: plain lines are turns, the KV cache is kept", shell_cmd_chat},
     {"/system", "[TEXT]", "the system prompt of the next /chat (restarts the current one)", shell_cmd_system},
+    {"/api", "", "the OpenAI-compatible API as JSON lines on the console ('/api off' returns)",
+     shell_cmd_api},
     {"/echo", "TEXT", "print TEXT", shell_cmd_echo},
     {"/fault", "KIND", "debug: raise a CPU exception (pf ud de gp stack)", shell_cmd_fault},
     {"/reboot", "", "restart the machine", shell_cmd_reboot},
@@ -56,6 +60,14 @@ void shell_cmd_help(struct session *session, const char *args) {
         kprintf("  %s %s%*s  %s\n", c->name, c->usage, (int)width - w, "", c->help);
     }
     kprintf("anything else is a prompt for the model\n");
+}
+
+void shell_cmd_api(struct session *session, const char *args) {
+    if (*args) {
+        kprintf("usage: /api (then \"/api off\" to come back)\n");
+        return;
+    }
+    api_serial_run(session);
 }
 
 void shell_cmd_echo(struct session *session, const char *args) {
@@ -110,6 +122,11 @@ void shell_run(void) {
     session_init(&session);
     kprintf("kernel: ready in %llu ms\n", (unsigned long long)boot_ms());
     line_editor_init(&shell_editor, editor_write, NULL);
+    char api_mode[16];
+    if (config_get(boot_info->cmdline, strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX), "api", api_mode,
+                   sizeof api_mode) == CONFIG_FOUND &&
+        strcmp(api_mode, "serial") == 0)
+        api_serial_run(&session);
     for (;;) {
         status_refresh(); /* memory figures after each command */
         line_editor_begin(&shell_editor, SHELL_PROMPT);

@@ -1,0 +1,235 @@
+"""cases_api.py - the OpenAI-compatible API over the console's JSON-lines
+mode (/api): at temperature 0 its text is the console's greedy answer and
+llama2.c's golden text, streamed chunks add up to the whole answer, usage
+counts and tokenize/detokenize agree with the reference tokenizer
+(llama.cpp through node-llama-cpp), and every kind of bad request gets its
+4xx JSON error while the kernel keeps serving."""
+import json
+import os
+import re
+import subprocess
+
+from cases_boot import boot_to_prompt
+from cases_llm import answer, golden, set_all, first_difference
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REFERENCE = os.path.join(ROOT, "tests", "reference")
+LINE = re.compile(rb'\{"status":(\d+),"(body|data)":[^\n]*\n')
+
+
+class Api:
+    """The console in /api mode: one JSON request per line, JSON lines back."""
+
+    def __init__(self, vm):
+        self.vm = vm
+        vm.send("/api\r")
+        vm.expect("\"/api off\" returns to the shell", timeout=30)
+
+    def raw(self, line, timeout=120):
+        """Sends one line (bytes or str); returns (status, body or None, chunks)."""
+        self.vm.send((line if isinstance(line, bytes) else line.encode()) + b"\r")
+        chunks = []
+        while True:
+            out = self.vm.expect(LINE, timeout=timeout)
+            text = LINE.search(out.encode()).group(0).decode().rstrip("\r\n")
+            msg = json.loads(text)
+            if "body" in msg:
+                assert not chunks, f"a whole answer after {len(chunks)} chunks: {text[:200]}"
+                return msg["status"], msg["body"], None
+            if msg["data"] == "[DONE]":
+                return msg["status"], None, chunks
+            chunks.append(msg["data"])
+
+    def request(self, method, path, body=None, timeout=120):
+        req = {"method": method, "path": path}
+        if body is not None:
+            req["body"] = body
+        return self.raw(json.dumps(req), timeout)
+
+    def off(self):
+        self.vm.send("/api off\r")
+        self.vm.expect("api: back to the shell", timeout=30)
+        self.vm.wait_prompt(timeout=30)
+
+
+def node_reference(script, *args):
+    """Runs tests/reference/SCRIPT with node; its JSON output."""
+    if not os.path.isdir(os.path.join(REFERENCE, "node_modules")):
+        raise RuntimeError("tests/reference/node_modules is missing: run sh tools/install-references.sh")
+    r = subprocess.run(["node", os.path.join(REFERENCE, script)] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=300)
+    assert r.returncode == 0, f"{script} failed: {r.stderr.decode(errors='replace')[-500:]}"
+    return json.loads(r.stdout)
+
+
+PROMPT = "Once upon a time"
+
+
+def test_api_serial_completion_matches_console_and_golden(ctx):
+    want = golden(ctx, "stories260K__once_upon_a_time.txt")
+    with boot_to_prompt(ctx) as vm:
+        set_all(vm, temp=0, steps=200)
+        console_text, stats = answer(vm, PROMPT)
+        assert console_text == want, f"console: {first_difference(console_text, want)}"
+        api = Api(vm)
+        status, body, _ = api.request("GET", "/health")
+        assert status == 200 and body == {"status": "ok"}, body
+        status, body, _ = api.request("GET", "/v1/models")
+        assert status == 200 and [m["id"] for m in body["data"]] == ["stories260K.bin"], body
+        status, body, _ = api.request("POST", "/tokenize", {"content": PROMPT, "add_special": True})
+        assert status == 200, body
+        prompt_n = len(body["tokens"])
+        # The console's steps count positions, the prompt's included: 200
+        # positions sample 201 - prompt_n new tokens.
+        new = int(stats.group(1))
+        assert new == 201 - prompt_n, stats.group(0)
+        req = {"model": "whatever-the-client-says", "prompt": PROMPT, "max_tokens": new,
+               "temperature": 0}
+        status, body, _ = api.request("POST", "/v1/completions", req)
+        assert status == 200, body
+        choice = body["choices"][0]
+        assert choice["text"] == want[len(PROMPT):], f"api: {first_difference(choice['text'], want[len(PROMPT):])}"
+        assert choice["finish_reason"] == "length", choice
+        assert body["model"] == "whatever-the-client-says", body["model"]
+        assert body["object"] == "text_completion", body
+        usage = body["usage"]
+        assert usage == {"prompt_tokens": prompt_n, "completion_tokens": new, "total_tokens": prompt_n + new}, usage
+        assert body["timings"]["predicted_n"] == new and body["timings"]["prompt_n"] == prompt_n
+        # Streamed: chunks as tokens come, adding up to the same text.
+        status, _, chunks = api.request("POST", "/v1/completions", dict(req, stream=True))
+        assert status == 200 and len(chunks) > 20, f"{len(chunks)} chunks"
+        streamed = "".join(c["choices"][0]["text"] for c in chunks)
+        assert streamed == choice["text"], f"streamed: {first_difference(streamed, choice['text'])}"
+        assert [c["choices"][0]["finish_reason"] for c in chunks[:-1]] == [None] * (len(chunks) - 1)
+        assert chunks[-1]["choices"][0]["finish_reason"] == "length" and chunks[-1]["usage"] == usage
+        # A stop string ends the answer before it, streamed or not.
+        cut = want[len(PROMPT):].index(" park")
+        for stream in (False, True):
+            status, body, chunks = api.request("POST", "/v1/completions",
+                                               dict(req, stop=[" park", "zzz"], stream=stream))
+            text = "".join(c["choices"][0]["text"] for c in chunks) if stream else body["choices"][0]["text"]
+            last = chunks[-1] if stream else body
+            assert text == want[len(PROMPT):][:cut], f"stop (stream {stream}): {text!r}"
+            assert last["choices"][0]["finish_reason"] == "stop", last
+        api.off()
+        out = vm.command("/echo still here")
+        assert out.rstrip().endswith("still here"), out
+
+
+def test_api_serial_chat_matches_console_chat(ctx):
+    """/chat on the console and the API's chat, both greedy: the same answers,
+    the second turn's with the first answer given back as history."""
+    turns = ["Once upon a time", "The little dog"]
+    with boot_to_prompt(ctx) as vm:
+        set_all(vm, temp=0, steps=60)
+        out = vm.command("/chat")
+        assert "chat: template none" in out, out
+        console = [answer(vm, t)[0] for t in turns]
+        vm.command("/chat off")
+        api = Api(vm)
+        messages = [{"role": "user", "content": turns[0]}]
+        status, body, _ = api.request("POST", "/v1/chat/completions",
+                                      {"messages": messages, "max_tokens": 60, "temperature": 0})
+        assert status == 200, body
+        first = body["choices"][0]["message"]
+        assert first == {"role": "assistant", "content": console[0]}, \
+            f"turn 1: {first_difference(first['content'], console[0])}"
+        assert body["object"] == "chat.completion" and body["usage"]["completion_tokens"] <= 60, body
+        prompt_1 = body["usage"]["prompt_tokens"]
+        # The second turn: the history is text, re-tokenized (as llama-server
+        # does), while /chat keeps the sampled tokens, so the answers may part
+        # after a while; they open the same way and the history is all there.
+        messages += [first, {"role": "user", "content": turns[1]}]
+        req = {"messages": messages, "max_tokens": 60, "temperature": 0}
+        status, body, _ = api.request("POST", "/v1/chat/completions", req)
+        second = body["choices"][0]["message"]["content"]
+        assert status == 200 and second[:40] == console[1][:40], f"turn 2: {first_difference(second, console[1])}"
+        status, alone, _ = api.request("POST", "/v1/chat/completions",
+                                       {"messages": messages[2:], "max_tokens": 60, "temperature": 0})
+        status, tokens, _ = api.request("POST", "/tokenize", {"content": console[0]})
+        assert body["usage"]["prompt_tokens"] >= prompt_1 + len(tokens["tokens"]) + \
+            alone["usage"]["prompt_tokens"] - 1, (body["usage"], prompt_1, alone["usage"])
+        status, _, chunks = api.request("POST", "/v1/chat/completions", dict(req, stream=True))
+        assert chunks[0]["choices"][0]["delta"]["role"] == "assistant", chunks[0]
+        streamed = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
+        assert status == 200 and streamed == second, f"streamed: {first_difference(streamed, second)}"
+        assert all(c["object"] == "chat.completion.chunk" for c in chunks)
+        api.off()
+
+
+def test_api_serial_tokenize_matches_llama_cpp(ctx):
+    texts = ["Once upon a time", " hello world", "Lily's mom said, \"Hi!\"\n\nThe end.", "h\u00e9llo \u2713 \u65e5\u672c"]
+    path = os.path.join(ctx.image_dir, "tokenize-texts.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(texts, f)
+    want = node_reference("tokenize.mjs", ctx.model("stories260K.gguf"), path)
+    img = ctx.image("api-gguf", [ctx.model("stories260K.gguf")], "model=stories260K.gguf\n")
+    with boot_to_prompt(ctx, image=img) as vm:
+        api = Api(vm)
+        for ref in want:
+            status, body, _ = api.request("POST", "/tokenize", {"content": ref["text"]})
+            assert status == 200 and body["tokens"] == ref["ids"], f"{ref['text']!r}: {body} != {ref['ids']}"
+            status, body, _ = api.request("POST", "/tokenize", {"content": ref["text"], "add_special": True})
+            assert body["tokens"][1:] == ref["ids"] and len(body["tokens"]) == len(ref["ids"]) + 1, body
+            status, body, _ = api.request("POST", "/detokenize", {"tokens": ref["ids"]})
+            assert status == 200 and body["content"] == ref["detokenized"], f"{body} != {ref['detokenized']!r}"
+        status, body, _ = api.request("POST", "/tokenize", {"content": "Once upon", "with_pieces": True})
+        assert [p["id"] for p in body["tokens"]] == want[0]["ids"][:2], body
+        assert "".join(p["piece"] for p in body["tokens"]) == "Once upon", body
+        api.off()
+
+
+# (request line, expected status, words the error message holds)
+ERRORS = [
+    ('{"method":"GET","path":"/v1/nothing"}', 404, "no such route"),
+    ('{"method":"GET","path":"/v1/completions"}', 405, "takes POST"),
+    ('{"method":"POST","path":"/health"}', 405, "takes GET"),
+    ('{"method":"POST","path":"/v1/completions","body":{"prompt":5}}', 400, "prompt must be a string"),
+    ('{"method":"POST","path":"/v1/completions","body":{}}', 400, "prompt is missing"),
+    ('{"method":"POST","path":"/v1/completions","body":{"prompt":"a","max_tokens":100000}}', 400, "max_tokens"),
+    ('{"method":"POST","path":"/v1/completions","body":{"prompt":"a","max_tokens":"ten"}}', 400, "max_tokens must"),
+    ('{"method":"POST","path":"/v1/completions","body":{"prompt":"a","temperature":"hot"}}', 400,
+     "temperature must be a number"),
+    ('{"method":"POST","path":"/v1/completions","body":{"prompt":"a","stream":"yes"}}', 400, "true or false"),
+    ('{"method":"POST","path":"/v1/chat/completions","body":{"messages":"hi"}}', 400, "messages must be an array"),
+    ('{"method":"POST","path":"/v1/chat/completions","body":{"messages":[{"role":"assistant","content":"a"}]}}',
+     400, "messages:"),
+    ('{"method":"POST","path":"/v1/completions","body":{"prompt":"a"', 400, "ends too early"),
+    ('{"method":"POST","path":"/v1/completions","body":{"prompt":nope}}', 400, "malformed JSON"),
+    ('not json at all', 400, "JSON"),
+    (b'{"method":"POST","path":"/v1/completions","body":{"prompt":"\xff\xfe"}}', 400, "not valid UTF-8"),
+    ('{"method":"POST","path":"/v1/completions","body":{"prompt":"\\ud800"}}', 400, "unpaired surrogate"),
+    ('{"method":"POST","path":"/detokenize","body":{"tokens":[1,99999]}}', 400, "not in the vocabulary"),
+    ('{"method":"POST","path":"/v1/completions","body":{"prompt":"' + "once upon a time " * 200 + '"}}', 400,
+     "context"),
+]
+
+
+def test_api_serial_error_table(ctx):
+    with boot_to_prompt(ctx) as vm:
+        before = vm.command("/mem")
+        api = Api(vm)
+        for line, want_status, words in ERRORS:
+            status, body, _ = api.raw(line)
+            shown = line[:70] if isinstance(line, str) else line[:70].decode(errors="replace")
+            assert status == want_status, f"{shown}: status {status}, expected {want_status}: {body}"
+            err = body["error"]
+            assert err["code"] == want_status and words in err["message"], f"{shown}: {err}"
+        # Still serving after all that.
+        status, body, _ = api.request("POST", "/v1/completions",
+                                      {"prompt": PROMPT, "max_tokens": 20, "temperature": 0})
+        want = golden(ctx, "stories260K__once_upon_a_time.txt")[len(PROMPT):]
+        assert status == 200 and want.startswith(body["choices"][0]["text"]) and body["usage"]["completion_tokens"] == 20, body
+        api.off()
+        after = vm.command("/mem")
+        assert heap_in_use(after) == heap_in_use(before), f"/mem before:\n{before}\nafter:\n{after}"
+
+
+def heap_in_use(mem):
+    m = re.search(r"heap in use[^\n]*", mem)
+    assert m, mem
+    return m.group(0)
+
+
+CASES = [test_api_serial_completion_matches_console_and_golden, test_api_serial_chat_matches_console_chat,
+         test_api_serial_tokenize_matches_llama_cpp, test_api_serial_error_table]
