@@ -2,7 +2,9 @@
 #
 #   make            loader, kernel and ramdisk into build/
 #   make image      build/disk.img (GPT + EFI System Partition), MODEL=... TOKENIZER=...
+#                   NET=dhcp API_KEY=... (the network and the API's key in boot.cfg)
 #   make run        boot build/disk.img in QEMU, serial console on this terminal
+#                   (NET=1: with a network, host port 8080 forwarded to the API)
 #   make host       build/host/llmrun and the host unit tests
 #   make test       host unit tests + the QEMU harness
 #   make test-big   the slow QEMU cases (ramdisks over 4 and 8 GiB)
@@ -50,13 +52,35 @@ KERNEL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
     -fno-stack-protector -fno-pic -fno-pie -mcmodel=kernel -mno-red-zone \
     -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-tree-loop-distribute-patterns \
     -fno-asynchronous-unwind-tables $(MATH_FLAGS) -DKERNEL=1
-KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c lib/*.c llm/*.c llm/*/*.c)
+KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c kernel/drivers/net/*.c lib/*.c llm/*.c llm/*/*.c)
 KERNEL_ASMS := $(wildcard kernel/*.asm kernel/*/*.asm)
 # The console's Unifont glyphs, converted at build time (never committed).
 UNIFONT_HEX ?= /usr/share/unifont/unifont.hex
 UNIFONT_GLYPHS := $(BUILD)/gen/unifont_glyphs.c
+# lwIP (TCP/IP) is a dependency, never committed: tools/fetch-lwip.sh unpacks
+# Debian's source package into LWIP_DIR; its IPv4 core is built with the
+# kernel's flags, our lwipopts.h and arch/cc.h (kernel/net/lwip).
+LWIP_DIR ?= deps/lwip
+LWIP_SRCS := $(addprefix $(LWIP_DIR)/src/,core/init.c core/def.c core/inet_chksum.c core/ip.c \
+    core/mem.c core/memp.c core/netif.c core/pbuf.c core/stats.c core/sys.c core/tcp.c \
+    core/tcp_in.c core/tcp_out.c core/timeouts.c core/udp.c core/ipv4/dhcp.c \
+    core/ipv4/etharp.c core/ipv4/icmp.c core/ipv4/ip4.c core/ipv4/ip4_addr.c \
+    core/ipv4/ip4_frag.c netif/ethernet.c)
+LWIP_INCLUDES := -Ikernel/net/lwip -I$(LWIP_DIR)/src/include
+LWIP_CFLAGS := $(KERNEL_CFLAGS) -Ikernel/net/lwip/libc $(LWIP_INCLUDES) -fno-strict-aliasing
+LWIP_OBJS := $(patsubst $(LWIP_DIR)/src/%.c,$(BUILD)/kernel-obj/lwip/%.o,$(LWIP_SRCS))
 KERNEL_OBJS := $(patsubst %.c,$(BUILD)/kernel-obj/%.o,$(KERNEL_SRCS) $(UNIFONT_GLYPHS)) \
-               $(patsubst %.asm,$(BUILD)/kernel-obj/%.asm.o,$(KERNEL_ASMS))
+               $(patsubst %.asm,$(BUILD)/kernel-obj/%.asm.o,$(KERNEL_ASMS)) $(LWIP_OBJS)
+
+$(LWIP_SRCS) $(LWIP_DIR)/src/include/lwip/init.h &:
+	sh tools/fetch-lwip.sh $(LWIP_DIR)
+$(BUILD)/kernel-obj/lwip/%.o: $(LWIP_DIR)/src/%.c kernel/net/lwip/lwipopts.h kernel/net/lwip/arch/cc.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LWIP_CFLAGS) -MMD -MP -c $< -o $@
+# The kernel's network code includes lwIP's headers.
+$(BUILD)/kernel-obj/kernel/net/%.o: kernel/net/%.c $(LWIP_DIR)/src/include/lwip/init.h
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_CFLAGS) $(LWIP_INCLUDES) -MMD -MP -c $< -o $@
 
 $(UNIFONT_GLYPHS): tools/gen_unifont_glyphs.py
 	@mkdir -p $(dir $@)
@@ -119,8 +143,17 @@ models/stories15M.bin models/tokenizer.bin &:
 $(BUILD)/ramdisk.tar: $(RAMDISK_FILES) $(RAMDISK_STAMP) tools/mkramdisk.sh
 	sh tools/mkramdisk.sh $@ $(RAMDISK_FILES)
 
-$(BUILD)/boot.cfg: $(RAMDISK_STAMP)
+# NET=dhcp (or NET=1) turns the network on in boot.cfg, NET=static too (add
+# ip=, gw=, mask= to build/boot.cfg); API_KEY=... is the HTTP API's key.
+NET     ?=
+API_KEY ?=
+NET_MODE := $(if $(filter 1 dhcp,$(NET)),dhcp,$(NET))
+BOOT_CFG_STAMP := $(BUILD)/boot-cfg.settings
+$(shell mkdir -p $(BUILD); echo '$(NET_MODE) $(API_KEY)' | cmp -s - $(BOOT_CFG_STAMP) || echo '$(NET_MODE) $(API_KEY)' > $(BOOT_CFG_STAMP))
+$(BUILD)/boot.cfg: $(RAMDISK_STAMP) $(BOOT_CFG_STAMP)
 	printf 'model=%s\ntokenizer=%s\n' $(notdir $(MODEL)) $(notdir $(TOKENIZER)) > $@
+	$(if $(NET_MODE),printf 'net=%s\n' '$(NET_MODE)' >> $@)
+	$(if $(API_KEY),printf 'api_key=%s\n' '$(API_KEY)' >> $@)
 
 # The ramdisk goes into a GPT partition of its own (no FAT32 4 GiB limit);
 # RAMDISK_ON_ESP=1 puts it on the EFI System Partition as ramdisk.tar instead.
@@ -133,8 +166,16 @@ $(BUILD)/disk.img: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar
 all: $(BUILD)/BOOTX64.EFI $(BUILD)/kernel.elf $(BUILD)/ramdisk.tar $(BUILD)/boot.cfg
 image: $(BUILD)/disk.img
 
+# make run NET=1: QEMU's user-mode network (DHCP gives 10.0.2.15) with host
+# 127.0.0.1:NET_PORT forwarded to the API's port in the guest (8080, as
+# llama-server); NET_MODEL=e1000e or e1000 tries the Intel cards.
+, := ,
+API_PORT  ?= 8080
+NET_PORT  ?= $(API_PORT)
+NET_MODEL ?= virtio-net-pci
+QEMU_NIC  := $(if $(NET),user$(,)model=$(NET_MODEL)$(,)hostfwd=tcp:127.0.0.1:$(NET_PORT)-:$(API_PORT),none)
 QEMU_FLAGS := -machine q35 -cpu max -accel tcg -m $(QEMU_MEM) -smp $(QEMU_SMP) \
-    -bios $(OVMF) -drive format=raw,file=$(BUILD)/disk.img -nic none -no-reboot \
+    -bios $(OVMF) -drive format=raw,file=$(BUILD)/disk.img -nic $(QEMU_NIC) -no-reboot \
     -device isa-debug-exit,iobase=0xf4,iosize=0x04
 run: image
 	$(QEMU) $(QEMU_FLAGS) -display none -vga std -serial mon:stdio

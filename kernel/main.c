@@ -17,6 +17,7 @@
 #include "kernel/drivers/uart.h"
 #include "kernel/drivers/usb.h"
 #include "kernel/drivers/xhci.h"
+#include "kernel/net/net.h"
 #include "kernel/arch/smp.h"
 #include "kernel/arch/workers.h"
 #include "lib/config.h"
@@ -147,6 +148,7 @@ void kernel_main(uint64_t boot_info_phys) {
         ramdisk_init(NULL, 0);
         kprintf("ramdisk: none\n");
     }
+    net_init(boot_info->cmdline, strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX));
     run_boot_smp_checks();
     shell_run();
 }

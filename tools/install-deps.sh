@@ -10,3 +10,6 @@ if [ -n "$missing" ]; then
     $sudo apt-get update
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y $missing
 fi
+# lwIP's source (TCP/IP for the kernel) from Debian's source package, into
+# the ignored deps/lwip; the Makefile also runs this on a first build.
+sh "$(dirname "$0")/fetch-lwip.sh" "$(dirname "$0")/../deps/lwip"

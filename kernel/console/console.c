@@ -27,6 +27,13 @@ void console_register_input(int (*poll_key)(void)) {
     if (poll_key && source_count < MAX_SOURCES) sources[source_count++] = poll_key;
 }
 
+static void (*idle_work[MAX_SOURCES])(void);
+static int idle_count;
+
+void console_register_idle(void (*work)(void)) {
+    if (work && idle_count < MAX_SOURCES) idle_work[idle_count++] = work;
+}
+
 void console_write(const char *s, size_t len) {
     /* Chunked so input arriving during long output is pulled off the UART. */
     while (len > 0) {
@@ -182,6 +189,7 @@ static int serial_poll_key(void) {
 }
 
 int console_poll_key(void) {
+    for (int i = 0; i < idle_count; i++) idle_work[i]();
     for (int i = 0; i < source_count; i++) {
         int key = sources[i]();
         if (key != KEY_NONE) return key;

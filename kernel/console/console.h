@@ -63,5 +63,8 @@ void console_register_output(void (*write)(const char *s, size_t len));
 /* Extra input sources (PS/2): poll_key returns a key code as above or
  * KEY_NONE, never blocks. At most 4 sources. */
 void console_register_input(int (*poll_key)(void));
+/* Work that runs whenever input is polled: while the shell waits for a key
+ * and between the tokens of an answer (the network). At most 4. */
+void console_register_idle(void (*work)(void));
 
 #endif

@@ -17,6 +17,7 @@
 /* virtio_pci_cap.cfg_type */
 #define CAP_COMMON 1
 #define CAP_NOTIFY 2
+#define CAP_DEVICE 4
 
 /* struct virtio_pci_common_cfg offsets */
 #define COMMON_DEVICE_FEATURE_SELECT 0x00
@@ -102,6 +103,11 @@ static volatile uint8_t *map_region(const struct pci_device *pci, uint8_t cap, u
 }
 
 const char *virtio_pci_open(const struct pci_device *pci, struct virtio_pci *dev) {
+    return virtio_pci_open_features(pci, dev, 0, NULL);
+}
+
+const char *virtio_pci_open_features(const struct pci_device *pci, struct virtio_pci *dev, uint32_t wanted,
+                                     uint32_t *granted) {
     memset(dev, 0, sizeof *dev);
     dev->pci = pci;
     if (!(pci_read16(pci, PCI_STATUS) & PCI_STATUS_CAPS))
@@ -117,6 +123,8 @@ const char *virtio_pci_open(const struct pci_device *pci, struct virtio_pci *dev
             dev->notify = map_region(pci, cap, 2);
             dev->notify_multiplier = pci_read32(pci, cap + 16);
         }
+        if ((head & 0xff) == PCI_CAP_VENDOR && type == CAP_DEVICE && !dev->device)
+            dev->device = map_region(pci, cap, 1);
         cap = (uint8_t)((head >> 8) & 0xfc);
     }
     if (!dev->common || !dev->notify) return "no usable virtio common/notify capability";
@@ -125,8 +133,11 @@ const char *virtio_pci_open(const struct pci_device *pci, struct virtio_pci *dev
     write32(dev->common, COMMON_DEVICE_FEATURE_SELECT, 1);
     if (!(read32(dev->common, COMMON_DEVICE_FEATURE) & FEATURE_VERSION_1_HIGH))
         return "the device does not offer VIRTIO_F_VERSION_1";
+    write32(dev->common, COMMON_DEVICE_FEATURE_SELECT, 0);
+    uint32_t low = read32(dev->common, COMMON_DEVICE_FEATURE) & wanted;
+    if (granted) *granted = low;
     write32(dev->common, COMMON_DRIVER_FEATURE_SELECT, 0);
-    write32(dev->common, COMMON_DRIVER_FEATURE, 0);
+    write32(dev->common, COMMON_DRIVER_FEATURE, low);
     write32(dev->common, COMMON_DRIVER_FEATURE_SELECT, 1);
     write32(dev->common, COMMON_DRIVER_FEATURE, FEATURE_VERSION_1_HIGH);
     write8(dev->common, COMMON_STATUS, STATUS_ACKNOWLEDGE | STATUS_DRIVER | STATUS_FEATURES_OK);
@@ -140,10 +151,26 @@ static uint64_t zeroed_page(void) {
     return phys;
 }
 
+uint16_t virtio_pci_queue_max(struct virtio_pci *dev, uint16_t index) {
+    write16(dev->common, COMMON_QUEUE_SELECT, index);
+    return read16(dev->common, COMMON_QUEUE_SIZE);
+}
+
+volatile uint16_t *virtio_pci_queue_enable(struct virtio_pci *dev, uint16_t index, uint16_t size,
+                                           uint64_t desc, uint64_t driver, uint64_t device) {
+    write16(dev->common, COMMON_QUEUE_SELECT, index);
+    write16(dev->common, COMMON_QUEUE_SIZE, size);
+    write64(dev->common, COMMON_QUEUE_DESC, desc);
+    write64(dev->common, COMMON_QUEUE_DRIVER, driver);
+    write64(dev->common, COMMON_QUEUE_DEVICE, device);
+    uint32_t notify_off = read16(dev->common, COMMON_QUEUE_NOTIFY_OFF);
+    write16(dev->common, COMMON_QUEUE_ENABLE, 1);
+    return (volatile uint16_t *)(dev->notify + notify_off * dev->notify_multiplier);
+}
+
 const char *virtq_create(struct virtio_pci *dev, uint16_t index, struct virtq *q) {
     memset(q, 0, sizeof *q);
-    write16(dev->common, COMMON_QUEUE_SELECT, index);
-    uint16_t size = read16(dev->common, COMMON_QUEUE_SIZE);
+    uint16_t size = virtio_pci_queue_max(dev, index);
     if (size == 0) return "the device has no such queue";
     if (size > QUEUE_MAX) size = QUEUE_MAX;
     uint64_t rings = zeroed_page(), used = zeroed_page();
@@ -158,13 +185,7 @@ const char *virtq_create(struct virtio_pci *dev, uint16_t index, struct virtq *q
     q->request = phys_to_virt(q->request_phys);
     q->response = phys_to_virt(q->response_phys);
     q->avail->flags = AVAIL_F_NO_INTERRUPT;
-    write16(dev->common, COMMON_QUEUE_SIZE, size);
-    write64(dev->common, COMMON_QUEUE_DESC, rings);
-    write64(dev->common, COMMON_QUEUE_DRIVER, rings + 512);
-    write64(dev->common, COMMON_QUEUE_DEVICE, used);
-    uint32_t notify_off = read16(dev->common, COMMON_QUEUE_NOTIFY_OFF);
-    q->notify = (volatile uint16_t *)(dev->notify + notify_off * dev->notify_multiplier);
-    write16(dev->common, COMMON_QUEUE_ENABLE, 1);
+    q->notify = virtio_pci_queue_enable(dev, index, size, rings, rings + 512, used);
     return NULL;
 }
 

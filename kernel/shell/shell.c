@@ -25,6 +25,7 @@ static const struct shell_command shell_commands[] = {
     {"/cpu", "", "processor, SIMD features, cores, TSC frequency", shell_cmd_cpu},
     {"/uptime", "", "time since boot", shell_cmd_uptime},
     {"/pci", "", "list PCI functions", shell_cmd_pci},
+    {"/net", "", "network: card, link, address, services with their connections and errors", shell_cmd_net},
     {"/smp", "[test]", "processors online; 'test' runs a parallel sum on every core", shell_cmd_smp},
     {"/bench", "[TOKENS]", "prefill and decode speed of the loaded model on one core and on all",
      shell_cmd_bench},

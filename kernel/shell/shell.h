@@ -33,6 +33,7 @@ void shell_cmd_reboot(struct session *session, const char *args);
 void shell_cmd_poweroff(struct session *session, const char *args);
 void shell_cmd_fault(struct session *session, const char *args);
 void shell_cmd_pci(struct session *session, const char *args);
+void shell_cmd_net(struct session *session, const char *args);
 /* shell_smp.c: */
 void shell_cmd_smp(struct session *session, const char *args);
 /* shell_llm.c: the model, its settings and the conversation. */

@@ -5,6 +5,7 @@
 #include "kernel/session/session.h"
 #include "kernel/drivers/acpi.h"
 #include "kernel/drivers/pci.h"
+#include "kernel/net/net.h"
 #include "kernel/console/console.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/smp.h"
@@ -227,4 +228,8 @@ void shell_cmd_fault(struct session *session, const char *args) {
 
 void shell_cmd_pci(struct session *session, const char *args) {
     pci_print_devices();
+}
+
+void shell_cmd_net(struct session *session, const char *args) {
+    net_print_status();
 }

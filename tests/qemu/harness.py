@@ -41,6 +41,7 @@ import cases_gemma3  # noqa: E402
 import cases_chat_templates  # noqa: E402
 import cases_half_weights  # noqa: E402
 import cases_api  # noqa: E402
+import cases_net  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
@@ -131,6 +132,7 @@ def main():
                    cases_chat_templates,
                    cases_half_weights,
                    cases_api,
+                   cases_net,
                    ):
         cases += module.CASES
     cases = [c for c in cases if args.filter in c.__name__]

@@ -24,9 +24,10 @@ class VMError(Exception):
 
 class VM:
     def __init__(self, image, ovmf, memory="1G", smp=1, usb_stick=False, extra_args=(),
-                 vga=True, name="vm", machine="q35", cpu="max", firmware_args=None, serial=True):
+                 vga=True, name="vm", machine="q35", cpu="max", firmware_args=None, serial=True, nic="none"):
         """firmware_args replaces -bios ovmf (e.g. two pflash drives); serial=False
-        gives the machine no serial port (-serial none): read the screen instead."""
+        gives the machine no serial port (-serial none): read the screen instead;
+        nic is -nic's value (e.g. "user,model=e1000,hostfwd=..."), none by default."""
         self.name = name
         self.dir = tempfile.mkdtemp(prefix="llmk-")
         self.serial_path = os.path.join(self.dir, "serial.sock")
@@ -36,7 +37,7 @@ class VM:
         serial_args = ["-chardev", f"socket,id=ser0,path={self.serial_path},server=on,wait=on",
                        "-serial", "chardev:ser0"] if serial else ["-serial", "none"]
         args = ["qemu-system-x86_64", "-machine", machine, "-cpu", cpu, "-accel", "tcg",
-                "-m", memory, "-smp", str(smp)] + firmware + ["-nodefaults", "-nic", "none",
+                "-m", memory, "-smp", str(smp)] + firmware + ["-nodefaults", "-nic", nic,
                 "-no-reboot", "-display", "none",
                 "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"] + serial_args + [
                 "-monitor", f"unix:{self.monitor_path},server=on,wait=off"]

@@ -1,0 +1,2 @@
+/* string.h for lwIP: the kernel runtime's. */
+#include "lib/string.h"
