@@ -119,7 +119,8 @@ static int want_number(struct walk *w, int i, const char *name, double *out) {
 static int want_int(struct walk *w, int i, const char *name, long long lo, long long hi, long long *out) {
     double v;
     if (want_number(w, i, name, &v) != 0) return -1;
-    if (v != (double)(long long)v || v < (double)lo || v > (double)hi) {
+    if (!(v >= (double)lo && v <= (double)hi) ||
+        v != (double)(long long)v) { /* range first: the cast needs it */
         char what[96];
         snprintf(what, sizeof what, "%s must be an integer from %lld to %lld", name, lo, hi);
         return fail(w, "%s", what);
@@ -156,6 +157,48 @@ static int is_null(const struct walk *w, int i) {
     return w->t[i].type == JSMN_PRIMITIVE && token_is(w, i, "null");
 }
 
+/* Where token i begins and ends in the text, quotes included. */
+static int raw_start(const struct walk *w, int i) {
+    return w->t[i].start - (w->t[i].type == JSMN_STRING);
+}
+static int raw_end(const struct walk *w, int i) {
+    return w->t[i].end + (w->t[i].type == JSMN_STRING);
+}
+
+/* The text between two tokens is whitespace around exactly `sep` (or only
+ * whitespace when sep is 0). */
+static int gap_is(const struct walk *w, int from, int to, char sep) {
+    int seen = 0;
+    for (int p = from; p < to; p++) {
+        char c = w->js[p];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+        if (c != sep || seen) return 0;
+        seen = 1;
+    }
+    return seen == (sep != 0);
+}
+
+/* jsmn does not check separators ({"a":1,} and [1 2] pass): every member
+ * of every object and array is checked here. */
+static int check_separators(struct walk *w) {
+    for (int i = 0; i < w->count; i++) {
+        const jsmntok_t *t = &w->t[i];
+        if (t->type != JSMN_OBJECT && t->type != JSMN_ARRAY) continue;
+        int pos = t->start + 1, j = i + 1;
+        for (int k = 0; k < t->size; k++) {
+            if (!gap_is(w, pos, raw_start(w, j), k ? ',' : 0)) return -1;
+            if (t->type == JSMN_OBJECT) {
+                if (!gap_is(w, raw_end(w, j), raw_start(w, j + 1), ':')) return -1;
+                j++;
+            }
+            pos = raw_end(w, j);
+            j = skip(w, j);
+        }
+        if (!gap_is(w, pos, t->end - 1, 0)) return -1;
+    }
+    return 0;
+}
+
 /* Checks the structure jsmn leaves to us: every value a valid literal or
  * number, every object member a string key with one value. */
 static int check_values(struct walk *w) {
@@ -173,6 +216,7 @@ static int check_values(struct walk *w) {
                     return fail(w, "%s", "malformed JSON: an object member without a value");
         }
     }
+    if (check_separators(w) != 0) return fail(w, "%s", "malformed JSON: a missing or extra ',' or ':'");
     return 0;
 }
 
@@ -317,7 +361,8 @@ static int decode_field(struct walk *w, int key, struct api_request *r, enum api
         return 0;
     }
     if (token_is(w, key, "seed")) {
-        if (want_int(w, v, "seed", -1, 0x7fffffffffffffffLL, &n) != 0) return -1;
+        if (want_int(w, v, "seed", -1, 9007199254740991LL /* 2^53 - 1: exact in a double */, &n) != 0)
+            return -1;
         if (n >= 0) r->has |= API_HAS_SEED; /* -1: llama-server's "random" */
         r->seed = (uint64_t)n;
         return 0;

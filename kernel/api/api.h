@@ -34,6 +34,16 @@ int api_handle(struct session *s, const char *method, const char *path, const ch
 /* An error answer: {"error":{"code":status,"message":...,"type":...}}. */
 void api_send_error(struct api_reply *reply, int status, const char *message);
 
+/* api_http.c: the HTTP service on TCP port 8080 (boot.cfg api_key=KEY:
+ * every request needs "Authorization: Bearer KEY"); 0, or -1 (reported by
+ * the network: off, port taken). */
+int api_http_start(const char *api_key);
+/* Answers the next queued HTTP request, if any (and every queued refusal);
+ * 1 when it answered something.
+ * Called by the shell while it waits for a key, never from inside a
+ * generation: console prompts and API requests take turns. */
+int api_poll(struct session *s);
+
 /* api_serial.c: /api on the console (boot.cfg api=serial): JSON lines
  * until the line "/api off". */
 void api_serial_run(struct session *s);

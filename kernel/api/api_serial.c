@@ -8,6 +8,7 @@
  * The line "/api off" returns to the shell. Keys are read raw (no echo). */
 #include "kernel/api/api.h"
 
+#include "kernel/arch/cpu.h"
 #include "kernel/console/console.h"
 #include "lib/format.h"
 #include "lib/stdlib.h"
@@ -59,7 +60,12 @@ void api_serial_run(struct session *s) {
     size_t len = 0;
     int too_long = 0;
     for (;;) {
-        int key = console_wait_key();
+        int key = console_poll_key();
+        if (key == KEY_NONE) {
+            api_poll(s); /* HTTP requests are served in this mode too */
+            cpu_relax();
+            continue;
+        }
         if (key >= 0x100) continue; /* arrows and such: never part of JSON */
         if (key != '\n' && key != '\r') {
             if (len < API_LINE_MAX)

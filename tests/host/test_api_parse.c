@@ -142,6 +142,15 @@ static void test_decode(void) {
     expect_refused("decode: bare word", API_COMPLETION, "{\"prompt\":hello}", "malformed JSON");
     expect_refused("decode: missing value", API_COMPLETION, "{\"prompt\":\"a\",\"stream\"}",
                    "malformed JSON");
+    expect_refused("decode: trailing comma", API_COMPLETION, "{\"prompt\":\"a\",}", "malformed JSON");
+    expect_refused("decode: trailing comma in an array", API_COMPLETION,
+                   "{\"prompt\":\"a\",\"stop\":[\"x\",]}", "malformed JSON");
+    expect_refused("decode: missing comma", API_COMPLETION, "{\"prompt\":\"a\" \"stream\":true}",
+                   "malformed JSON");
+    expect_refused("decode: missing comma in an array", API_DETOKENIZE, "{\"tokens\":[1 2]}",
+                   "malformed JSON");
+    expect_refused("decode: comma for colon", API_COMPLETION, "{\"prompt\",\"a\"}", "malformed JSON");
+    expect_refused("decode: leading comma", API_COMPLETION, "{,\"prompt\":\"a\"}", "malformed JSON");
     expect_refused("decode: text after the object", API_COMPLETION, "{\"prompt\":\"a\"} {}",
                    "after the object");
     expect_refused("decode: prompt of the wrong type", API_COMPLETION, "{\"prompt\":5}",

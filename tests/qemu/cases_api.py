@@ -7,10 +7,13 @@ counts and tokenize/detokenize agree with the reference tokenizer
 import json
 import os
 import re
+import socket
 import subprocess
+import time
 
 from cases_boot import boot_to_prompt
 from cases_llm import answer, golden, set_all, first_difference
+from cases_net import free_port, heap_bytes, net_image
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REFERENCE = os.path.join(ROOT, "tests", "reference")
@@ -231,5 +234,134 @@ def heap_in_use(mem):
     return m.group(0)
 
 
+KEY = "sekrit-key-123"
+
+
+def http(port, raw, timeout=120):
+    """Sends raw bytes; returns (status, headers text, body bytes) of the answer
+    (read to the connection's close or Content-Length)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(raw)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        m = re.search(rb"Content-Length: (\d+)", head)
+        while (m is None or len(body) < int(m.group(1))):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+    status = int(head.split(b" ")[1]) if head.startswith(b"HTTP/1.1 ") else 0
+    return status, head.decode(errors="replace"), body
+
+
+def post(path, body, key=KEY, extra=""):
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    auth = f"Authorization: Bearer {key}\r\n" if key is not None else ""
+    return (f"POST {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\nConnection: close\r\n{extra}\r\n").encode() + data
+
+
+def get(path, key=KEY, method="GET"):
+    auth = f"Authorization: Bearer {key}\r\n" if key is not None else ""
+    return f"{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n".encode()
+
+
+HTTP_ERRORS = [
+    ("no key", get("/v1/models", key=None), 401, "API key"),
+    ("wrong key", get("/v1/models", key="sekrit-key-12"), 401, "API key"),
+    ("unknown route", get("/v2/nothing"), 404, "no such route"),
+    ("wrong method", get("/v1/chat/completions"), 405, "takes POST"),
+    ("DELETE", get("/health", method="DELETE"), 405, "takes GET"),
+    ("malformed JSON", post("/v1/completions", b'{"prompt": "a",}'), 400, "malformed JSON"),
+    ("truncated JSON", post("/v1/completions", b'{"prompt": "a"'), 400, "ends too early"),
+    ("wrong type", post("/v1/chat/completions", {"messages": [{"role": "user", "content": 5}]}), 400,
+     "content must be"),
+    ("invalid UTF-8", post("/v1/completions", b'{"prompt": "\xc3\x28"}'), 400, "not valid UTF-8"),
+    ("max_tokens beyond the context", post("/v1/completions", {"prompt": "a", "max_tokens": 5000}), 400,
+     "max_tokens"),
+    ("no Content-Length", b"POST /v1/completions HTTP/1.1\r\nAuthorization: Bearer " + KEY.encode() +
+     b"\r\n\r\n", 411, "Content-Length"),
+    ("chunked", b"POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 411, "chunked"),
+    ("body over 1 MiB", b"POST /v1/completions HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413, "1 MiB"),
+    ("headers over 8 KiB", b"GET /health HTTP/1.1\r\nX: " + b"a" * 9000 + b"\r\n\r\n", 431, "8 KiB"),
+    ("longer body than Content-Length", post("/v1/completions", b'{"prompt":"a","max_tokens":2}').replace(
+        b"Content-Length: 29", b"Content-Length: 20"), 400, "malformed JSON"),
+    ("HTTP/2", b"GET /health HTTP/2.0\r\n\r\n", 505, "HTTP/1"),
+    ("garbage", b"\x00\x01\x02 hello\r\n\r\n", 400, "NUL byte"),
+    ("no path", b"hello world\r\n\r\n", 400, "request target"),
+]
+
+
+def test_api_http_openai_client_and_errors(ctx):
+    """The official openai npm client over HTTP (hostfwd to the guest's 8080):
+    completions and chat, whole and streamed, equal the console's greedy
+    answers; a wrong key gets 401; the error table; a stream cut off by the
+    client stops its generation and the next request is served; the heap is
+    the same at the end."""
+    port = free_port()
+    img = net_image(ctx, "api-http", f"net=dhcp\napi_key={KEY}\n")
+    vm = ctx.boot(img, nic=f"user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:{port}-:8080")
+    with vm:
+        vm.expect("api: HTTP on port 8080, API key required", timeout=120)
+        vm.wait_prompt(timeout=30)
+        set_all(vm, temp=0, steps=80)  # positions for a prompt, new tokens for a /chat turn
+        console_text, stats = answer(vm, PROMPT)
+        new = int(stats.group(1))
+        vm.command("/chat")
+        chat_text, _ = answer(vm, PROMPT)
+        vm.command("/chat off")
+        before = heap_bytes(vm)
+
+        got = node_reference("openai_client.mjs", f"http://127.0.0.1:{port}/v1", KEY, PROMPT, str(new), "80")
+        assert got["models"] == ["stories260K.bin"], got["models"]
+        want = console_text[len(PROMPT):]
+        c = got["completion"]
+        assert c["text"] == want, f"completion: {first_difference(c['text'], want)}"
+        assert c["finish_reason"] == "length" and c["usage"]["completion_tokens"] == new, c
+        s = got["completion_stream"]
+        assert s["text"] == want and s["chunks"] > 10, f"streamed completion: {s['chunks']} chunks, " \
+            f"{first_difference(s['text'], want)}"
+        ch = got["chat"]
+        assert ch["role"] == "assistant" and ch["content"] == chat_text, \
+            f"chat: {first_difference(ch['content'], chat_text)}"
+        cs = got["chat_stream"]
+        assert cs["content"] == chat_text and cs["chunks"] > 10 and cs["finish_reason"] == ch["finish_reason"], cs
+        assert got["wrong_key"]["status"] == 401, got["wrong_key"]
+
+        for what, raw, want_status, words in HTTP_ERRORS:
+            status, head, body = http(port, raw)
+            assert status == want_status, f"{what}: status {status}, expected {want_status}: {head} {body[:200]!r}"
+            err = json.loads(body)["error"]
+            assert err["code"] == want_status and words in err["message"], f"{what}: {err}"
+            assert "application/json" in head, f"{what}: {head}"
+
+        # A client that hangs up mid-stream stops its generation at once.
+        with vm.lock:
+            vm.cursor = len(vm.buf)
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+            s.sendall(post("/v1/completions", {"prompt": PROMPT, "stream": True, "temperature": 0, "max_tokens": 500}))
+            data = b""
+            while data.count(b"data: ") < 3:
+                data += s.recv(4096)
+            assert b"text/event-stream" in data, data[:300]
+        out = vm.expect(re.compile(rb"api: POST /v1/completions \d+"), timeout=60)
+        assert out.endswith("api: POST /v1/completions 499"), out[-300:]
+        status, _, body = http(port, post("/v1/completions", {"prompt": PROMPT, "max_tokens": 5, "temperature": 0}))
+        assert status == 200 and want.startswith(json.loads(body)["choices"][0]["text"]), body
+        status, _, body = http(port, get("/health"))
+        assert status == 200 and json.loads(body) == {"status": "ok"}, body
+        time.sleep(12)  # lwIP's TIME_WAIT (2 x TCP_MSL 5 s) lets go of the closed connections
+        with vm.lock:  # past the console lines (and re-shown prompts) of the requests
+            vm.cursor = len(vm.buf)
+        after = heap_bytes(vm)
+        assert after == before, f"heap {before} bytes before the HTTP requests, {after} after"
+
+
 CASES = [test_api_serial_completion_matches_console_and_golden, test_api_serial_chat_matches_console_chat,
-         test_api_serial_tokenize_matches_llama_cpp, test_api_serial_error_table]
+         test_api_serial_tokenize_matches_llama_cpp, test_api_serial_error_table,
+         test_api_http_openai_client_and_errors]
