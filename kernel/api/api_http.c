@@ -9,6 +9,7 @@
 #include "kernel/api/api.h"
 
 #include "kernel/console/console.h"
+#include "kernel/drivers/timer.h"
 #include "kernel/net/net_service.h"
 #include "lib/format.h"
 #include "lib/http_request.h"
@@ -17,11 +18,17 @@
 
 #define API_HTTP_PORT 8080
 #define API_HTTP_CONNECTIONS 8
-#define API_QUEUE_MAX 4       /* requests waiting for the one generation */
-#define API_PENDING_MAX 65536 /* bytes of a pipelined next request held while one is answered */
+#define API_QUEUE_MAX 4 /* requests waiting for the one generation */
+#define API_PENDING_MAX 65536
+/* A request must arrive whole this long after its first byte (a body shorter
+ * than its Content-Length, a client that stalls): 408 then. */
+#define API_REQUEST_TIMEOUT_NS                                                                               \
+    (20ull * 1000000000ull) /* bytes of a pipelined next request held while one is answered */
 
 struct http_conn {
+    struct http_conn *next_open; /* every open connection, for the request time-out */
     struct http_conn *next_queued;
+    uint64_t request_start_ns; /* the first byte of a request not yet complete; 0: none */
     struct byte_stream *stream;
     struct http_parser parser;
     int queued; /* a complete request (or a refusal) waits in the queue */
@@ -37,12 +44,14 @@ struct http_conn {
 
 static char api_key[256];
 static size_t api_key_len;
+static struct http_conn *open_conns;
 static struct http_conn *queue_head;
 static int queue_length;
 static int serving;
 
 static void enqueue(struct http_conn *c) {
     c->queued = 1;
+    c->request_start_ns = 0;
     c->next_queued = NULL;
     struct http_conn **p = &queue_head;
     while (*p) p = &(*p)->next_queued;
@@ -82,6 +91,7 @@ static void request_ready(struct http_conn *c, int status) {
 
 static void feed(struct http_conn *c, const char *bytes, size_t n) {
     if (c->closing) return;
+    if (n && !c->queued && !c->request_start_ns) c->request_start_ns = timer_ns();
     while (n > 0 && !c->queued) {
         size_t used;
         int rc = http_feed(&c->parser, bytes, n, &used);
@@ -105,6 +115,8 @@ static void *http_open(struct byte_stream *stream) {
     memset(c, 0, sizeof *c);
     c->stream = stream;
     http_parser_init(&c->parser);
+    c->next_open = open_conns;
+    open_conns = c;
     return c;
 }
 
@@ -114,6 +126,11 @@ static void http_receive(void *conn, const void *bytes, size_t n) {
 
 static void free_conn(struct http_conn *c) {
     if (c->queued) dequeue(c);
+    for (struct http_conn **p = &open_conns; *p; p = &(*p)->next_open)
+        if (*p == c) {
+            *p = c->next_open;
+            break;
+        }
     http_parser_reset(&c->parser);
     free(c->pending);
     free(c);
@@ -167,9 +184,23 @@ static void http_end(void *ctx) {
 
 static void answer_refusals(void);
 
+/* Requests that did not arrive whole in time are refused with 408. */
+static void refuse_slow_requests(void) {
+    uint64_t now = timer_ns();
+    for (struct http_conn *c = open_conns; c; c = c->next_open)
+        if (c->request_start_ns && !c->queued && !c->busy && !c->closing && !c->gone &&
+            now - c->request_start_ns > API_REQUEST_TIMEOUT_NS) {
+            c->refuse = 408;
+            c->refuse_reason = "the request did not arrive whole within 20 s (a body shorter than its "
+                               "Content-Length?)";
+            enqueue(c);
+        }
+}
+
 static int http_gone(void *ctx) {
     struct http_conn *c = ctx;
     net_poll(); /* between tokens: new requests queue, a hang-up is seen */
+    refuse_slow_requests();
     answer_refusals();
     return c->gone || c->stream->closed(c->stream->ctx);
 }
@@ -223,7 +254,9 @@ static void answer_refusals(void) {
 }
 
 int api_poll(struct session *s) {
-    if (serving || !queue_head) return 0;
+    if (serving) return 0;
+    refuse_slow_requests();
+    if (!queue_head) return 0;
     serving = 1;
     answer_refusals();
     if (queue_head) answer(s, queue_head);

@@ -349,17 +349,57 @@ def test_api_http_openai_client_and_errors(ctx):
             while data.count(b"data: ") < 3:
                 data += s.recv(4096)
             assert b"text/event-stream" in data, data[:300]
-        out = vm.expect(re.compile(rb"api: POST /v1/completions \d+"), timeout=60)
-        assert out.endswith("api: POST /v1/completions 499"), out[-300:]
+        out = vm.expect(re.compile(rb"api: POST /v1/completions \d+(, \d+ tokens)?"), timeout=60)
+        m = re.search(r"api: POST /v1/completions (\d+)(?:, (\d+) tokens)?$", out)
+        assert m and m.group(1) == "499", out[-300:]
+        assert int(m.group(2) or 0) < 100, f"the generation went on after the hang-up: {m.group(0)}"
         status, _, body = http(port, post("/v1/completions", {"prompt": PROMPT, "max_tokens": 5, "temperature": 0}))
         assert status == 200 and want.startswith(json.loads(body)["choices"][0]["text"]), body
         status, _, body = http(port, get("/health"))
         assert status == 200 and json.loads(body) == {"status": "ok"}, body
+        assert_queue_bounded(port)
+        # A body shorter than its Content-Length: 408 once the request time-out (20 s) passes.
+        start = time.monotonic()
+        raw = post("/v1/completions", b'{"prompt":"a"}').replace(b"Content-Length: 14", b"Content-Length: 40")
+        status, head, body = http(port, raw)
+        assert status == 408 and "Content-Length" in json.loads(body)["error"]["message"], (head, body)
+        assert 19 < time.monotonic() - start < 40, time.monotonic() - start
         time.sleep(12)  # lwIP's TIME_WAIT (2 x TCP_MSL 5 s) lets go of the closed connections
         with vm.lock:  # past the console lines (and re-shown prompts) of the requests
             vm.cursor = len(vm.buf)
         after = heap_bytes(vm)
         assert after == before, f"heap {before} bytes before the HTTP requests, {after} after"
+
+
+def read_answer(s):
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ")[1]), body
+
+
+def assert_queue_bounded(port, clients=7):
+    """One generation at a time and 4 waiting: of 7 requests sent at once,
+    those past the queue get 503 with a JSON error at once; the rest are
+    served in turn."""
+    socks = [socket.create_connection(("127.0.0.1", port), timeout=180) for _ in range(clients)]
+    try:
+        for s in socks:
+            s.sendall(post("/v1/completions", {"prompt": PROMPT, "max_tokens": 150, "temperature": 0}))
+        answers = [read_answer(s) for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+    statuses = [status for status, _ in answers]
+    assert statuses.count(200) >= 4 and statuses.count(503) >= 1 and \
+        statuses.count(200) + statuses.count(503) == clients, statuses
+    for status, body in answers:
+        if status == 503:
+            assert "queue is full" in json.loads(body)["error"]["message"], body
 
 
 CASES = [test_api_serial_completion_matches_console_and_golden, test_api_serial_chat_matches_console_chat,
