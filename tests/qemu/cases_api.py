@@ -357,6 +357,7 @@ def test_api_http_openai_client_and_errors(ctx):
         assert status == 200 and want.startswith(json.loads(body)["choices"][0]["text"]), body
         status, _, body = http(port, get("/health"))
         assert status == 200 and json.loads(body) == {"status": "ok"}, body
+        assert_console_takes_turns(vm, port, console_text)
         assert_queue_bounded(port)
         # A body shorter than its Content-Length: 408 once the request time-out (20 s) passes.
         start = time.monotonic()
@@ -369,6 +370,33 @@ def test_api_http_openai_client_and_errors(ctx):
             vm.cursor = len(vm.buf)
         after = heap_bytes(vm)
         assert after == before, f"heap {before} bytes before the HTTP requests, {after} after"
+
+
+def assert_console_takes_turns(vm, port, console_text):
+    """A prompt typed at the console while an API request generates waits
+    for it, then gets its answer (the same greedy text)."""
+    with vm.lock:
+        vm.cursor = len(vm.buf)
+    with socket.create_connection(("127.0.0.1", port), timeout=180) as s:
+        s.sendall(post("/v1/completions", {"prompt": PROMPT, "max_tokens": 400, "temperature": 0, "stream": True}))
+        data = b""
+        while b"data: " not in data:
+            data += s.recv(4096)
+        vm.send(PROMPT + "\r")  # typed while the API's answer streams
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    assert data.rstrip().endswith(b"data: [DONE]"), data[-200:]
+    out = vm.expect(re.compile(rb"\n\[\d+ tokens, [^\]\n]*\]"), timeout=120).replace("\r", "")
+    api_at = out.find("api: POST /v1/completions 200")
+    assert api_at >= 0, f"no api line before the console's answer: {out[-500:]!r}"
+    text = out[out.index(PROMPT, api_at):]
+    text = text[text.index("\n") + 1:]  # after the echoed line
+    text = text[:text.rindex("\n[")]
+    assert text == console_text, f"console answer after the API: {first_difference(text, console_text)}"
+    vm.wait_prompt(timeout=30)
 
 
 def read_answer(s):
