@@ -238,6 +238,21 @@ def heap_in_use(mem):
     return m.group(0)
 
 
+def test_api_serial_from_boot_cfg(ctx):
+    """api=serial in boot.cfg: the console starts in the JSON-lines mode."""
+    img = ctx.image("api-serial-boot", [ctx.model("stories260K.bin"), ctx.model("tok512.bin")],
+                    "model=stories260K.bin\ntokenizer=tok512.bin\napi=serial\n")
+    with ctx.boot(img) as vm:
+        vm.expect("\"/api off\" returns to the shell", timeout=120)
+        api = Api.__new__(Api)
+        api.vm = vm
+        status, body, _ = api.request("GET", "/v1/models")
+        assert status == 200 and body["data"][0]["id"] == "stories260K.bin", body
+        api.off()
+        out = vm.command("/echo shell again")
+        assert out.rstrip().endswith("shell again"), out
+
+
 KEY = "sekrit-key-123"
 
 
@@ -435,5 +450,5 @@ def assert_queue_bounded(port, clients=7):
 
 
 CASES = [test_api_serial_completion_matches_console_and_golden, test_api_serial_chat_matches_console_chat,
-         test_api_serial_tokenize_matches_llama_cpp, test_api_serial_error_table,
+         test_api_serial_tokenize_matches_llama_cpp, test_api_serial_error_table, test_api_serial_from_boot_cfg,
          test_api_http_openai_client_and_errors]
