@@ -8,6 +8,7 @@
 #include "kernel/kernel.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/api/api.h"
+#include "kernel/net/net_service.h"
 #include "lib/config.h"
 #include "kernel/console/line_editor.h"
 #include "kernel/session/session.h"
@@ -119,13 +120,13 @@ static uint64_t boot_ms(void) {
     return (rdtsc() - kernel_entry_tsc) / (hz / 1000);
 }
 
-/* boot.cfg: with the network on (net=dhcp|static), the HTTP API on port
- * 8080 (api_key=KEY guards it); api=serial starts in the JSON-lines mode. */
+/* With the network up (boot.cfg net=dhcp|static), the HTTP API on port 8080
+ * (api_key=KEY guards it); api=serial starts in the JSON-lines mode. */
 static void start_api(struct session *session) {
     const char *cfg = boot_info->cmdline;
     size_t len = strnlen(cfg, BOOT_CMDLINE_MAX);
     char value[256], key[256] = "";
-    if (config_get(cfg, len, "net", value, sizeof value) == CONFIG_FOUND && strcmp(value, "off") != 0) {
+    if (net_is_up()) { /* an address within the boot's wait; a network that did not start said so already */
         if (config_get(cfg, len, "api_key", key, sizeof key) == CONFIG_TRUNCATED) {
             kprintf("api: api_key is longer than %zu bytes: the HTTP API is off\n", sizeof key - 1);
         } else if (api_http_start(key) == 0) {
