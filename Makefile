@@ -93,7 +93,16 @@ $(KEYMAP_TABLES): tools/gen_keymap_tables.py
 	@mkdir -p $(dir $@)
 	python3 tools/gen_keymap_tables.py $@
 
-$(BUILD)/kernel-obj/%.o: %.c
+# libjsmn-dev's one header (the API's JSON parser), seen by the kernel build
+# through a directory of its own: -nostdinc keeps the rest of /usr/include out.
+JSMN_HEADER ?= /usr/include/jsmn.h
+JSMN_DIR := $(BUILD)/gen/jsmn
+$(JSMN_DIR)/jsmn.h: $(JSMN_HEADER)
+	@mkdir -p $(dir $@)
+	ln -sf $(abspath $<) $@
+KERNEL_CFLAGS += -I$(JSMN_DIR)
+
+$(BUILD)/kernel-obj/%.o: %.c | $(JSMN_DIR)/jsmn.h
 	@mkdir -p $(dir $@)
 	$(CC) $(KERNEL_CFLAGS) -MMD -MP -c $< -o $@
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # install-deps.sh - the Debian/Ubuntu packages to build, boot and test.
 set -eu
-pkgs="build-essential qemu-system-x86 ovmf gnu-efi nasm mtools dosfstools gdisk python3 python3-numpy clang unifont sbsigntool shim-signed openssl xkb-data libxkbcommon0 libx11-data"
+pkgs="build-essential qemu-system-x86 ovmf gnu-efi nasm mtools dosfstools gdisk python3 python3-numpy clang unifont sbsigntool shim-signed openssl xkb-data libxkbcommon0 libx11-data libjsmn-dev"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 missing=""

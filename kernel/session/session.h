@@ -116,6 +116,23 @@ int session_use_workers(int limit);
  * with its figures. In /chat mode the line is the user's next turn. */
 void session_answer(struct session *s, const char *prompt);
 
+/* The settings' sampling as a sampler configuration (seed 0: one from the TSC). */
+SamplerConfig session_sampler_config(const struct session *s);
+/* The generation session_answer runs, with the caller's sampler, output and
+ * step limit (positions, prompt included): for the API. Returns generate()'s. */
+int session_complete(struct session *s, Sampler *sampler, const char *prompt, int steps, const GenerateIO *io,
+                     GenerateStats *st, char *err, size_t err_size);
+
+/* session_chat.c: the template /chat uses (the override, else the model's), with why. */
+ChatTemplate session_chat_template(const struct session *s, char *why, size_t why_size);
+/* One conversation that is not kept (the API's chat requests), rendered
+ * with that template: turns[] alternate user, assistant, ..., user (count
+ * odd); the earlier answers are history, the last turn is answered like a
+ * /chat turn. Returns chat_turn's result (CHAT_NO_ROOM: it does not fit). */
+int session_chat_once(struct session *s, Sampler *sampler, const char *system, const char *const *turns,
+                      int count, int max_new, const GenerateIO *io, GenerateStats *st, char *err,
+                      size_t err_size);
+
 /* session_chat.c: creates the conversation with the current settings and
  * template (destroying the current one first, so it also restarts); 0, or
  * -1 (reported). */

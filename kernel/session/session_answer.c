@@ -33,7 +33,7 @@ static double per_second(uint64_t count, uint64_t ns) {
     return ns ? (double)count * 1e9 / (double)ns : 0.0;
 }
 
-int session_sampler_create(const struct session *s, Sampler *sampler) {
+SamplerConfig session_sampler_config(const struct session *s) {
     const struct session_settings *set = &s->settings;
     SamplerConfig sc = sampler_default_config();
     sc.temperature = set->temperature;
@@ -42,6 +42,11 @@ int session_sampler_create(const struct session *s, Sampler *sampler) {
     sc.min_p = set->min_p;
     sc.repeat_penalty = set->repeat_penalty;
     sc.seed = set->seed ? set->seed : (rdtsc() | 1);
+    return sc;
+}
+
+int session_sampler_create(const struct session *s, Sampler *sampler) {
+    SamplerConfig sc = session_sampler_config(s);
     char err[200];
     if (sampler_create(sampler, s->model.transformer.config.vocab_size, &sc, err, sizeof err) != 0) {
         kprintf("error: %s\n", err);
@@ -85,8 +90,7 @@ void session_answer(struct session *s, const char *prompt) {
     int column = 0;
     GenerateIO io = session_console_io(&column);
     GenerateStats st;
-    int rc = generate(&s->model.transformer, &s->model.tokenizer, &sampler, prompt, s->settings.steps, &io,
-                      &st, err, sizeof err);
+    int rc = session_complete(s, &sampler, prompt, s->settings.steps, &io, &st, err, sizeof err);
     sampler_destroy(&sampler);
     if (column) console_write("\n", 1);
     if (rc != 0) {
@@ -94,4 +98,12 @@ void session_answer(struct session *s, const char *prompt) {
         return;
     }
     session_report_answer(s, &st);
+}
+
+int session_complete(struct session *s, Sampler *sampler, const char *prompt, int steps, const GenerateIO *io,
+                     GenerateStats *st, char *err, size_t err_size) {
+    /* generate() overwrites the KV cache from position 0: a /chat conversation re-prefills its next turn. */
+    if (s->chat.active) s->chat.chat.pos = 0;
+    return generate(&s->model.transformer, &s->model.tokenizer, sampler, prompt, steps, io, st, err,
+                    err_size);
 }

@@ -6,6 +6,14 @@
 #include "kernel/console/console.h"
 #include "lib/string.h"
 
+ChatTemplate session_chat_template(const struct session *s, char *why, size_t why_size) {
+    if (s->chat.template_override >= 0) {
+        strlcpy(why, "chosen by /chat template", why_size);
+        return (ChatTemplate)s->chat.template_override;
+    }
+    return chat_template_detect_why(&s->model.tokenizer, why, why_size);
+}
+
 int session_chat_create(struct session *s) {
     struct session_chat *c = &s->chat;
     if (!s->model.loaded) {
@@ -18,11 +26,7 @@ int session_chat_create(struct session *s) {
     c->full = 0;
     c->pending[0] = '\0';
     char err[200], why[400];
-    ChatTemplate tmpl = chat_template_detect_why(&s->model.tokenizer, why, sizeof why);
-    if (c->template_override >= 0) {
-        tmpl = (ChatTemplate)c->template_override;
-        strlcpy(why, "chosen by /chat template", sizeof why);
-    }
+    ChatTemplate tmpl = session_chat_template(s, why, sizeof why);
     chat_template_check_jinja(&s->model.tokenizer, tmpl, why, sizeof why);
     kprintf("chat: template %s (%s)\n", chat_template_name(tmpl), why);
     if (chat_create(&c->chat, &s->model.transformer, &s->model.tokenizer, tmpl, c->system, err, sizeof err) !=
@@ -96,4 +100,26 @@ void session_chat_answer(struct session *s, const char *line) {
         return;
     }
     session_report_answer(s, &st);
+}
+
+int session_chat_once(struct session *s, Sampler *sampler, const char *system, const char *const *turns,
+                      int count, int max_new, const GenerateIO *io, GenerateStats *st, char *err,
+                      size_t err_size) {
+    char why[200];
+    Chat chat;
+    if (chat_create(&chat, &s->model.transformer, &s->model.tokenizer,
+                    session_chat_template(s, why, sizeof why), system, err, err_size) != 0)
+        return -1;
+    chat.options.enable_thinking = !s->settings.no_think;
+    chat.hide_think = s->settings.hide_think;
+    /* Its turns overwrite the KV cache: a /chat conversation re-prefills its next turn. */
+    if (s->chat.active) s->chat.chat.pos = 0;
+    int rc = 0;
+    for (int i = 0; rc == 0 && i + 1 < count; i += 2)
+        rc = chat_add_answered_turn(&chat, &s->model.tokenizer, turns[i], turns[i + 1], err, err_size);
+    if (rc == 0)
+        rc = chat_turn(&chat, &s->model.transformer, &s->model.tokenizer, sampler, turns[count - 1], max_new,
+                       io, st, err, err_size);
+    chat_destroy(&chat);
+    return rc;
 }

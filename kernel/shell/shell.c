@@ -6,6 +6,10 @@
 #include "kernel/shell/shell.h"
 #include "kernel/console/console.h"
 #include "kernel/kernel.h"
+#include "kernel/arch/cpu.h"
+#include "kernel/api/api.h"
+#include "kernel/net/net_service.h"
+#include "lib/config.h"
 #include "kernel/console/line_editor.h"
 #include "kernel/session/session.h"
 #include "kernel/console/status.h"
@@ -36,6 +40,8 @@ static const struct shell_command shell_commands[] = {
     {"/chat", "[off|reset|slide|tokens|template T]",
      "conversation mode: plain lines are turns, the KV cache is kept", shell_cmd_chat},
     {"/system", "[TEXT]", "the system prompt of the next /chat (restarts the current one)", shell_cmd_system},
+    {"/api", "", "the OpenAI-compatible API as JSON lines on the console ('/api off' returns)",
+     shell_cmd_api},
     {"/echo", "TEXT", "print TEXT", shell_cmd_echo},
     {"/fault", "KIND", "debug: raise a CPU exception (pf ud de gp stack)", shell_cmd_fault},
     {"/reboot", "", "restart the machine", shell_cmd_reboot},
@@ -60,6 +66,14 @@ void shell_cmd_help(struct session *session, const char *args) {
     }
     kprintf("anything else is a prompt for the model\n");
     shell_print_keymaps();
+}
+
+void shell_cmd_api(struct session *session, const char *args) {
+    if (*args) {
+        kprintf("usage: /api (then \"/api off\" to come back)\n");
+        return;
+    }
+    api_serial_run(session);
 }
 
 void shell_cmd_echo(struct session *session, const char *args) {
@@ -110,17 +124,47 @@ static uint64_t boot_ms(void) {
     return (rdtsc() - kernel_entry_tsc) / (hz / 1000);
 }
 
+/* With the network up (boot.cfg net=dhcp|static), the HTTP API on port 8080
+ * (api_key=KEY guards it); api=serial starts in the JSON-lines mode. */
+static void start_api(struct session *session) {
+    const char *cfg = boot_info->cmdline;
+    size_t len = strnlen(cfg, BOOT_CMDLINE_MAX);
+    char value[256], key[256] = "";
+    if (net_is_up()) { /* an address within the boot's wait; a network that did not start said so already */
+        if (config_get(cfg, len, "api_key", key, sizeof key) == CONFIG_TRUNCATED) {
+            kprintf("api: api_key is longer than %zu bytes: the HTTP API is off\n", sizeof key - 1);
+        } else if (api_http_start(key) == 0) {
+            kprintf("api: HTTP on port 8080%s\n", key[0] ? ", API key required" : "");
+        }
+    }
+    if (config_get(cfg, len, "api", value, sizeof value) == CONFIG_FOUND && strcmp(value, "serial") == 0)
+        api_serial_run(session);
+}
+
+/* The next key; meanwhile queued API requests are answered, one at a
+ * time, and the prompt is shown again after each (the line typed so far is
+ * kept: it goes on after the request's console line). */
+static int wait_key_serving_api(struct session *session) {
+    for (;;) {
+        int key = console_poll_key();
+        if (key != KEY_NONE) return key;
+        if (api_poll(session) && shell_editor.len == 0) line_editor_begin(&shell_editor, SHELL_PROMPT);
+        cpu_relax();
+    }
+}
+
 void shell_run(void) {
     static struct session session; /* the one model session; large: off the stack */
     session_init(&session);
     kprintf("kernel: ready in %llu ms\n", (unsigned long long)boot_ms());
     shell_keymap_from_boot_cfg();
     line_editor_init(&shell_editor, editor_write, NULL);
+    start_api(&session);
     for (;;) {
         status_refresh(); /* memory figures after each command */
         line_editor_begin(&shell_editor, SHELL_PROMPT);
         int status;
-        do status = line_editor_feed(&shell_editor, console_wait_key());
+        do status = line_editor_feed(&shell_editor, wait_key_serving_api(&session));
         while (status == LINE_EDITOR_EDITING);
         if (status == LINE_EDITOR_CANCELLED) {
             console_flush_input();

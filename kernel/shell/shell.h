@@ -23,6 +23,7 @@ struct shell_command {
 /* Handlers by theme. shell.c: */
 void shell_cmd_help(struct session *session, const char *args);
 void shell_cmd_echo(struct session *session, const char *args);
+void shell_cmd_api(struct session *session, const char *args);
 /* shell_system.c: */
 void shell_cmd_mem(struct session *session, const char *args);
 void shell_cmd_ls(struct session *session, const char *args);

@@ -316,3 +316,36 @@ int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const c
     stats->reason = reason;
     return 0;
 }
+
+int chat_add_answered_turn(Chat *c, const Tokenizer *tok, const char *user, const char *answer, char *err,
+                           size_t err_size) {
+    int *turn, gen_think_at;
+    int n = encode_turn(c, tok, user ? user : "", &turn, &gen_think_at, err, err_size);
+    if (n < 0) return -1;
+    if (!answer) answer = "";
+    size_t answer_len = strlen(answer);
+    size_t cap = tokenizer_max_tokens(answer_len);
+    int *ids = malloc(cap * sizeof(int));
+    int m = ids ? tokenizer_encode_ex(tok, answer, answer_len, 0, ids, cap, err, err_size) : -1;
+    if (!ids) strlcpy(err, "out of memory for an earlier answer", err_size);
+    if (m < 0 || c->count + n + m + c->suffix_count + 1 > c->capacity) {
+        if (m >= 0) snprintf(err, err_size, "the conversation is longer than the context of %d", c->capacity);
+        free(turn);
+        free(ids);
+        return m < 0 ? -1 : CHAT_NO_ROOM;
+    }
+    int turn_start = c->count;
+    if (c->turns == 0) c->prefix_count = first_turn_prefix(c, tok, n);
+    memcpy(c->tokens + c->count, turn, (size_t)n * sizeof(int));
+    c->turn_starts[c->turns++] = turn_start;
+    c->answer_start = turn_start + gen_think_at;
+    c->count += n;
+    memcpy(c->tokens + c->count, ids, (size_t)m * sizeof(int));
+    c->count += m;
+    memcpy(c->tokens + c->count, c->suffix_ids, (size_t)c->suffix_count * sizeof(int));
+    c->count += c->suffix_count;
+    if (chat_template_drops_think(c->template)) drop_think_block(c, tok, turn_start + n);
+    free(turn);
+    free(ids);
+    return 0;
+}

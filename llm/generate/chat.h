@@ -117,6 +117,13 @@ int chat_slide(Chat *c, int needed);
 /* Tokens the turn for `user` adds to the history (template and text). */
 int chat_turn_tokens(const Chat *c, const Tokenizer *tok, const char *user, char *err, size_t err_size);
 
+/* A turn that was answered elsewhere (an API request's history): the
+ * user's turn, the answer's text (tokenized, special tokens not parsed) and
+ * the suffix are appended without running the model; the next chat_turn
+ * prefills them. 0, -1 or CHAT_NO_ROOM with a reason in err. */
+int chat_add_answered_turn(Chat *c, const Tokenizer *tok, const char *user, const char *answer, char *err,
+                           size_t err_size);
+
 /* One turn: appends the user's turn, prefills everything the KV cache does
  * not hold yet, samples the answer (streamed through io, at most max_new
  * tokens, <= 0: no limit but the context) until a stop token, then closes the

@@ -41,6 +41,7 @@ import cases_gemma3  # noqa: E402
 import cases_chat_templates  # noqa: E402
 import cases_half_weights  # noqa: E402
 import cases_secure_boot  # noqa: E402
+import cases_api  # noqa: E402
 import cases_net  # noqa: E402
 import cases_keymap  # noqa: E402
 
@@ -137,6 +138,7 @@ def main():
                    cases_keymap,
                    cases_half_weights,
                    cases_secure_boot,
+                   cases_api,
                    cases_net,
                    ):
         cases += module.CASES
