@@ -1,6 +1,6 @@
 /* chat.h - multi-turn conversations: chat templates (Llama 3, ChatML,
  * Qwen3 and SmolLM3 with their thinking switches, Gemma, Llama 2, Zephyr,
- * none; llm/chat_template.c) and a conversation that keeps the KV cache
+ * none; llm/generate/chat_template.c) and a conversation that keeps the KV cache
  * across turns, so each turn prefills only its own new tokens.
  *
  * Template text (role headers, <|im_start|>...) is tokenized with
