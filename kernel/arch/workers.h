@@ -12,7 +12,7 @@ int workers_count(void);
 /* Runs fn(ctx, w, n) on workers w = 0..n-1 (n = workers_count()) and
  * returns when all have finished. Call from the BSP only, not nested. */
 void workers_run(worker_fn fn, void *ctx);
-/* The llm/parallel.h runner: fn on workers 0..nworkers-1 (capped by
+/* The llm/compute/parallel.h runner: fn on workers 0..nworkers-1 (capped by
  * workers_count()), where a worker that has not started by the time the
  * BSP's own call returns is left out, so fn must share its work by claiming
  * pieces (parallel_for does). */

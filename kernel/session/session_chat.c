@@ -1,4 +1,4 @@
-/* session_chat.c - the /chat conversation: llm/chat.c keeps the turns in the
+/* session_chat.c - the /chat conversation: llm/generate/chat.c keeps the turns in the
  * KV cache; here is its one sampler and what happens when the context is
  * full (the turn waits for /chat reset or /chat slide). */
 #include "kernel/session/session_generate.h"

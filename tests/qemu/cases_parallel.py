@@ -1,4 +1,4 @@
-"""cases_parallel.py - QEMU cases for inference on every core (llm/parallel.c
+"""cases_parallel.py - QEMU cases for inference on every core (llm/compute/parallel.c
 driven by the worker pool): /bench on -smp 2 reports bit-identical logits on
 1 and 2 workers for fp32 and int8, answers are the same text on -smp 1 and
 -smp 2, and /bench rejects bad arguments. Speed is measured, not asserted
@@ -11,7 +11,7 @@ from cases_boot import READY
 from cases_llm import answer, assert_same_text, host_reference, set_all
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# Big enough that the matmuls go through the workers (llm/parallel.c skips
+# Big enough that the matmuls go through the workers (llm/compute/parallel.c skips
 # calls under PARALLEL_DEFAULT_MIN_WORK multiply-adds), small enough for TCG.
 SHAPE = ["--dim", "192", "--hidden", "512", "--layers", "2", "--heads", "6", "--kv-heads", "3",
          "--vocab", "512", "--seq", "128"]
