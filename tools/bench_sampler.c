@@ -1,4 +1,4 @@
-/* bench_sampler - time of one sampled token (llm/sampler.c) over a
+/* bench_sampler - time of one sampled token (llm/generate/sampler.c) over a
  * Llama 3 sized vocabulary: logits drawn from a normal distribution of a
  * given spread (small: nearly flat, as a random-weight model gives; large:
  * peaked, as a trained model gives), temperature and top-p as given.

@@ -1,4 +1,4 @@
-/* thread_pool.h - the host's parallel runner (llm/parallel.h) for llmrun,
+/* thread_pool.h - the host's parallel runner (llm/compute/parallel.h) for llmrun,
  * bench and the host tests: persistent pthreads that spin briefly, then
  * sleep on a futex, waiting for a generation counter to move. A call costs
  * about a microsecond when the threads are awake; helpers that are not

@@ -19,7 +19,7 @@ extern struct cpu_info cpu;
 /* CPUID, enable SSE and (if offered) AVX/AVX2 via XCR0, NX pages, CR0.WP.
  * Feature flags that need OS-enabled state (avx, avx2, fma, f16c, avx512*)
  * are cleared when that state could not be enabled, so they are safe to test.
- * Then tells llm/ which SIMD sets it may use (llm/cpu_features.h). */
+ * Then tells llm/ which SIMD sets it may use (llm/compute/cpu_features.h). */
 void cpu_init(void);
 /* On an application processor: the same CR0/CR4/XCR0/EFER setup as the BSP. */
 void cpu_init_ap(void);

@@ -42,7 +42,7 @@ struct session_settings {
     int hide_think; /* /set think hide: Qwen3's <think> block is not printed */
     int no_think;   /* /set think off: a template's thinking switch (Qwen3, SmolLM3) is off in /chat */
     int ctx; /* context positions asked for (/set ctx, boot.cfg ctx=); 0: the model's own, fitted to RAM */
-    uint32_t kv_type; /* GGUF KV cache (llm/kv_cache.h: f16, q8_0, f32); llama2.c keeps fp32 */
+    uint32_t kv_type; /* GGUF KV cache (llm/model/kv_cache.h: f16, q8_0, f32); llama2.c keeps fp32 */
 };
 
 /* The conversation of /chat: the KV cache holds its history between turns. */

@@ -1,7 +1,7 @@
 /* session_context.c - the memory check before every load and the context
  * it is loaded with: the weights stay in place in the ramdisk (0 bytes
  * extra), so what has to fit in free RAM is the run state, most of it the KV
- * cache, whose size llm/model_estimate.c computes for any context. */
+ * cache, whose size llm/model/model_estimate.c computes for any context. */
 #include "kernel/session/session.h"
 
 #include "kernel/console/console.h"

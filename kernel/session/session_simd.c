@@ -1,6 +1,6 @@
 /* session_simd.c - how the model's arithmetic runs: which kernel set (scalar,
  * SSE2, AVX2, AVX-512), chosen at boot by timing them, and on how many
- * workers (llm/parallel.h driven by the worker pool). */
+ * workers (llm/compute/parallel.h driven by the worker pool). */
 #include "kernel/session/session.h"
 
 #include "kernel/arch/workers.h"

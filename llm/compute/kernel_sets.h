@@ -1,5 +1,5 @@
 /* kernel_sets.h - every kernel of every instruction set, for the KernelSet
- * tables in llm/kernels.c (callers go through a KernelSet, never these).
+ * tables in llm/compute/kernels.c (callers go through a KernelSet, never these).
  * One file per family and set: f32_<set>.c (matmuls, dot, axpy), int8_<set>.c
  * (int8 matmuls), vec_<set>.c (rmsnorm, softmax, swiglu, add) and
  * attention_<set>.c; scalar is the reference. AVX-512 widens only the

@@ -1,4 +1,4 @@
-/* kernels.c - the kernel sets (see llm/simd/kernel_sets.h) and the choice
+/* kernels.c - the kernel sets (see llm/compute/kernel_sets.h) and the choice
  * between them: the one place that decides which set runs. */
 #include "llm/compute/cpu_features.h"
 #include "llm/compute/kernel_sets.h"

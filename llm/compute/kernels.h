@@ -73,7 +73,7 @@ typedef struct {
 /* attend_f16 / attend_q8_0 / attend_f32 for n queries over one key/value head, each
  * seeing its own number of positions: the query heads that share the head
  * at several positions of a prefill batch. Each query's result is the bits
- * attend_kv gives it alone. Every set has them (llm/simd/attention_group.h). */
+ * attend_kv gives it alone. Every set has them (llm/compute/attention_group.h). */
 #define ATTEND_TILE 4 /* queries a tiled kernel reads each cached row once for */
 typedef void attend_kv_tile_fn(const AttendQuery *queries, int n, const void *keys, const void *values,
                                size_t row_bytes, int hs, float scale);
@@ -114,14 +114,14 @@ enum { KERNELS_SCALAR = -1, KERNELS_SSE2 = 0, KERNELS_AVX2 = 1, KERNELS_AVX512 =
 void kernels_select_level(int level);
 /* Positions per matmul_q8q call (at most max) that the active set runs
  * with none left over: the SSE2 set's gemm in general-purpose registers
- * (llm/simd/int8_swar.c, chosen by timing under QEMU TCG) takes positions
+ * (llm/compute/sse2/int8_swar.c, chosen by timing under QEMU TCG) takes positions
  * in threes and would run a lone last one on the one-position kernel. */
 int kernels_q8q_batch(int max);
 /* The active set's level (KERNELS_SCALAR for the scalar reference); e.g.
  * level >= KERNELS_AVX2 means AVX2+FMA instructions are allowed. */
 int kernels_level(void);
 /* The widest level this CPU can run, from cpu_features(): KERNELS_AVX512
- * needs AVX-512F+BW+VL, KERNELS_AVX2 AVX2+FMA+F16C (what llm/simd/target.h
+ * needs AVX-512F+BW+VL, KERNELS_AVX2 AVX2+FMA+F16C (what llm/compute/target.h
  * lets each set's code use). In the kernel it is SSE2 until the kernel has
  * called cpu_features_set(). */
 int kernels_widest_level(void);

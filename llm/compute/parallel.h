@@ -44,7 +44,7 @@ void parallel_split(int count, int align, int worker, int nworkers, int *begin, 
 typedef void (*parallel_range_fn)(void *ctx, int begin, int end);
 void parallel_for(int count, int align, uint64_t work, parallel_range_fn fn, void *ctx);
 
-/* The KernelSet matmuls (llm/kernels.h) split over workers. */
+/* The KernelSet matmuls (llm/compute/kernels.h) split over workers. */
 void parallel_matmul(float *out, const float *x, const float *w, int n, int d);
 /* Position b's output at out + b * out_stride, its input at x + b * x_stride. */
 void parallel_matmul_batch(float *out, int out_stride, const float *x, int x_stride, int batch, const float *w,

@@ -14,7 +14,7 @@
 typedef void q8_0_store_fn(BlockQ8_0 *out, const float *x, int n);
 q8_0_store_fn q8_0_store_scalar, q8_0_store_sse2, q8_0_store_avx2, q8_0_store_avx512;
 
-/* The variant of a kernel level (llm/kernels.h KERNELS_*). */
+/* The variant of a kernel level (llm/compute/kernels.h KERNELS_*). */
 q8_0_store_fn *q8_0_store_of_level(int level);
 
 #endif

@@ -2,7 +2,7 @@
  * (../shared/models/gguf-arch2/README.md): input embedding times sqrt(dim),
  * per-head q/k RMSNorm, RMSNorm on the attention and FFN outputs before each
  * residual add, GeGLU with tanh GELU, sliding-window attention on the local
- * layers (llm/sliding_window.c) with their own RoPE base, optional final
+ * layers (llm/model/sliding_window.c) with their own RoPE base, optional final
  * logit softcapping. The forward pass (transformer_gguf_forward.c) reads the
  * fields this file sets. */
 #include "llm/model/arch_gemma3.h"

@@ -1,5 +1,5 @@
 /* gguf_matmul.c - the matmuls of the GGUF forward pass (see gguf_matmul.h):
- * typed row kernels (llm/simd/, chosen by ggml_dispatch.c) or dot products, over the matrices
+ * typed row kernels (llm/compute/, chosen by ggml_dispatch.c) or dot products, over the matrices
  * of a group numbered one after the other and split over the workers
  * together, so they meet once for q, k and v (or gate and up). */
 #include "llm/model/gguf_matmul.h"

@@ -25,12 +25,12 @@ typedef struct {
     GTensor bq, bk, bv;                    /* qwen2 biases (F32) */
     GTensor q_norm, k_norm;                /* qwen3 per-head RMSNorm weights (F32, head_dim) */
     GTensor post_attn_norm, post_ffn_norm; /* gemma3: on each sublayer's output (F32, dim) */
-    /* qwen3moe (llm/moe.c): the router (experts x dim) and the experts'
+    /* qwen3moe (llm/model/moe.c): the router (experts x dim) and the experts'
      * matrices, expert e's rows e * rows .. (e + 1) * rows - 1 of the 3-D tensor */
     GTensor router, gate_exps, up_exps, down_exps;
     /* KV cache: this layer's rows start at row kv_row0 (rows of
      * kv_head_bytes), kv_slots per key/value head; a sliding-window (local)
-     * layer may keep positions modulo kv_ring (llm/sliding_window.h). */
+     * layer may keep positions modulo kv_ring (llm/model/sliding_window.h). */
     size_t kv_row0;
     int kv_slots, kv_ring, local;
 } GLayer;
@@ -50,7 +50,7 @@ typedef struct GgufModel {
     /* tests: the architecture's special feature disabled */
     int feature_off;
     int reference; /* dequantise + fp32 matmuls */
-    /* gemma3 (llm/arch_gemma3.c); other architectures: 0, 0, 1, 0, 0 */
+    /* gemma3 (llm/model/arch_gemma3.c); other architectures: 0, 0, 1, 0, 0 */
     int swa_window, swa_pattern; /* local layers see swa_window keys (sliding_window.h) */
     float rope_base_local;       /* RoPE base of the local layers */
     float embed_scale;           /* input embedding multiplier (gemma3: sqrt(dim)) */

@@ -162,7 +162,7 @@ int gguf_run_state_create(Transformer *t, GgufModel *m, char *err, size_t n) {
     const uint64_t B = (uint64_t)m->prefill_rows;
     /* The fp32 matmuls' inputs (x, xb, hb) start as far into a cache line
      * as the fp32 weights (GGUF aligns tensors to 32 bytes), so the
-     * AVX-512 matmul reads both on line boundaries (llm/simd/f32_avx512.c). */
+     * AVX-512 matmul reads both on line boundaries (llm/compute/avx512/f32_avx512.c). */
     uint64_t shift = wq && wq->type == GGML_TYPE_F32 && ((uintptr_t)wq->data & 63) == 32 ? 32 : 0;
     uint8_t *p = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
 #define TAKE_AT(PTR, COUNT, TYPE, SHIFT)                                                                     \

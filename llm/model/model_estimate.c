@@ -1,7 +1,7 @@
 /* model_estimate.c - run-state sizes from file headers alone: llama2.c
  * checkpoints through checkpoint_parse (allocates nothing), GGUF through a
  * bounded walk of the metadata and tensor infos. The formulas mirror
- * state_alloc (llm/transformer.c) and alloc_state (llm/transformer_gguf.c);
+ * state_alloc (llm/model/transformer.c) and alloc_state (llm/model/transformer_gguf.c);
  * tests/host/test_model_estimate.c checks them against real loads. */
 #include "llm/model/model_estimate.h"
 
@@ -35,7 +35,7 @@ static int checkpoint_shape(ModelShape *shape, const void *file, size_t size) {
     return 0;
 }
 
-/* state_alloc's arrays in llm/transformer.c. */
+/* state_alloc's arrays in llm/model/transformer.c. */
 static uint64_t checkpoint_state_bytes(const ModelShape *s, uint64_t seq) {
     const uint64_t B = TRANSFORMER_MAX_BATCH;
     uint64_t widest = s->dim > s->hidden ? s->dim : s->hidden;
@@ -183,7 +183,7 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
     if (!have[H_KEY]) h[H_KEY] = h[H_DIM] / h[H_HEADS];
     if (!have[H_VALUE]) h[H_VALUE] = h[H_KEY];
     if (!have[H_ROT]) h[H_ROT] = h[H_KEY];
-    /* Mixture of experts: the run state holds the used experts' hidden rows (llm/moe.c). */
+    /* Mixture of experts: the run state holds the used experts' hidden rows (llm/model/moe.c). */
     if (arch_len == 8 && !(have[H_USED] && have[H_EFF])) return -1;
     if (arch_len == 8) h[H_HIDDEN] = h[H_USED] * h[H_EFF];
     /* The vocabulary: rows of token_embd.weight; the weights' type: blk.0.attn_q.weight's. */

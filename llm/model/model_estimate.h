@@ -12,12 +12,12 @@ typedef struct {
     int gguf;
     int trained_ctx; /* GGUF <arch>.context_length (2048 when absent), llama2.c seq_len */
     uint64_t dim, hidden, layers, heads, kv_dim, head_size, q_dim, vocab, n_rot;
-    /* GGUF: the KV cache type the sizes below assume (llm/kv_cache.h; model_shape_read
+    /* GGUF: the KV cache type the sizes below assume (llm/model/kv_cache.h; model_shape_read
      * sets the default, f16; a caller may choose another). llama2.c: always fp32. */
     uint32_t kv_type;
     /* GGUF: blk.0.attn_q.weight's type, which sets the run state's rows (gguf_prefill_rows) */
     uint32_t weight_type;
-    /* gemma3: local layers keep a ring of the window's positions (llm/sliding_window.h); 0 otherwise */
+    /* gemma3: local layers keep a ring of the window's positions (llm/model/sliding_window.h); 0 otherwise */
     int swa_window, swa_pattern;
 } ModelShape;
 
@@ -40,7 +40,7 @@ int model_ctx_that_fits(const ModelShape *shape, int wanted, uint64_t budget);
 
 /* model_state_bytes at the trained context; -1 when model_shape_read fails. */
 int64_t transformer_state_bytes_estimate(const void *file, size_t size);
-/* The same with a GGUF model's KV cache of kv_type (llm/kv_cache.h; the
+/* The same with a GGUF model's KV cache of kv_type (llm/model/kv_cache.h; the
  * function above assumes the default, f16; a model that refuses q8_0, its
  * head size not a multiple of 32, keeps f16); llama2.c checkpoints keep fp32. */
 int64_t transformer_state_bytes_estimate_kv(const void *file, size_t size, uint32_t kv_type);

@@ -1,5 +1,5 @@
 /* moe.h - internal: the mixture-of-experts FFN of qwen3moe GGUF models
- * (llm/moe.c), used by transformer_gguf.c (loading) and
+ * (llm/model/moe.c), used by transformer_gguf.c (loading) and
  * transformer_gguf_forward.c. */
 #ifndef LLM_MOE_H
 #define LLM_MOE_H

@@ -100,7 +100,7 @@ int transformer_create_ctx(Transformer *t, const void *data, size_t size, int ct
  * `trained` positions, or -1 with the reason in err. */
 int transformer_context(int trained, int requested, char *err, size_t err_size);
 /* The same, where a GGUF file may be the first piece of a split model whose
- * other pieces are found through pieces (llm/gguf_split.h; NULL: none). */
+ * other pieces are found through pieces (llm/format/gguf_split.h; NULL: none). */
 struct GgufPieces;
 int transformer_create_pieces(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces,
                               int ctx, char *err, size_t err_size);

@@ -23,7 +23,7 @@ typedef enum {
 
 /* Fills t (config, t->gguf, t->state.logits), the run state sized for ctx
  * positions (0: the trained context; see transformer_create_ctx). pieces: how
- * to find the other pieces of a split model (llm/gguf_split.h), or NULL.
+ * to find the other pieces of a split model (llm/format/gguf_split.h), or NULL.
  * Returns 0, or -1 with a one-line reason (nothing stays allocated then). */
 int gguf_model_create(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces, int ctx,
                       char *err, size_t err_size);
@@ -40,7 +40,7 @@ void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos)
  * (gguf_prefill_rows); gguf_model_set_prefill_batch fixes it (1..those
  * rows, 0: the cache's choice again), for tests and measurements. A sliding-window
  * model's batches take at most GGUF_PREFILL_WINDOW_MAX positions, which
- * its local layers' KV ring is sized for (llm/sliding_window.h). */
+ * its local layers' KV ring is sized for (llm/model/sliding_window.h). */
 #define GGUF_PREFILL_BATCH 16
 #define GGUF_PREFILL_MAX 128
 #define GGUF_PREFILL_QUANT_MAX 64
@@ -48,7 +48,7 @@ void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos)
 /* The rows of the run state (its longest batch) for a model whose
  * attn_q.weight is of this type: GGUF_PREFILL_MAX for fp32 weights, whose
  * prefill gains from the longest batches, GGUF_PREFILL_QUANT_MAX otherwise
- * (llm/transformer_gguf_forward.c), so that quantised models do not carry
+ * (llm/model/transformer_gguf_forward.c), so that quantised models do not carry
  * rows they never use (12.5 MiB on the Llama-3.2-1B shape). */
 static inline int gguf_prefill_rows(uint32_t weight_type) {
     return weight_type == GGML_TYPE_F32 ? GGUF_PREFILL_MAX : GGUF_PREFILL_QUANT_MAX;
@@ -58,7 +58,7 @@ void gguf_model_set_prefill_batch(Transformer *t, int batch);
 /* Heap bytes of the run state for these sizes with a KV cache of kv_type
  * (what the load allocates; model_estimate.c uses it before loading). 0
  * when it would not fit. window, pattern: a sliding-window model's (gemma3;
- * llm/sliding_window.h), 0 for the others. */
+ * llm/model/sliding_window.h), 0 for the others. */
 uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim, uint64_t heads,
                           uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot, uint32_t kv_type,
                           int window, int pattern, int prefill_rows);
@@ -71,7 +71,7 @@ uint64_t gguf_kv_cache_bytes_swa(uint64_t layers, uint64_t seq_len, uint64_t kv_
                                  int window, int pattern);
 /* Bytes of the loaded model's KV cache (a llama2.c checkpoint's: fp32, every position). */
 uint64_t gguf_model_kv_bytes(const Transformer *t);
-/* The KV cache's element type (llm/kv_cache.h: f16 after loading). Setting
+/* The KV cache's element type (llm/model/kv_cache.h: f16 after loading). Setting
  * it re-creates the cache, so the positions run so far are forgotten (a
  * conversation must start over). 0, or -1 with a one-line reason and the
  * type unchanged: not a GGUF model (llama2.c checkpoints keep fp32), q8_0

@@ -4,8 +4,8 @@
  * (llama: adjacent pairs, because the converter permuted wq/wk; qwen: NeoX
  * halves), grouped-query attention over a KV cache of f16 (default), q8_0 or f32, SwiGLU,
  * classifier (tied to the embedding when output.weight is absent); gemma3's
- * additions (llm/arch_gemma3.h) where its fields say. The matmuls
- * (llm/gguf_matmul.c) dispatch on each tensor's own type. */
+ * additions (llm/model/arch_gemma3.h) where its fields say. The matmuls
+ * (llm/model/gguf_matmul.c) dispatch on each tensor's own type. */
 #include "lib/math.h"
 #include "lib/string.h"
 #include "llm/model/arch_gemma3.h"

@@ -1,6 +1,6 @@
 /* ggml_act_quant.c - activations quantised to int8 blocks for the integer
  * dot products: Q8A (32 values, ggml's Q8_0/Q8_1 rounding) and Q8K (256
- * values, ggml's Q8_K rounding). The SIMD quantisers (llm/simd/) give these
+ * values, ggml's Q8_K rounding). The SIMD quantisers (llm/compute/) give these
  * bytes exactly. */
 #include "lib/math.h"
 #include "lib/string.h"

@@ -1,5 +1,5 @@
 /* ggml_blocks.h - internal: how a quantised block is read, shared by the
- * dequantiser, the scalar reference dots and the SIMD dots (llm/simd/), so
+ * dequantiser, the scalar reference dots and the SIMD dots (llm/compute/), so
  * they cannot disagree about a layout. Every block type decodes to integer
  * values q plus, per 16 (or 32) values, a float scale and a float min:
  * value = scale * q - min. */

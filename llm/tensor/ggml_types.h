@@ -3,7 +3,7 @@
  * dequantisation of rows (ggml_dequant.c), int8 quantisation of the
  * activations (ggml_act_quant.c) and dot products of a weight row with them
  * (Q8_0-like blocks of 32 for the 32-element types, Q8_K blocks of 256 for
- * the k-quants): the scalar reference and the SIMD variants in llm/simd/. */
+ * the k-quants): the scalar reference and the SIMD variants in llm/compute/. */
 #ifndef LLM_GGML_TYPES_H
 #define LLM_GGML_TYPES_H
 

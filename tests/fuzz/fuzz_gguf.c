@@ -1,6 +1,6 @@
-/* fuzz_gguf.c - the GGUF reader (llm/gguf.c): header, metadata, tensor infos,
+/* fuzz_gguf.c - the GGUF reader (llm/format/gguf.c): header, metadata, tensor infos,
  * then every accessor on every key, the first row of each supported tensor
- * dequantised, and the input opened as a split set (llm/gguf_split.c). */
+ * dequantised, and the input opened as a split set (llm/format/gguf_split.c). */
 #include <stdint.h>
 
 #include "llm/tensor/ggml_types.h"

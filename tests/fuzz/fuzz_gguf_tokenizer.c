@@ -1,5 +1,5 @@
-/* fuzz_gguf_tokenizer.c - GGUF vocabularies (llm/tokenizer_gguf.c, bpe.c,
- * pretokenize.c) and chat templates (llm/chat.c): loading, encoding (with
+/* fuzz_gguf_tokenizer.c - GGUF vocabularies (llm/tokenizer/tokenizer_gguf.c, bpe.c,
+ * pretokenize.c) and chat templates (llm/generate/chat.c): loading, encoding (with
  * and without special tokens), decoding, template detection and rendering.
  *
  * Input: a raw GGUF file (starts with "GGUF"), or a compact description the

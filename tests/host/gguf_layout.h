@@ -1,4 +1,4 @@
-/* gguf_layout.h - test helper, independent of llm/gguf.c: where every field of
+/* gguf_layout.h - test helper, independent of llm/format/gguf.c: where every field of
  * a GGUF file lies (key/values, tensor infos, data section), and a rebuilder
  * that writes the file again with metadata dropped or replaced (header
  * re-padded to the alignment, tensor infos and data copied verbatim). */

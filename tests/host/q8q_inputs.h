@@ -1,5 +1,5 @@
 /* q8q_inputs.h - random inputs of an int8 x int8 matmul (matmul_q8q in
- * llm/kernels.h) and its two outputs, shared by the tests that compare its
+ * llm/compute/kernels.h) and its two outputs, shared by the tests that compare its
  * kernels with the scalar reference. */
 #ifndef TESTS_HOST_Q8Q_INPUTS_H
 #define TESTS_HOST_Q8Q_INPUTS_H

@@ -1,4 +1,4 @@
-/* test_gguf_pieces.c - gguf_create_pieces (llm/gguf_split.c) on small sets
+/* test_gguf_pieces.c - gguf_create_pieces (llm/format/gguf_split.c) on small sets
  * built here byte by byte, under ASan/UBSan: a joined set's tensors point
  * into their own pieces, and every refusal gives its reason and leaves nothing
  * allocated (LeakSanitizer checks at exit). Whole models through llmrun:

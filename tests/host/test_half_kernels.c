@@ -1,5 +1,5 @@
 /* test_half_kernels.c - the F16 and BF16 kernels of every instruction set
- * this CPU runs (llm/simd/f16_bf16_*.c): each dot product against a double
+ * this CPU runs (llm/compute/{sse2,avx2,avx512}/f16_bf16_*.c): each dot product against a double
  * sum of independently decoded weights, and the bit-identity the prefill
  * relies on: every row of the multi-row matmul equals the same set's dot,
  * every (row, position) of the gemm equals the matmul, for row lengths

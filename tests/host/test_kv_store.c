@@ -1,5 +1,5 @@
 /* test_kv_store - the q8_0 KV cache rows of every kernel level this CPU
- * runs (llm/simd/q8_0_store.h): values whose rounding is known by hand
+ * runs (llm/compute/q8_0_store.h): values whose rounding is known by hand
  * (halves round away from zero, which the CPU's own conversion does not
  * do), the bytes of the scalar variant on random rows of many scales, and
  * kv_store_row following the active kernel set. */

@@ -12,6 +12,9 @@
 - `make image` puts the unsigned loader on the stick; SIGN=1 builds the
   kernel's SHA-256 into a loader, signs it with SIGN_KEY/SIGN_CERT and adds
   the certificate; SHIM=1 puts shim first and our signed loader as grubx64.efi.
+- `make build-all` builds everything the runners of `make test` need (the
+  loader, the kernel, every host tool, host test and fuzzer), and `make test`
+  builds it with -j$(nproc) before the first runner starts.
 
 Exit 0 all passed, 1 any failed.
 """
@@ -141,11 +144,48 @@ def check_references_installed(work):
               f"exit {r.returncode}: install at line {install}, tests at line {runner}")
 
 
+def names(pattern_dir, prefix, suffix=".c"):
+    return sorted(f[: -len(suffix)] for f in os.listdir(os.path.join(ROOT, pattern_dir))
+                  if f.startswith(prefix) and f.endswith(suffix))
+
+
+def check_build_all(work):
+    build = os.path.join(work, "build")
+    r = make_n("-B", "build-all", "BUILD=" + build)
+    outputs = set()
+    for line in r.stdout.splitlines():
+        words = line.split()
+        outputs.update(words[i + 1] for i, w in enumerate(words[:-1]) if w == "-o")
+        if words and words[-1].endswith(".EFI"):  # objcopy ... loader.so BOOTX64.EFI
+            outputs.add(words[-1])
+    want = [os.path.join(build, "kernel.elf"), os.path.join(build, "BOOTX64.EFI")]
+    want += [os.path.join(build, "host", t) for t in names("tools", "")]
+    want += [os.path.join(build, "host", "tests", t) for t in names("tests/host", "test_")]
+    want += [os.path.join("build", "fuzz", f) for f in names("tests/fuzz", "fuzz_")]
+    missing = [w for w in want if w not in outputs]
+    check(r.returncode == 0 and len(want) > 50 and not missing,
+          f"make build-all builds the loader, the kernel, every tool, host test and fuzzer ({len(want)} programs)",
+          f"exit {r.returncode}, missing {missing[:5]} {r.stderr[-300:]!r}")
+
+    # Under -n, make still runs recipe lines that call $(MAKE) (with -n), so
+    # the order of the printed commands is the order make test runs them.
+    r = make_n("test", "BUILD=" + build)
+    lines = r.stdout.splitlines()
+    jobs = os.cpu_count()
+    submake = next((i for i, line in enumerate(lines) if f"-j{jobs} build-all" in line), None)
+    kernel = next((i for i, line in enumerate(lines) if "-o " + want[0] in line), None)
+    runner = next((i for i, line in enumerate(lines) if "tests/run_host_tests.py --label host" in line), None)
+    check(None not in (submake, kernel, runner) and submake < kernel < runner,
+          f"make test builds build-all with -j{jobs} (nproc) before the first runner",
+          f"build-all sub-make at line {submake}, kernel link at {kernel}, host runner at {runner}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as work:
         check_split_pieces(work)
         check_llama_cpp_detection(work)
         check_references_installed(work)
+        check_build_all(work)
     with tempfile.TemporaryDirectory() as work:
         check_signing(work)
     return exit_status()

@@ -1,4 +1,4 @@
-/* test_parallel.c - the forward pass split over 1..4 threads (llm/parallel.h
+/* test_parallel.c - the forward pass split over 1..4 threads (llm/compute/parallel.h
  * with the host pthread pool) must give exactly the single-thread logits:
  * batched prefill and single-token decode, for fp32, int8-at-load, int8 v2
  * with groups straddling rows, and GGUF models. Random models come from

@@ -4,7 +4,7 @@ through F16C), is the text build/host/llmrun gives with the same set on the
 same file: the same llm/ code built for the host gives the same bits, and
 llmrun's logits on these files agree with llama.cpp's
 (tests/host/test_gguf_model.c). Each prompt fills at least one prefill batch
-of 16 positions, so the gemm (llm/simd/f16_bf16_*.c) runs full and partial
+of 16 positions, so the gemm (llm/compute/*/f16_bf16_*.c) runs full and partial
 tiles.
 AVX2 float code is slow under TCG (20-30x SSE2's time here, for every
 weight type), so its prompt is shorter."""

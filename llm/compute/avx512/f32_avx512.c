@@ -39,7 +39,7 @@ TARGET_AVX512 static inline __attribute__((always_inline)) void tile_step(
  * so rows often start half a cache line in, and each row load would span
  * two lines (measured: 144 against 164 GFLOP/s). When the rows and the
  * inputs both do (the run state puts its inputs where the weights are:
- * llm/gguf_state.c), the steps start 8 columns in, on line boundaries:
+ * llm/model/gguf_state.c), the steps start 8 columns in, on line boundaries:
  * lane l then sums the columns j = l + 8 (mod 16) in the same order, and
  * folding lanes l and l + 8 together adds the same two sums, so the bits
  * are those of the plain order. Only in a batch: the single-position
