@@ -1,5 +1,6 @@
 /* tokenizer.c - llama2.c's BPE tokenizer: loading, encoding, decoding. */
 #include "llm/tokenizer/tokenizer.h"
+#include "llm/tokenizer/merge_heap.h"
 #include "llm/tokenizer/tokenizer_internal.h"
 
 #include "lib/ctype.h"
@@ -221,62 +222,13 @@ const char *tokenizer_decode(const Tokenizer *t, int prev_token, int token, size
 
 /* ------------------------------------------------------------ encoding */
 
-/* A candidate merge of the adjacent symbols left and right. It is stale (and
- * skipped) once either symbol has changed. */
-typedef struct {
-    float score;
-    int left, right;
-    int left_token, right_token;
-    int merged;
-} MergeCandidate;
-
-/* Better = higher score, then the leftmost pair: llama2.c takes the first
- * occurrence of the best score. Symbols keep their original order, so the
- * left index orders pairs by position. */
-static int candidate_better(const MergeCandidate *a, const MergeCandidate *b) {
-    if (a->score != b->score) return a->score > b->score;
-    return a->left < b->left;
-}
-
-typedef struct {
-    MergeCandidate *items;
-    size_t count;
-} MergeHeap;
-
-static void heap_push(MergeHeap *h, MergeCandidate c) {
-    size_t i = h->count++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!candidate_better(&c, &h->items[parent])) break;
-        h->items[i] = h->items[parent];
-        i = parent;
-    }
-    h->items[i] = c;
-}
-
-static MergeCandidate heap_pop(MergeHeap *h) {
-    MergeCandidate top = h->items[0];
-    MergeCandidate last = h->items[--h->count];
-    size_t i = 0;
-    for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= h->count) break;
-        if (child + 1 < h->count && candidate_better(&h->items[child + 1], &h->items[child])) child++;
-        if (!candidate_better(&h->items[child], &last)) break;
-        h->items[i] = h->items[child];
-        i = child;
-    }
-    if (h->count) h->items[i] = last;
-    return top;
-}
-
 static void push_pair(const Tokenizer *t, MergeHeap *heap, const int *tokens, int left, int right) {
     int a = tokens[left], b = tokens[right];
     int merged =
         lookup_pair(t, t->pieces[a], (size_t)t->piece_lengths[a], t->pieces[b], (size_t)t->piece_lengths[b]);
     if (merged < 0 || !(t->scores[merged] > MERGE_SCORE_FLOOR)) return;
     MergeCandidate c = {t->scores[merged], left, right, a, b, merged};
-    heap_push(heap, c);
+    merge_heap_push(heap, c);
 }
 
 /* Repeatedly merges the best adjacent pair (a heap of candidates over a
@@ -299,10 +251,10 @@ static int merge_pairs(const Tokenizer *t, int *tokens, int count) {
     for (int i = 0; i + 1 < count; i++) push_pair(t, &heap, tokens, i, i + 1);
 
     while (heap.count) {
-        MergeCandidate c = heap_pop(&heap);
-        if (tokens[c.left] != c.left_token || next[c.left] != c.right || tokens[c.right] != c.right_token)
+        MergeCandidate c = merge_heap_pop(&heap);
+        if (tokens[c.left] != c.left_tag || next[c.left] != c.right || tokens[c.right] != c.right_tag)
             continue;
-        tokens[c.left] = c.merged;
+        tokens[c.left] = c.result;
         tokens[c.right] = -1; /* dead */
         next[c.left] = next[c.right];
         if (next[c.left] >= 0) prev[next[c.left]] = c.left;
