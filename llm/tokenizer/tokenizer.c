@@ -5,6 +5,7 @@
 
 #include "lib/ctype.h"
 #include "lib/format.h"
+#include "lib/arena.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
 
@@ -137,24 +138,25 @@ int tokenizer_create(Tokenizer *t, const void *data, size_t size, int vocab_size
     uint32_t slots = 1;
     while (slots < (uint32_t)count * 2) slots <<= 1;
 
-    /* One allocation, widest members first so each part stays aligned. */
+    /* One allocation: a first pass measures it, the second carves it. */
     size_t n = (size_t)count;
-    size_t total = n * sizeof(char *) + n * sizeof(int) + n * sizeof(float) + slots * sizeof(TokenizerSlot) +
-                   2 * n * sizeof(int16_t) + string_bytes;
-    char *arena = malloc(total);
-    if (!arena) {
-        set_error(err, err_size, "tokenizer: out of memory");
-        return -1;
+    Arena arena = {0};
+    char *strings = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass &&
+            (arena.overflow || arena.used > SIZE_MAX / 2 || !(arena.base = malloc((size_t)arena.used)))) {
+            set_error(err, err_size, "tokenizer: out of memory");
+            return -1;
+        }
+        arena.used = 0;
+        t->pieces = arena_take(&arena, n, sizeof(char *), _Alignof(char *));
+        t->piece_lengths = arena_take(&arena, n, sizeof(int), _Alignof(int));
+        t->scores = arena_take(&arena, n, sizeof(float), _Alignof(float));
+        t->hash_slots = arena_take(&arena, slots, sizeof(TokenizerSlot), _Alignof(TokenizerSlot));
+        t->byte_values = arena_take(&arena, 2 * n, sizeof(int16_t), _Alignof(int16_t));
+        strings = arena_take(&arena, string_bytes, 1, 1);
     }
-    char *cursor = arena;
-    t->pieces = (const char **)cursor, cursor += n * sizeof(char *);
-    t->piece_lengths = (int *)cursor, cursor += n * sizeof(int);
-    t->scores = (float *)cursor, cursor += n * sizeof(float);
-    t->hash_slots = (TokenizerSlot *)cursor, cursor += slots * sizeof(TokenizerSlot);
-    t->byte_values = (int16_t *)cursor, cursor += 2 * n * sizeof(int16_t);
-    char *strings = cursor;
-
-    t->arena = arena;
+    t->arena = arena.base;
     t->vocab_size = count;
     t->max_token_length = max_token_length;
     t->hash_mask = slots - 1;

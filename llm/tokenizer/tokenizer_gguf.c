@@ -4,6 +4,7 @@
 #include <stdarg.h>
 
 #include "lib/format.h"
+#include "lib/arena.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/format/gguf.h"
@@ -22,21 +23,6 @@ int tokenizer_fail(char *err, size_t err_size, const char *fmt, ...) {
         va_end(ap);
     }
     return -1;
-}
-
-/* Bump allocation out of the single arena. */
-typedef struct {
-    char *next;
-} Carver;
-
-static void *carve(Carver *c, size_t bytes) {
-    void *p = c->next;
-    c->next += (bytes + 7) & ~(size_t)7;
-    return p;
-}
-
-static size_t rounded(size_t bytes) {
-    return (bytes + 7) & ~(size_t)7;
 }
 
 /* Optional id key: absent keeps the default; -1 (stored as u32 0xFFFFFFFF
@@ -292,32 +278,35 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     /* At most 3/4 full: half the memory of 1/2 full, and probes stay short. */
     while (merge_slots < (uint32_t)merges.count / 3 * 4 + 2) merge_slots <<= 1;
     size_t un = (size_t)n;
-    size_t total = rounded(un * sizeof(char *)) * 2 + rounded(un * sizeof(int)) * 3 +
-                   rounded(un * sizeof(float)) + rounded(slots * sizeof(TokenizerSlot)) + rounded(un) +
-                   rounded(merges.count * sizeof(TokenizerMerge)) +
-                   rounded(merge_slots * sizeof(TokenizerMergeSlot)) + rounded(2 * string_bytes) +
-                   rounded(pre.len + 1) + rounded(chat.len + 1);
-    char *arena = malloc(total);
-    if (!arena) return tokenizer_fail(err, err_size, "tokenizer: out of memory (%zu bytes)", total);
-    t->arena = arena;
-    Carver c = {arena};
-    t->pieces = carve(&c, un * sizeof(char *));
-    t->decoded = carve(&c, un * sizeof(char *));
-    t->piece_lengths = carve(&c, un * sizeof(int));
-    t->decoded_lengths = carve(&c, un * sizeof(int));
-    t->special_ids = carve(&c, un * sizeof(int));
-    t->scores = carve(&c, un * sizeof(float));
-    t->hash_slots = carve(&c, slots * sizeof(TokenizerSlot));
-    t->token_types = carve(&c, un);
-    t->merges = carve(&c, merges.count * sizeof(TokenizerMerge));
-    t->merge_slots = carve(&c, merge_slots * sizeof(TokenizerMergeSlot));
-    char *strings = carve(&c, 2 * string_bytes);
-    char *pre_copy = carve(&c, pre.len + 1);
+    /* One allocation: a first pass measures it, the second carves it. */
+    Arena arena = {0};
+    char *strings = NULL, *pre_copy = NULL, *chat_copy = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) {
+            if (arena.overflow || arena.used > SIZE_MAX / 2 || !(arena.base = malloc((size_t)arena.used)))
+                return tokenizer_fail(err, err_size, "tokenizer: out of memory (%llu bytes)",
+                                      (unsigned long long)arena.used);
+            t->arena = arena.base;
+            arena.used = 0;
+        }
+        t->pieces = arena_take(&arena, un, sizeof(char *), 8);
+        t->decoded = arena_take(&arena, un, sizeof(char *), 8);
+        t->piece_lengths = arena_take(&arena, un, sizeof(int), 8);
+        t->decoded_lengths = arena_take(&arena, un, sizeof(int), 8);
+        t->special_ids = arena_take(&arena, un, sizeof(int), 8);
+        t->scores = arena_take(&arena, un, sizeof(float), 8);
+        t->hash_slots = arena_take(&arena, slots, sizeof(TokenizerSlot), 8);
+        t->token_types = arena_take(&arena, un, 1, 8);
+        t->merges = arena_take(&arena, merges.count, sizeof(TokenizerMerge), 8);
+        t->merge_slots = arena_take(&arena, merge_slots, sizeof(TokenizerMergeSlot), 8);
+        strings = arena_take(&arena, 2 * string_bytes, 1, 8);
+        pre_copy = arena_take(&arena, pre.len + 1, 1, 8);
+        if (chat.ptr) chat_copy = arena_take(&arena, chat.len + 1, 1, 8);
+    }
     memcpy(pre_copy, pre.ptr, pre.len);
     pre_copy[pre.len] = '\0';
     t->pre_name = pre_copy;
-    if (chat.ptr) {
-        char *chat_copy = carve(&c, chat.len + 1);
+    if (chat_copy) {
         memcpy(chat_copy, chat.ptr, chat.len);
         chat_copy[chat.len] = '\0';
         t->chat_template = chat_copy;
