@@ -149,12 +149,9 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
             return -1;
         }
     }
-    int gemma3 = arch && arch_len == 6 && memcmp(arch, "gemma3", 6) == 0;
-    if (!arch || !((arch_len == 5 && (memcmp(arch, "llama", 5) == 0 || memcmp(arch, "qwen2", 5) == 0 ||
-                                      memcmp(arch, "qwen3", 5) == 0)) ||
-                   (arch_len == 7 && memcmp(arch, "smollm3", 7) == 0) ||
-                   (arch_len == 8 && memcmp(arch, "qwen3moe", 8) == 0) || gemma3))
-        return -1;
+    GgufArch kind = arch ? gguf_arch_from_name((const char *)arch, (size_t)arch_len) : 0;
+    if (!kind) return -1;
+    int gemma3 = kind == GGUF_ARCH_GEMMA3;
     /* Pass 2: the hyper-parameters. */
     int64_t h[H_COUNT], window = 0, pattern = 6; /* llama.cpp's default pattern */
     int have[H_COUNT] = {0};
