@@ -212,7 +212,64 @@ static int load_merges(Tokenizer *t, const GgufArray *merges, char *err, size_t 
     return 0;
 }
 
-static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size) {
+/* The text-to-id table. Inserted from the last id down: a repeated piece
+ * resolves to its highest id, as llama.cpp's text-to-token map does. */
+static void index_pieces(Tokenizer *t) {
+    for (int id = t->vocab_size - 1; id >= 0; id--) {
+        uint32_t hash =
+            tokenizer_hash_bytes(TOKENIZER_HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]);
+        uint32_t slot = hash & t->hash_mask;
+        while (t->hash_slots[slot].id >= 0) slot = (slot + 1) & t->hash_mask;
+        t->hash_slots[slot] = (TokenizerSlot){id, hash};
+    }
+}
+
+/* Each piece's decoded bytes, written from strings on. */
+static void decode_pieces(Tokenizer *t, char *strings) {
+    int unicode_to_byte[0x144];
+    for (int i = 0; i < 0x144; i++) unicode_to_byte[i] = -1;
+    for (int b = 0; b < 256; b++) {
+        char piece[4];
+        size_t len = bpe_byte_encoding((unsigned)b, piece);
+        uint32_t cp;
+        unicode_decode_utf8((const unsigned char *)piece, len, &cp);
+        unicode_to_byte[cp] = b;
+    }
+    for (int id = 0; id < t->vocab_size; id++) {
+        size_t len = decode_piece(t, id, unicode_to_byte, strings);
+        strings[len] = '\0';
+        t->decoded[id] = strings;
+        t->decoded_lengths[id] = (int)len;
+        strings += len + 1;
+    }
+}
+
+/* Specials and flags, with llama.cpp's defaults per model. */
+static int read_specials(Tokenizer *t, const GgufFile *f, char *err, size_t err_size) {
+    int n = t->vocab_size;
+    int spm = t->kind == TOKENIZER_SPM;
+    t->bos_id = spm ? 1 : 11;
+    t->eos_id = spm ? 2 : 11;
+    t->unk_id = spm ? 0 : -1;
+    t->pad_id = -1;
+    if (t->bos_id >= n) t->bos_id = -1;
+    if (t->eos_id >= n) t->eos_id = -1;
+    t->add_bos = spm;
+    t->add_eos = 0;
+    t->add_space_prefix = spm;
+    if (read_id(f, "tokenizer.ggml.bos_token_id", n, &t->bos_id, err, err_size) ||
+        read_id(f, "tokenizer.ggml.eos_token_id", n, &t->eos_id, err, err_size) ||
+        read_id(f, "tokenizer.ggml.unknown_token_id", n, &t->unk_id, err, err_size) ||
+        read_id(f, "tokenizer.ggml.padding_token_id", n, &t->pad_id, err, err_size) ||
+        read_flag(f, "tokenizer.ggml.add_bos_token", &t->add_bos, err, err_size) ||
+        read_flag(f, "tokenizer.ggml.add_eos_token", &t->add_eos, err, err_size) ||
+        read_flag(f, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, err, err_size))
+        return -1;
+    return 0;
+}
+
+/* tokenizer.ggml.model: SentencePiece ("llama") or byte-level BPE ("gpt2"). */
+static int read_model_kind(Tokenizer *t, const GgufFile *f, char *err, size_t err_size) {
     GgufString model;
     if (gguf_get_string(f, "tokenizer.ggml.model", &model) != 0)
         return tokenizer_fail(err, err_size, "tokenizer: the GGUF file has no tokenizer.ggml.model");
@@ -224,6 +281,26 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
         return tokenizer_fail(err, err_size,
                               "tokenizer: tokenizer.ggml.model '%.*s' is not supported (llama or gpt2)",
                               (int)(model.len > 40 ? 40 : model.len), model.ptr);
+    return 0;
+}
+
+/* tokenizer.ggml.pre and tokenizer.chat_template, each optional (pre keeps
+ * "", chat NULL when absent). */
+static int read_pre_and_template(const GgufFile *f, GgufString *pre, GgufString *chat, char *err,
+                                 size_t err_size) {
+    if (gguf_find_key(f, "tokenizer.ggml.pre") && gguf_get_string(f, "tokenizer.ggml.pre", pre) != 0)
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.pre is not a string");
+    if (pre->len > 256) return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.pre is too long");
+    if (gguf_find_key(f, "tokenizer.chat_template") &&
+        gguf_get_string(f, "tokenizer.chat_template", chat) != 0)
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is not a string");
+    if (chat->len > (1u << 24))
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is too long");
+    return 0;
+}
+
+static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size) {
+    if (read_model_kind(t, f, err, err_size)) return -1;
 
     GgufArray tokens, scores, types, merges = {0};
     if (gguf_get_array(f, "tokenizer.ggml.tokens", &tokens) != 0 || tokens.type != GGUF_TYPE_STRING)
@@ -258,14 +335,7 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
         string_bytes += s.len + 1;
     }
     GgufString pre = {"", 0}, chat = {NULL, 0};
-    if (gguf_find_key(f, "tokenizer.ggml.pre") && gguf_get_string(f, "tokenizer.ggml.pre", &pre) != 0)
-        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.pre is not a string");
-    if (pre.len > 256) return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.pre is too long");
-    if (gguf_find_key(f, "tokenizer.chat_template") &&
-        gguf_get_string(f, "tokenizer.chat_template", &chat) != 0)
-        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is not a string");
-    if (chat.len > (1u << 24))
-        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is too long");
+    if (read_pre_and_template(f, &pre, &chat, err, err_size)) return -1;
     if (t->kind == TOKENIZER_BPE) {
         /* Never refused: an unknown name splits like the closest family. */
         PretokenizerChoice choice = pretokenizer_choose(pre.ptr, pre.len, t->warning, sizeof t->warning);
@@ -333,15 +403,7 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
             return tokenizer_fail(err, err_size, "tokenizer: token %d has an unknown token type", id);
         t->token_types[id] = (uint8_t)type;
     }
-    /* Inserted from the last id down: a repeated piece resolves to its highest
-     * id, as llama.cpp's text-to-token map does. */
-    for (int id = n - 1; id >= 0; id--) {
-        uint32_t hash =
-            tokenizer_hash_bytes(TOKENIZER_HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]);
-        uint32_t slot = hash & t->hash_mask;
-        while (t->hash_slots[slot].id >= 0) slot = (slot + 1) & t->hash_mask;
-        t->hash_slots[slot] = (TokenizerSlot){id, hash};
-    }
+    index_pieces(t);
     if (has_types) tokenizer_correct_token_types(t);
 
     for (int b = 0; b < 256; b++) {
@@ -350,42 +412,9 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
                                               : bpe_byte_encoding((unsigned)b, piece);
         t->byte_tokens[b] = tokenizer_lookup(t, piece, len);
     }
-    int unicode_to_byte[0x144];
-    for (int i = 0; i < 0x144; i++) unicode_to_byte[i] = -1;
-    for (int b = 0; b < 256; b++) {
-        char piece[4];
-        size_t len = bpe_byte_encoding((unsigned)b, piece);
-        uint32_t cp;
-        unicode_decode_utf8((const unsigned char *)piece, len, &cp);
-        unicode_to_byte[cp] = b;
-    }
-    for (int id = 0; id < n; id++) {
-        size_t len = decode_piece(t, id, unicode_to_byte, strings);
-        strings[len] = '\0';
-        t->decoded[id] = strings;
-        t->decoded_lengths[id] = (int)len;
-        strings += len + 1;
-    }
+    decode_pieces(t, strings);
 
-    /* Specials and flags, with llama.cpp's defaults per model. */
-    int spm = t->kind == TOKENIZER_SPM;
-    t->bos_id = spm ? 1 : 11;
-    t->eos_id = spm ? 2 : 11;
-    t->unk_id = spm ? 0 : -1;
-    t->pad_id = -1;
-    if (t->bos_id >= n) t->bos_id = -1;
-    if (t->eos_id >= n) t->eos_id = -1;
-    t->add_bos = spm;
-    t->add_eos = 0;
-    t->add_space_prefix = spm;
-    if (read_id(f, "tokenizer.ggml.bos_token_id", n, &t->bos_id, err, err_size) ||
-        read_id(f, "tokenizer.ggml.eos_token_id", n, &t->eos_id, err, err_size) ||
-        read_id(f, "tokenizer.ggml.unknown_token_id", n, &t->unk_id, err, err_size) ||
-        read_id(f, "tokenizer.ggml.padding_token_id", n, &t->pad_id, err, err_size) ||
-        read_flag(f, "tokenizer.ggml.add_bos_token", &t->add_bos, err, err_size) ||
-        read_flag(f, "tokenizer.ggml.add_eos_token", &t->add_eos, err, err_size) ||
-        read_flag(f, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, err, err_size))
-        return -1;
+    if (read_specials(t, f, err, err_size)) return -1;
 
     if (build_specials(t) != 0) return tokenizer_fail(err, err_size, "tokenizer: out of memory");
     if (t->kind == TOKENIZER_BPE && load_merges(t, &merges, err, err_size) != 0) return -1;
