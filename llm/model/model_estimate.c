@@ -14,10 +14,6 @@
 #include "llm/model/kv_cache.h"
 #include "llm/tensor/quant.h"
 
-static uint64_t aligned64(uint64_t floats) {
-    return (floats * 4 + 63) & ~(uint64_t)63;
-}
-
 static int checkpoint_shape(ModelShape *shape, const void *file, size_t size) {
     TransformerConfig c;
     TransformerWeights w;
@@ -35,20 +31,17 @@ static int checkpoint_shape(ModelShape *shape, const void *file, size_t size) {
     return 0;
 }
 
-/* state_alloc's arrays in llm/transformer.c. */
+/* The allocator's own measure (llm/model/transformer.c). */
 static uint64_t checkpoint_state_bytes(const ModelShape *s, uint64_t seq) {
-    const uint64_t B = TRANSFORMER_MAX_BATCH;
-    uint64_t widest = s->dim > s->hidden ? s->dim : s->hidden;
-    uint64_t cache = s->layers * seq * s->kv_dim;
-    uint64_t rope = seq * (s->head_size / 2);
-    const uint64_t floats[] = {
-        B * s->dim,    B * s->dim, B * s->dim,           B * s->hidden,
-        B * s->hidden, B * s->dim, s->heads * seq,       s->vocab,
-        rope,          rope,       (B * widest + 1) / 2, B * (widest / QUANT_GROUP_STEP + 1),
-    };
-    uint64_t bytes = 64;
-    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) bytes += aligned64(floats[i]);
-    return bytes + 2 * ((cache * sizeof(float) + 63) & ~(uint64_t)63); /* llama2.c checkpoints: fp32 cache */
+    TransformerConfig c = {.dim = (int)s->dim,
+                           .hidden_dim = (int)s->hidden,
+                           .n_layers = (int)s->layers,
+                           .n_heads = (int)s->heads,
+                           .vocab_size = (int)s->vocab,
+                           .seq_len = (int)seq,
+                           .kv_dim = (int)s->kv_dim,
+                           .head_size = (int)s->head_size};
+    return transformer_checkpoint_state_bytes(&c);
 }
 
 /* ------------------------------------------------------------ GGUF walk */

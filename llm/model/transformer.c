@@ -17,49 +17,53 @@
 #include "llm/model/transformer_gguf.h"
 #include "llm/format/gguf.h"
 
-static int state_alloc(Transformer *t, char *err, size_t err_size) {
-    const TransformerConfig *c = &t->config;
-    TransformerState *s = &t->state;
+/* The run state's arrays, each on 64 bytes: measured when a->base is NULL. */
+static void state_take(const TransformerConfig *c, TransformerState *s, Arena *a) {
     const uint64_t B = TRANSFORMER_MAX_BATCH;
     uint64_t cache = (uint64_t)c->n_layers * c->seq_len * c->kv_dim;
     uint64_t rope = (uint64_t)c->seq_len * (c->head_size / 2);
     uint64_t widest = (uint64_t)(c->dim > c->hidden_dim ? c->dim : c->hidden_dim);
-    /* A first pass measures the block, the second carves it; every array
-     * starts on 64 bytes (the block is over-allocated by 64 to allow it). */
-    Arena arena = {0};
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass) {
-            if (arena.overflow) {
-                snprintf(err, err_size, "run state too large for this machine");
-                return -1;
-            }
-            void *block = malloc((size_t)arena.used + 64);
-            if (!block) {
-                snprintf(err, err_size, "out of memory: the run state needs %zu bytes",
-                         (size_t)arena.used + 64);
-                return -1;
-            }
-            s->block = block;
-            s->bytes = (size_t)arena.used + 64;
-            arena.base = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
-            arena.used = 0;
-        }
-        s->x = arena_take(&arena, B * c->dim, sizeof(float), 64);
-        s->xb = arena_take(&arena, B * c->dim, sizeof(float), 64);
-        s->xb2 = arena_take(&arena, B * c->dim, sizeof(float), 64);
-        s->hb = arena_take(&arena, B * c->hidden_dim, sizeof(float), 64);
-        s->hb2 = arena_take(&arena, B * c->hidden_dim, sizeof(float), 64);
-        s->q = arena_take(&arena, B * c->dim, sizeof(float), 64);
-        s->att = arena_take(&arena, (uint64_t)c->n_heads * c->seq_len, sizeof(float), 64);
-        s->logits = arena_take(&arena, c->vocab_size, sizeof(float), 64);
-        s->key_cache = arena_take(&arena, cache, sizeof(float), 64);
-        s->value_cache = arena_take(&arena, cache, sizeof(float), 64);
-        s->rope_cos = arena_take(&arena, rope, sizeof(float), 64);
-        s->rope_sin = arena_take(&arena, rope, sizeof(float), 64);
-        /* int16 values (two per float slot); scales for groups of >= 16 values. */
-        s->xq = arena_take(&arena, (B * widest + 1) / 2, sizeof(float), 64);
-        s->xq_scales = arena_take(&arena, B * (widest / QUANT_GROUP_STEP + 1), sizeof(float), 64);
+    s->x = arena_take(a, B * c->dim, sizeof(float), 64);
+    s->xb = arena_take(a, B * c->dim, sizeof(float), 64);
+    s->xb2 = arena_take(a, B * c->dim, sizeof(float), 64);
+    s->hb = arena_take(a, B * c->hidden_dim, sizeof(float), 64);
+    s->hb2 = arena_take(a, B * c->hidden_dim, sizeof(float), 64);
+    s->q = arena_take(a, B * c->dim, sizeof(float), 64);
+    s->att = arena_take(a, (uint64_t)c->n_heads * c->seq_len, sizeof(float), 64);
+    s->logits = arena_take(a, c->vocab_size, sizeof(float), 64);
+    s->key_cache = arena_take(a, cache, sizeof(float), 64);
+    s->value_cache = arena_take(a, cache, sizeof(float), 64);
+    s->rope_cos = arena_take(a, rope, sizeof(float), 64);
+    s->rope_sin = arena_take(a, rope, sizeof(float), 64);
+    /* int16 values (two per float slot); scales for groups of >= 16 values. */
+    s->xq = arena_take(a, (B * widest + 1) / 2, sizeof(float), 64);
+    s->xq_scales = arena_take(a, B * (widest / QUANT_GROUP_STEP + 1), sizeof(float), 64);
+}
+
+/* Over-allocated by 64 bytes so that every array can start on 64. */
+uint64_t transformer_checkpoint_state_bytes(const TransformerConfig *c) {
+    Arena measure = {0};
+    TransformerState unused;
+    state_take(c, &unused, &measure);
+    return measure.overflow ? 0 : measure.used + 64;
+}
+
+static int state_alloc(Transformer *t, char *err, size_t err_size) {
+    TransformerState *s = &t->state;
+    uint64_t bytes = transformer_checkpoint_state_bytes(&t->config);
+    if (bytes == 0) {
+        snprintf(err, err_size, "run state too large for this machine");
+        return -1;
     }
+    void *block = malloc((size_t)bytes);
+    if (!block) {
+        snprintf(err, err_size, "out of memory: the run state needs %zu bytes", (size_t)bytes);
+        return -1;
+    }
+    s->block = block;
+    s->bytes = (size_t)bytes;
+    Arena arena = {(uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63), 0, 0};
+    state_take(&t->config, s, &arena);
     return 0;
 }
 
