@@ -1,7 +1,8 @@
 /* model_estimate.c - run-state sizes from file headers alone: llama2.c
  * checkpoints through checkpoint_parse (allocates nothing), GGUF through a
- * bounded walk of the metadata and tensor infos. The formulas mirror
- * state_alloc (llm/transformer.c) and alloc_state (llm/transformer_gguf.c);
+ * bounded walk of the metadata and tensor infos. The sizes come from the
+ * allocators' own measures (transformer_checkpoint_state_bytes in
+ * llm/model/transformer.c, gguf_state_bytes in llm/model/gguf_state.c);
  * tests/host/test_model_estimate.c checks them against real loads. */
 #include "llm/model/model_estimate.h"
 
