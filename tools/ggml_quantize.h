@@ -13,13 +13,8 @@
 #include "llm/tensor/ggml_types.h"
 
 static void quant_q8_0(BlockQ8_0 *out, const float *x, uint64_t n) {
-    for (uint64_t b = 0; b < n / 32; b++, x += 32) {
-        float amax = 0;
-        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
-        float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
-        out[b].d = ggml_fp32_to_fp16(d);
-        for (int j = 0; j < 32; j++) out[b].qs[j] = (int8_t)roundf(x[j] * id);
-    }
+    for (uint64_t b = 0; b < n / 32; b++, x += 32)
+        out[b].d = ggml_fp32_to_fp16(ggml_quantize_q8_0_block(out[b].qs, x));
 }
 
 static void quant_q4_0(BlockQ4_0 *out, const float *x, uint64_t n) {

@@ -274,6 +274,62 @@ static int run_logits(Transformer *t, const char *out_path, const char *token_li
     return 0;
 }
 
+/* What main has loaded, handed back by finish in reverse order. */
+typedef struct {
+    Transformer transformer;
+    Tokenizer tokenizer;
+    Sampler sampler;
+    int have_transformer, have_tokenizer, have_sampler;
+    char *model_data;
+} Loaded;
+
+static int finish(Loaded *l, int rc) {
+    if (l->have_sampler) sampler_destroy(&l->sampler);
+    if (l->have_tokenizer) tokenizer_destroy(&l->tokenizer);
+    if (l->have_transformer) transformer_destroy(&l->transformer);
+    free_model_files(l->model_data);
+    return rc;
+}
+
+/* The model's own vocabulary (a GGUF without --tokenizer) or tokenizer.bin. */
+static void load_tokenizer(Loaded *l, const char *checkpoint, int tokenizer_given, const char *tokenizer_path,
+                           size_t model_size, int vocab_size) {
+    char err[256];
+    if (checkpoint && !tokenizer_given && l->transformer.gguf) {
+        if (tokenizer_create_gguf(&l->tokenizer, l->model_data, model_size, err, sizeof err) != 0)
+            die(checkpoint, err);
+        if (l->tokenizer.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", l->tokenizer.warning);
+    } else {
+        size_t tok_size;
+        char *tok_data = read_whole_file(tokenizer_path, &tok_size);
+        if (tokenizer_create(&l->tokenizer, tok_data, tok_size, vocab_size, err, sizeof err) != 0)
+            die(tokenizer_path, err);
+        if (l->tokenizer.bytes_read < tok_size)
+            fprintf(stderr,
+                    "llmrun: warning: %s has more tokens than the model's %d; is it the right tokenizer?\n",
+                    tokenizer_path, vocab_size);
+        free(tok_data);
+    }
+    l->have_tokenizer = 1;
+}
+
+/* The closing figures of a generate run on stderr. */
+static void print_generate_stats(const GenerateStats *stats) {
+    /* llama2.c's figure: positions after the first, timed from the end of the first. */
+    if (stats->positions > 1)
+        fprintf(stderr, "achieved tok/s: %f\n", per_second(stats->positions - 1, stats->after_first_ns));
+    int decoded = stats->positions - stats->prompt_tokens;
+    if (decoded < 0) decoded = 0;
+    fprintf(
+        stderr,
+        "prompt %d tokens in %.1f ms (%.1f tok/s), generated %d tokens in %.1f ms (%.1f tok/s), stop: %s\n",
+        stats->prompt_tokens, stats->prefill_ns / 1e6,
+        per_second(stats->positions < stats->prompt_tokens ? stats->positions : stats->prompt_tokens,
+                   stats->prefill_ns),
+        stats->generated_tokens, stats->decode_ns / 1e6, per_second(decoded, stats->decode_ns),
+        stop_reason_name(stats->reason));
+}
+
 int main(int argc, char **argv) {
     const char *checkpoint = NULL, *tokenizer_path = "tokenizer.bin", *prompt = NULL, *mode = "generate";
     const char *logits_out = NULL, *token_list = NULL;
@@ -436,107 +492,53 @@ int main(int argc, char **argv) {
     thread_pool_start(threads);
 
     char err[256];
-    Transformer transformer;
-    char *model_data = NULL;
+    Loaded l = {0};
+    Transformer *transformer = &l.transformer;
     int vocab_size = 0;
     size_t model_size = 0;
     if (checkpoint) {
-        model_data = read_whole_file(checkpoint, &model_size);
+        l.model_data = read_whole_file(checkpoint, &model_size);
         /* --tokenize on a GGUF needs only its vocabulary: vocabulary-only
          * files (no tensors) and unsupported architectures work too. */
-        if (tokenize && !tokenizer_given && gguf_is_gguf(model_data, model_size)) {
-            Tokenizer vocab;
-            if (tokenizer_create_gguf(&vocab, model_data, model_size, err, sizeof err) != 0)
+        if (tokenize && !tokenizer_given && gguf_is_gguf(l.model_data, model_size)) {
+            if (tokenizer_create_gguf(&l.tokenizer, l.model_data, model_size, err, sizeof err) != 0)
                 die(checkpoint, err);
-            if (vocab.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", vocab.warning);
-            int rc = run_tokenize(&vocab, tokenize_cases);
-            tokenizer_destroy(&vocab);
-            free_model_files(model_data);
-            return rc;
+            l.have_tokenizer = 1;
+            if (l.tokenizer.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", l.tokenizer.warning);
+            return finish(&l, run_tokenize(&l.tokenizer, tokenize_cases));
         }
         GgufPieces pieces = {checkpoint, read_piece, NULL};
-        if (transformer_create_pieces(&transformer, model_data, model_size, &pieces, ctx, err, sizeof err) !=
+        if (transformer_create_pieces(transformer, l.model_data, model_size, &pieces, ctx, err, sizeof err) !=
             0)
             die(checkpoint, err);
-        vocab_size = transformer.config.vocab_size;
+        l.have_transformer = 1;
+        vocab_size = transformer->config.vocab_size;
         char features[448];
-        if (*gguf_model_features(&transformer, features, sizeof features))
-            fprintf(stderr, "llmrun: %s: %s\n", gguf_model_arch_name(&transformer), features);
-        if (f32_matmul) gguf_model_set_reference(&transformer, 1);
-        if (kv_type >= 0 && !transformer.gguf)
+        if (*gguf_model_features(transformer, features, sizeof features))
+            fprintf(stderr, "llmrun: %s: %s\n", gguf_model_arch_name(transformer), features);
+        if (f32_matmul) gguf_model_set_reference(transformer, 1);
+        if (kv_type >= 0 && !transformer->gguf)
             fprintf(stderr, "llmrun: --kv ignored: llama2.c checkpoints keep an fp32 KV cache\n");
-        else if (kv_type >= 0 &&
-                 gguf_model_set_kv_type(&transformer, (uint32_t)kv_type, err, sizeof err) != 0)
+        else if (kv_type >= 0 && gguf_model_set_kv_type(transformer, (uint32_t)kv_type, err, sizeof err) != 0)
             die("--kv", err);
     }
-    if (logits_out) {
-        int rc = run_logits(&transformer, logits_out, token_list);
-        transformer_destroy(&transformer);
-        free_model_files(model_data);
-        return rc;
-    }
+    if (logits_out) return finish(&l, run_logits(transformer, logits_out, token_list));
 
-    Tokenizer tokenizer;
-    if (checkpoint && !tokenizer_given && transformer.gguf) {
-        /* A GGUF model carries its own vocabulary. */
-        if (tokenizer_create_gguf(&tokenizer, model_data, model_size, err, sizeof err) != 0)
-            die(checkpoint, err);
-        if (tokenizer.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", tokenizer.warning);
-    } else {
-        size_t tok_size;
-        char *tok_data = read_whole_file(tokenizer_path, &tok_size);
-        if (tokenizer_create(&tokenizer, tok_data, tok_size, vocab_size, err, sizeof err) != 0)
-            die(tokenizer_path, err);
-        if (tokenizer.bytes_read < tok_size)
-            fprintf(stderr,
-                    "llmrun: warning: %s has more tokens than the model's %d; is it the right tokenizer?\n",
-                    tokenizer_path, vocab_size);
-        free(tok_data);
-    }
-    if (tokenize) {
-        int rc = run_tokenize(&tokenizer, tokenize_cases);
-        tokenizer_destroy(&tokenizer);
-        if (checkpoint) transformer_destroy(&transformer);
-        free_model_files(model_data);
-        return rc;
-    }
+    load_tokenizer(&l, checkpoint, tokenizer_given, tokenizer_path, model_size, vocab_size);
+    if (tokenize) return finish(&l, run_tokenize(&l.tokenizer, tokenize_cases));
 
-    Sampler sampler;
-    if (sampler_create(&sampler, vocab_size, &config, err, sizeof err) != 0) die(err, NULL);
+    if (sampler_create(&l.sampler, vocab_size, &config, err, sizeof err) != 0) die(err, NULL);
+    l.have_sampler = 1;
     signal(SIGINT, on_sigint);
-    if (strcmp(mode, "chat") == 0) {
-        int rc = run_chat(&transformer, &tokenizer, &sampler, chat_system, chat_template, steps, chat_scratch,
-                          chat_thinking);
-        sampler_destroy(&sampler);
-        tokenizer_destroy(&tokenizer);
-        transformer_destroy(&transformer);
-        free_model_files(model_data);
-        return rc;
-    }
+    if (strcmp(mode, "chat") == 0)
+        return finish(&l, run_chat(transformer, &l.tokenizer, &l.sampler, chat_system, chat_template, steps,
+                                   chat_scratch, chat_thinking));
     GenerateIO io = {emit_stdout, stop_requested, monotonic_ns, NULL, NULL};
     GenerateStats stats;
-    int rc = generate(&transformer, &tokenizer, &sampler, prompt, steps, &io, &stats, err, sizeof err);
-    if (rc != 0) die(err, NULL);
+    if (generate(transformer, &l.tokenizer, &l.sampler, prompt, steps, &io, &stats, err, sizeof err) != 0)
+        die(err, NULL);
     printf("\n");
     fflush(stdout);
-
-    /* llama2.c's figure: positions after the first, timed from the end of the first. */
-    if (stats.positions > 1)
-        fprintf(stderr, "achieved tok/s: %f\n", per_second(stats.positions - 1, stats.after_first_ns));
-    int decoded = stats.positions - stats.prompt_tokens;
-    if (decoded < 0) decoded = 0;
-    fprintf(
-        stderr,
-        "prompt %d tokens in %.1f ms (%.1f tok/s), generated %d tokens in %.1f ms (%.1f tok/s), stop: %s\n",
-        stats.prompt_tokens, stats.prefill_ns / 1e6,
-        per_second(stats.positions < stats.prompt_tokens ? stats.positions : stats.prompt_tokens,
-                   stats.prefill_ns),
-        stats.generated_tokens, stats.decode_ns / 1e6, per_second(decoded, stats.decode_ns),
-        stop_reason_name(stats.reason));
-
-    sampler_destroy(&sampler);
-    tokenizer_destroy(&tokenizer);
-    transformer_destroy(&transformer);
-    free_model_files(model_data);
-    return 0;
+    print_generate_stats(&stats);
+    return finish(&l, 0);
 }

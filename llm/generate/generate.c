@@ -76,6 +76,42 @@ static int fail(GenerateStats *stats, char *err, size_t err_size, const char *me
     return -1;
 }
 
+/* The prompt's tokens (BOS first) into a new array *tokens; their count,
+ * or -1 with the reason in message. */
+static int encode_prompt(const Tokenizer *tok, const char *prompt, int seq_len, int **tokens, char *message,
+                         size_t message_size) {
+    size_t capacity = tokenizer_max_tokens(strlen(prompt));
+    int *ids = malloc(capacity * sizeof(int));
+    if (!ids) {
+        strlcpy(message, "out of memory for the prompt tokens", message_size);
+        return -1;
+    }
+    int count = tokenizer_encode(tok, prompt, 1, 0, ids, capacity, message, message_size);
+    if (count < 1) {
+        free(ids);
+        if (count == 0) strlcpy(message, "expected at least 1 prompt token", message_size);
+        return -1;
+    }
+    if (count > seq_len) {
+        free(ids);
+        snprintf(message, message_size, "prompt is %d tokens, the context is %d", count, seq_len);
+        return -1;
+    }
+    *tokens = ids;
+    return count;
+}
+
+/* The run's times (stops inside the prompt or before the first answer token count as at its end). */
+static void finish_times(GenerateStats *stats, uint64_t start, uint64_t prefill_end, uint64_t first_end,
+                         uint64_t end) {
+    if (!prefill_end) prefill_end = end;
+    if (!first_end) first_end = end;
+    stats->total_ns = end - start;
+    stats->prefill_ns = prefill_end - start;
+    stats->decode_ns = end - prefill_end;
+    stats->after_first_ns = end - first_end;
+}
+
 int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *prompt, int steps,
              const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size) {
     char message[160];
@@ -96,19 +132,9 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
     if (steps <= 0 || steps > seq_len) steps = seq_len;
 
     /* Everything the loop needs is prepared here: no allocation or parsing inside it. */
-    size_t capacity = tokenizer_max_tokens(strlen(prompt));
-    int *prompt_tokens = malloc(capacity * sizeof(int));
-    if (!prompt_tokens) return fail(stats, err, err_size, "out of memory for the prompt tokens");
-    int prompt_count = tokenizer_encode(tok, prompt, 1, 0, prompt_tokens, capacity, message, sizeof message);
-    if (prompt_count < 1) {
-        free(prompt_tokens);
-        return fail(stats, err, err_size, prompt_count < 0 ? message : "expected at least 1 prompt token");
-    }
-    if (prompt_count > seq_len) {
-        free(prompt_tokens);
-        snprintf(message, sizeof message, "prompt is %d tokens, the context is %d", prompt_count, seq_len);
-        return fail(stats, err, err_size, message);
-    }
+    int *prompt_tokens;
+    int prompt_count = encode_prompt(tok, prompt, seq_len, &prompt_tokens, message, sizeof message);
+    if (prompt_count < 0) return fail(stats, err, err_size, message);
     stats->prompt_tokens = prompt_count;
     int stop_ids[8], stop_count;
     generate_stop_tokens(tok, stop_ids, 8, &stop_count);
@@ -183,14 +209,9 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
     free(prompt_tokens);
 
     uint64_t end = clock_now(io);
-    if (!prefill_end) prefill_end = end; /* stopped inside the prompt */
-    if (!first_end) first_end = end;
     if (stopped_in_prefill >= 0) pos = stats->prompt_tokens = stopped_in_prefill; /* what ran, no more */
     stats->positions = pos;
-    stats->total_ns = end - start;
-    stats->prefill_ns = prefill_end - start;
-    stats->decode_ns = end - prefill_end;
-    stats->after_first_ns = end - first_end;
+    finish_times(stats, start, prefill_end, first_end, end); /* a stop inside the prompt leaves both 0 */
     if (failed) return fail(stats, err, err_size, message);
     if (reason == STOP_STEPS && pos >= seq_len) reason = STOP_CONTEXT;
     stats->reason = reason;

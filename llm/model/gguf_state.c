@@ -1,6 +1,7 @@
 /* gguf_state.c - a GGUF model's run state (the per-position arrays of a
  * prefill batch, attention scores, logits) and its KV cache, of the type
  * chosen at run time; their sizes for the memory estimate. */
+#include "lib/arena.h"
 #include "lib/format.h"
 #include "lib/math.h"
 #include "lib/stdlib.h"
@@ -16,7 +17,7 @@
  * hb, hb2 (hidden), q, k, v, rope cos/sin, and the quantised activations;
  * then att, logits, one dequantised row and the RoPE pair frequencies. The
  * KV cache is an allocation of its own (a type change re-creates it). */
-#define STATE_ARRAYS 20    /* TAKEs below, each may waste up to 63 bytes aligning; 3 also shifted */
+#define STATE_ARRAYS 20    /* takes below, each may waste up to 63 bytes aligning; 3 also shifted */
 #define KV_ALIGN_SLACK 128 /* the keys and the values each start on 64 bytes */
 
 /* Rows of attention weights, seq_len floats each: one per query head, and
@@ -27,6 +28,11 @@ static uint64_t attention_rows(uint64_t heads, uint64_t q_dim, uint64_t kv_dim) 
     return kv_heads * ATTEND_TILE > heads ? kv_heads * ATTEND_TILE : heads;
 }
 
+/* count items of size bytes on 64 bytes plus shift (see gguf_run_state_create). */
+static void *take_shifted(Arena *a, uint64_t count, uint64_t size, uint64_t shift) {
+    return (uint8_t *)arena_take(a, count * size + shift, 1, 64) + shift;
+}
+
 static uint64_t state_block_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim,
                                   uint64_t heads, uint64_t seq_len, uint64_t vocab, uint64_t n_rot,
                                   uint64_t rows) {
@@ -35,7 +41,8 @@ static uint64_t state_block_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim,
     if (wide > ((uint64_t)1 << 24) || vocab > ((uint64_t)1 << 24)) return 0;
     uint64_t per_position = 3 * wide + 2 * hidden + q_dim + 2 * kv_dim + 2 * n_rot;
     uint64_t act = (wide / 32 + 1) * sizeof(BlockQ8A) + (wide / 256 + 1) * sizeof(BlockQ8K);
-    uint64_t floats = rows * per_position + attention_rows(heads, q_dim, kv_dim) * seq_len + vocab + wide + 2 * (n_rot / 2 + 1);
+    uint64_t floats = rows * per_position + attention_rows(heads, q_dim, kv_dim) * seq_len + vocab + wide +
+                      2 * (n_rot / 2 + 1);
     return floats * 4 + rows * act + 64 * (STATE_ARRAYS + 1);
 }
 
@@ -46,7 +53,8 @@ uint64_t gguf_kv_cache_bytes(uint64_t layers, uint64_t seq_len, uint64_t kv_dim,
 uint64_t gguf_state_bytes(uint64_t dim, uint64_t hidden, uint64_t q_dim, uint64_t kv_dim, uint64_t heads,
                           uint64_t layers, uint64_t seq_len, uint64_t vocab, uint64_t n_rot, uint32_t kv_type,
                           int window, int pattern, int prefill_rows) {
-    uint64_t block = state_block_bytes(dim, hidden, q_dim, kv_dim, heads, seq_len, vocab, n_rot, (uint64_t)prefill_rows);
+    uint64_t block =
+        state_block_bytes(dim, hidden, q_dim, kv_dim, heads, seq_len, vocab, n_rot, (uint64_t)prefill_rows);
     uint64_t cache = gguf_kv_cache_bytes_swa(layers, seq_len, kv_dim, kv_type, window, pattern);
     return block && cache ? block + cache + KV_ALIGN_SLACK : 0;
 }
@@ -140,9 +148,10 @@ int gguf_run_state_create(Transformer *t, GgufModel *m, char *err, size_t n) {
     const TransformerConfig *c = &m->config;
     const GTensor *wq = c->n_layers > 0 ? &m->layers[0].wq : NULL;
     m->prefill_rows = gguf_prefill_rows(wq ? wq->type : GGML_TYPE_LIMIT);
-    uint64_t bytes = state_block_bytes((uint64_t)c->dim, (uint64_t)c->hidden_dim, (uint64_t)m->q_dim,
-                                       (uint64_t)c->kv_dim, (uint64_t)c->n_heads, (uint64_t)c->seq_len,
-                                       (uint64_t)c->vocab_size, (uint64_t)m->n_rot, (uint64_t)m->prefill_rows);
+    uint64_t bytes =
+        state_block_bytes((uint64_t)c->dim, (uint64_t)c->hidden_dim, (uint64_t)m->q_dim, (uint64_t)c->kv_dim,
+                          (uint64_t)c->n_heads, (uint64_t)c->seq_len, (uint64_t)c->vocab_size,
+                          (uint64_t)m->n_rot, (uint64_t)m->prefill_rows);
     if (bytes == 0 || bytes > (uint64_t)SIZE_MAX / 2) {
         snprintf(err, n, "gguf: run state too large");
         return -1;
@@ -164,30 +173,26 @@ int gguf_run_state_create(Transformer *t, GgufModel *m, char *err, size_t n) {
      * as the fp32 weights (GGUF aligns tensors to 32 bytes), so the
      * AVX-512 matmul reads both on line boundaries (llm/compute/avx512/f32_avx512.c). */
     uint64_t shift = wq && wq->type == GGML_TYPE_F32 && ((uintptr_t)wq->data & 63) == 32 ? 32 : 0;
-    uint8_t *p = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
-#define TAKE_AT(PTR, COUNT, TYPE, SHIFT)                                                                     \
-    PTR = (TYPE *)(p + (SHIFT));                                                                             \
-    p += (((uint64_t)(COUNT) * sizeof(TYPE)) + (SHIFT) + 63) & ~(uint64_t)63;
-#define TAKE(PTR, COUNT, TYPE) TAKE_AT(PTR, COUNT, TYPE, 0)
-    TAKE_AT(m->x, B * m->wide, float, shift)
-    TAKE_AT(m->xb, B * m->wide, float, shift)
-    TAKE(m->xb2, B * m->wide, float)
-    TAKE_AT(m->hb, B * c->hidden_dim, float, shift)
-    TAKE(m->hb2, B * c->hidden_dim, float)
-    TAKE(m->q, B * m->q_dim, float)
-    TAKE(m->k, B * c->kv_dim, float)
-    TAKE(m->v, B * c->kv_dim, float)
-    TAKE(m->rope_cs, B * m->n_rot, float)
-    TAKE(m->act_a, B * m->act_a_blocks, BlockQ8A)
-    TAKE(m->act_k, B * m->act_k_blocks, BlockQ8K)
-    TAKE(m->att, attention_rows((uint64_t)c->n_heads, (uint64_t)m->q_dim, (uint64_t)c->kv_dim) * c->seq_len, float)
-    TAKE(m->logits, c->vocab_size, float)
-    TAKE(m->row, m->wide, float)
-    TAKE(m->rope_freq, m->n_rot / 2 + 1, float)
-    TAKE(m->rope_cs_local, B * m->n_rot, float)
-    TAKE(m->rope_freq_local, m->n_rot / 2 + 1, float)
-#undef TAKE
-#undef TAKE_AT
+    Arena a = {(uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63), 0, 0};
+    m->x = take_shifted(&a, B * m->wide, sizeof(float), shift);
+    m->xb = take_shifted(&a, B * m->wide, sizeof(float), shift);
+    m->xb2 = arena_take(&a, B * m->wide, sizeof(float), 64);
+    m->hb = take_shifted(&a, B * c->hidden_dim, sizeof(float), shift);
+    m->hb2 = arena_take(&a, B * c->hidden_dim, sizeof(float), 64);
+    m->q = arena_take(&a, B * m->q_dim, sizeof(float), 64);
+    m->k = arena_take(&a, B * c->kv_dim, sizeof(float), 64);
+    m->v = arena_take(&a, B * c->kv_dim, sizeof(float), 64);
+    m->rope_cs = arena_take(&a, B * m->n_rot, sizeof(float), 64);
+    m->act_a = arena_take(&a, B * m->act_a_blocks, sizeof(BlockQ8A), 64);
+    m->act_k = arena_take(&a, B * m->act_k_blocks, sizeof(BlockQ8K), 64);
+    m->att = arena_take(
+        &a, attention_rows((uint64_t)c->n_heads, (uint64_t)m->q_dim, (uint64_t)c->kv_dim) * c->seq_len,
+        sizeof(float), 64);
+    m->logits = arena_take(&a, c->vocab_size, sizeof(float), 64);
+    m->row = arena_take(&a, m->wide, sizeof(float), 64);
+    m->rope_freq = arena_take(&a, m->n_rot / 2 + 1, sizeof(float), 64);
+    m->rope_cs_local = arena_take(&a, B * m->n_rot, sizeof(float), 64);
+    m->rope_freq_local = arena_take(&a, m->n_rot / 2 + 1, sizeof(float), 64);
     gguf_rope_frequencies(m);
     if (alloc_kv(m, KV_TYPE_DEFAULT, err, n)) return -1;
     t->state.logits = m->logits;

@@ -1,7 +1,8 @@
 /* model_estimate.c - run-state sizes from file headers alone: llama2.c
  * checkpoints through checkpoint_parse (allocates nothing), GGUF through a
- * bounded walk of the metadata and tensor infos. The formulas mirror
- * state_alloc (llm/model/transformer.c) and alloc_state (llm/model/transformer_gguf.c);
+ * bounded walk of the metadata and tensor infos. The sizes come from the
+ * allocators' own measures (transformer_checkpoint_state_bytes in
+ * llm/model/transformer.c, gguf_state_bytes in llm/model/gguf_state.c);
  * tests/host/test_model_estimate.c checks them against real loads. */
 #include "llm/model/model_estimate.h"
 
@@ -13,10 +14,6 @@
 #include "llm/format/gguf.h"
 #include "llm/model/kv_cache.h"
 #include "llm/tensor/quant.h"
-
-static uint64_t aligned64(uint64_t floats) {
-    return (floats * 4 + 63) & ~(uint64_t)63;
-}
 
 static int checkpoint_shape(ModelShape *shape, const void *file, size_t size) {
     TransformerConfig c;
@@ -35,20 +32,17 @@ static int checkpoint_shape(ModelShape *shape, const void *file, size_t size) {
     return 0;
 }
 
-/* state_alloc's arrays in llm/model/transformer.c. */
+/* The allocator's own measure (llm/model/transformer.c). */
 static uint64_t checkpoint_state_bytes(const ModelShape *s, uint64_t seq) {
-    const uint64_t B = TRANSFORMER_MAX_BATCH;
-    uint64_t widest = s->dim > s->hidden ? s->dim : s->hidden;
-    uint64_t cache = s->layers * seq * s->kv_dim;
-    uint64_t rope = seq * (s->head_size / 2);
-    const uint64_t floats[] = {
-        B * s->dim,    B * s->dim, B * s->dim,           B * s->hidden,
-        B * s->hidden, B * s->dim, s->heads * seq,       s->vocab,
-        rope,          rope,       (B * widest + 1) / 2, B * (widest / QUANT_GROUP_STEP + 1),
-    };
-    uint64_t bytes = 64;
-    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) bytes += aligned64(floats[i]);
-    return bytes + 2 * ((cache * sizeof(float) + 63) & ~(uint64_t)63); /* llama2.c checkpoints: fp32 cache */
+    TransformerConfig c = {.dim = (int)s->dim,
+                           .hidden_dim = (int)s->hidden,
+                           .n_layers = (int)s->layers,
+                           .n_heads = (int)s->heads,
+                           .vocab_size = (int)s->vocab,
+                           .seq_len = (int)seq,
+                           .kv_dim = (int)s->kv_dim,
+                           .head_size = (int)s->head_size};
+    return transformer_checkpoint_state_bytes(&c);
 }
 
 /* ------------------------------------------------------------ GGUF walk */
@@ -149,12 +143,9 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
             return -1;
         }
     }
-    int gemma3 = arch && arch_len == 6 && memcmp(arch, "gemma3", 6) == 0;
-    if (!arch || !((arch_len == 5 && (memcmp(arch, "llama", 5) == 0 || memcmp(arch, "qwen2", 5) == 0 ||
-                                      memcmp(arch, "qwen3", 5) == 0)) ||
-                   (arch_len == 7 && memcmp(arch, "smollm3", 7) == 0) ||
-                   (arch_len == 8 && memcmp(arch, "qwen3moe", 8) == 0) || gemma3))
-        return -1;
+    GgufArch kind = arch ? gguf_arch_from_name((const char *)arch, (size_t)arch_len) : 0;
+    if (!kind) return -1;
+    int gemma3 = kind == GGUF_ARCH_GEMMA3;
     /* Pass 2: the hyper-parameters. */
     int64_t h[H_COUNT], window = 0, pattern = 6; /* llama.cpp's default pattern */
     int have[H_COUNT] = {0};

@@ -7,6 +7,7 @@
 #include "lib/format.h"
 #include "lib/math.h"
 #include "lib/stdlib.h"
+#include "lib/arena.h"
 #include "lib/string.h"
 #include "llm/format/checkpoint.h"
 #include "llm/model/gguf_arch.h"
@@ -16,70 +17,53 @@
 #include "llm/model/transformer_gguf.h"
 #include "llm/format/gguf.h"
 
-/* Adds an array of count floats to the run-state block (64-byte aligned). */
-static size_t state_reserve(size_t *offset, uint64_t count, int *overflow) {
-    size_t at = (*offset + 63) & ~(size_t)63;
-    uint64_t bytes, end;
-    if (__builtin_mul_overflow(count, (uint64_t)sizeof(float), &bytes) ||
-        __builtin_add_overflow(at, bytes, &end) || end > (uint64_t)SIZE_MAX - 64) {
-        *overflow = 1;
-        return 0;
-    }
-    *offset = (size_t)end;
-    return at;
-}
-
-static int state_alloc(Transformer *t, char *err, size_t err_size) {
-    const TransformerConfig *c = &t->config;
-    TransformerState *s = &t->state;
+/* The run state's arrays, each on 64 bytes: measured when a->base is NULL. */
+static void state_take(const TransformerConfig *c, TransformerState *s, Arena *a) {
     const uint64_t B = TRANSFORMER_MAX_BATCH;
     uint64_t cache = (uint64_t)c->n_layers * c->seq_len * c->kv_dim;
     uint64_t rope = (uint64_t)c->seq_len * (c->head_size / 2);
     uint64_t widest = (uint64_t)(c->dim > c->hidden_dim ? c->dim : c->hidden_dim);
-    size_t offset = 0;
-    int overflow = 0;
-    size_t o_x = state_reserve(&offset, B * c->dim, &overflow);
-    size_t o_xb = state_reserve(&offset, B * c->dim, &overflow);
-    size_t o_xb2 = state_reserve(&offset, B * c->dim, &overflow);
-    size_t o_hb = state_reserve(&offset, B * c->hidden_dim, &overflow);
-    size_t o_hb2 = state_reserve(&offset, B * c->hidden_dim, &overflow);
-    size_t o_q = state_reserve(&offset, B * c->dim, &overflow);
-    size_t o_att = state_reserve(&offset, (uint64_t)c->n_heads * c->seq_len, &overflow);
-    size_t o_logits = state_reserve(&offset, c->vocab_size, &overflow);
-    size_t o_kc = state_reserve(&offset, cache, &overflow);
-    size_t o_vc = state_reserve(&offset, cache, &overflow);
-    size_t o_cos = state_reserve(&offset, rope, &overflow);
-    size_t o_sin = state_reserve(&offset, rope, &overflow);
+    s->x = arena_take(a, B * c->dim, sizeof(float), 64);
+    s->xb = arena_take(a, B * c->dim, sizeof(float), 64);
+    s->xb2 = arena_take(a, B * c->dim, sizeof(float), 64);
+    s->hb = arena_take(a, B * c->hidden_dim, sizeof(float), 64);
+    s->hb2 = arena_take(a, B * c->hidden_dim, sizeof(float), 64);
+    s->q = arena_take(a, B * c->dim, sizeof(float), 64);
+    s->att = arena_take(a, (uint64_t)c->n_heads * c->seq_len, sizeof(float), 64);
+    s->logits = arena_take(a, c->vocab_size, sizeof(float), 64);
+    s->key_cache = arena_take(a, cache, sizeof(float), 64);
+    s->value_cache = arena_take(a, cache, sizeof(float), 64);
+    s->rope_cos = arena_take(a, rope, sizeof(float), 64);
+    s->rope_sin = arena_take(a, rope, sizeof(float), 64);
     /* int16 values (two per float slot); scales for groups of >= 16 values. */
-    size_t o_xq = state_reserve(&offset, (B * widest + 1) / 2, &overflow);
-    size_t o_xqs = state_reserve(&offset, B * (widest / QUANT_GROUP_STEP + 1), &overflow);
-    if (overflow) {
+    s->xq = arena_take(a, (B * widest + 1) / 2, sizeof(float), 64);
+    s->xq_scales = arena_take(a, B * (widest / QUANT_GROUP_STEP + 1), sizeof(float), 64);
+}
+
+/* Over-allocated by 64 bytes so that every array can start on 64. */
+uint64_t transformer_checkpoint_state_bytes(const TransformerConfig *c) {
+    Arena measure = {0};
+    TransformerState unused;
+    state_take(c, &unused, &measure);
+    return measure.overflow ? 0 : measure.used + 64;
+}
+
+static int state_alloc(Transformer *t, char *err, size_t err_size) {
+    TransformerState *s = &t->state;
+    uint64_t bytes = transformer_checkpoint_state_bytes(&t->config);
+    if (bytes == 0) {
         snprintf(err, err_size, "run state too large for this machine");
         return -1;
     }
-    /* Over-allocate by 63 bytes so every array can be 64-byte aligned. */
-    void *block = malloc(offset + 64);
+    void *block = malloc((size_t)bytes);
     if (!block) {
-        snprintf(err, err_size, "out of memory: the run state needs %zu bytes", offset + 64);
+        snprintf(err, err_size, "out of memory: the run state needs %zu bytes", (size_t)bytes);
         return -1;
     }
-    uint8_t *base = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
     s->block = block;
-    s->bytes = offset + 64;
-    s->x = (float *)(base + o_x);
-    s->xb = (float *)(base + o_xb);
-    s->xb2 = (float *)(base + o_xb2);
-    s->hb = (float *)(base + o_hb);
-    s->hb2 = (float *)(base + o_hb2);
-    s->q = (float *)(base + o_q);
-    s->att = (float *)(base + o_att);
-    s->logits = (float *)(base + o_logits);
-    s->key_cache = (float *)(base + o_kc);
-    s->value_cache = (float *)(base + o_vc);
-    s->rope_cos = (float *)(base + o_cos);
-    s->rope_sin = (float *)(base + o_sin);
-    s->xq = (int16_t *)(base + o_xq);
-    s->xq_scales = (float *)(base + o_xqs);
+    s->bytes = (size_t)bytes;
+    Arena arena = {(uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63), 0, 0};
+    state_take(&t->config, s, &arena);
     return 0;
 }
 

@@ -87,6 +87,10 @@ typedef struct Transformer {
     struct GgufModel *gguf; /* GGUF model (version 3): its own weights and run state */
 } Transformer;
 
+/* Bytes of a llama2.c checkpoint's run state (KV cache included) for this
+ * config: what state_alloc allocates; 0 when too large. */
+uint64_t transformer_checkpoint_state_bytes(const TransformerConfig *c);
+
 /* Parses a llama2.c checkpoint or a GGUF file (recognised by its magic) held in memory (used in place, never
  * copied; the buffer must outlive the Transformer) and allocates the run state. Returns 0, or -1 with a
  * one-line reason in err. On failure nothing stays allocated. */

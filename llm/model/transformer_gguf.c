@@ -118,26 +118,18 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
         snprintf(err, n, "gguf: general.architecture is missing");
         return -1;
     }
-    const char *a;
-    if (gguf_string_eq(arch, "llama"))
-        m->arch = GGUF_ARCH_LLAMA, a = "llama";
-    else if (gguf_string_eq(arch, "qwen2"))
-        m->arch = GGUF_ARCH_QWEN2, a = "qwen2";
-    else if (gguf_string_eq(arch, "qwen3"))
-        m->arch = GGUF_ARCH_QWEN3, a = "qwen3";
-    else if (gguf_string_eq(arch, "gemma3"))
-        m->arch = GGUF_ARCH_GEMMA3, a = "gemma3";
-    else if (gguf_string_eq(arch, "smollm3"))
-        m->arch = GGUF_ARCH_SMOLLM3, a = "smollm3";
-    else if (gguf_string_eq(arch, "qwen3moe"))
-        m->arch = GGUF_ARCH_QWEN3MOE, a = "qwen3moe";
-    else {
-        snprintf(
-            err, n,
-            "gguf: architecture '%.*s' is not supported (llama, qwen2, qwen3, gemma3, smollm3, qwen3moe)",
-            (int)(arch.len > 40 ? 40 : arch.len), arch.ptr);
+    m->arch = gguf_arch_from_name(arch.ptr, arch.len);
+    if (!m->arch) {
+        char names[80] = "";
+        for (int i = 1; i < GGUF_ARCH_COUNT; i++) {
+            size_t used = strlen(names);
+            snprintf(names + used, sizeof names - used, "%s%s", i > 1 ? ", " : "", gguf_arch_name(i));
+        }
+        snprintf(err, n, "gguf: architecture '%.*s' is not supported (%s)",
+                 (int)(arch.len > 40 ? 40 : arch.len), arch.ptr, names);
         return -1;
     }
+    const char *a = gguf_arch_name(m->arch);
     int ctx, kv_heads, key_len, value_len, rot;
     if (get_dim(&m->file, a, "embedding_length", 1, 0, &c->dim, err, n) ||
         get_dim(&m->file, a, "feed_forward_length", 1, 0, &c->hidden_dim, err, n) ||
@@ -313,9 +305,22 @@ void gguf_model_set_reference(Transformer *t, int on) {
     reference_weights(t->gguf, on != 0);
 }
 
+static const char *const arch_names[GGUF_ARCH_COUNT] = {
+    "?", "llama", "qwen2", "qwen3", "gemma3", "smollm3", "qwen3moe",
+};
+
+GgufArch gguf_arch_from_name(const char *name, size_t len) {
+    for (int i = 1; i < GGUF_ARCH_COUNT; i++)
+        if (strlen(arch_names[i]) == len && memcmp(arch_names[i], name, len) == 0) return (GgufArch)i;
+    return 0;
+}
+
+const char *gguf_arch_name(GgufArch arch) {
+    return arch > 0 && arch < GGUF_ARCH_COUNT ? arch_names[arch] : arch_names[0];
+}
+
 const char *gguf_model_arch_name(const Transformer *t) {
-    static const char *const names[] = {"?", "llama", "qwen2", "qwen3", "gemma3", "smollm3", "qwen3moe"};
-    return t->gguf ? names[t->gguf->arch] : "llama2.c";
+    return t->gguf ? gguf_arch_name(t->gguf->arch) : "llama2.c";
 }
 
 uint32_t gguf_model_pieces(const Transformer *t, uint64_t *bytes) {

@@ -18,8 +18,15 @@ typedef enum {
     GGUF_ARCH_QWEN3 = 3,
     GGUF_ARCH_GEMMA3 = 4,
     GGUF_ARCH_SMOLLM3 = 5,
-    GGUF_ARCH_QWEN3MOE = 6
+    GGUF_ARCH_QWEN3MOE = 6,
+    GGUF_ARCH_COUNT
 } GgufArch;
+
+/* The architecture general.architecture names (len bytes, not terminated),
+ * or 0 when it is none we run. */
+GgufArch gguf_arch_from_name(const char *name, size_t len);
+/* Its name ("?" for 0). */
+const char *gguf_arch_name(GgufArch arch);
 
 /* Fills t (config, t->gguf, t->state.logits), the run state sized for ctx
  * positions (0: the trained context; see transformer_create_ctx). pieces: how

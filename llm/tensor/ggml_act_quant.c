@@ -24,22 +24,24 @@ static inline int round_away(float v) {
     return t + (frac >= 0.5f) - (frac <= -0.5f);
 }
 
+float ggml_quantize_q8_0_block(int8_t *qs, const float *x) {
+    float amax = 0;
+    for (int j = 0; j < QK32; j++) {
+        float a = fabsf(x[j]);
+        if (a > amax) amax = a;
+    }
+    float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int j = 0; j < QK32; j++) qs[j] = (int8_t)round_away(x[j] * id);
+    return d;
+}
+
 void ggml_quantize_act_q8a(BlockQ8A *out, const float *x, int n) {
     for (int b = 0; b < n / QK32; b++, x += QK32) {
-        float amax = 0;
-        for (int j = 0; j < QK32; j++) {
-            float a = fabsf(x[j]);
-            if (a > amax) amax = a;
-        }
-        /* The scale is held in half precision, as ggml's Q8_0/Q8_1 do. */
-        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        float d = ggml_quantize_q8_0_block(out[b].qs, x);
         int sum = 0;
-        for (int j = 0; j < QK32; j++) {
-            int v = round_away(x[j] * id);
-            out[b].qs[j] = (int8_t)v;
-            sum += v;
-        }
+        for (int j = 0; j < QK32; j++) sum += out[b].qs[j];
         out[b].qsum = sum;
+        /* The scale is held in half precision, as ggml's Q8_0/Q8_1 do. */
         out[b].d = ggml_fp16_to_fp32(ggml_fp32_to_fp16(d));
         out[b].s = ggml_fp16_to_fp32(ggml_fp32_to_fp16((float)sum * d));
     }

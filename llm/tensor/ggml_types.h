@@ -151,6 +151,11 @@ float ggml_bf16_to_fp32(uint16_t h);
 /* Dequantises one row of n values (n a multiple of the block size). */
 void ggml_dequantize_row(uint32_t type, const void *row, float *out, int n);
 
+/* One block of 32 values as ggml's reference Q8_0 quantiser rounds it: qs
+ * gets round-half-away(x / d); returns d = max |x| / 127 (before the fp16
+ * rounding Q8_0 stores). The one scalar Q8_0 rounding: Q8A activations and
+ * the tools' Q8_0 weights use it. */
+float ggml_quantize_q8_0_block(int8_t *qs, const float *x);
 /* Activations: x (n values) into Q8A blocks (n % 32 == 0) / Q8K blocks (n % 256 == 0). */
 void ggml_quantize_act_q8a(BlockQ8A *out, const float *x, int n);
 void ggml_quantize_act_q8k(BlockQ8K *out, const float *x, int n);

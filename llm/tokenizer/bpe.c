@@ -8,6 +8,7 @@
  * linked list of symbols; a candidate is stale once either side changed. */
 #include "lib/stdlib.h"
 #include "lib/string.h"
+#include "llm/tokenizer/merge_heap.h"
 #include "llm/tokenizer/pretokenize.h"
 #include "llm/tokenizer/tokenizer_internal.h"
 #include "llm/tokenizer/unicode.h"
@@ -19,61 +20,17 @@ typedef struct {
 } Symbol;
 
 typedef struct {
-    float priority; /* higher first */
-    int left, right;
-    int size; /* left.len + right.len when the candidate was made */
-    int result;
-} Candidate;
-
-typedef struct {
-    Candidate *items;
-    size_t count;
-} CandidateHeap;
-
-static int candidate_before(const Candidate *a, const Candidate *b) {
-    if (a->priority != b->priority) return a->priority > b->priority;
-    return a->left < b->left;
-}
-
-static void heap_push(CandidateHeap *h, Candidate c) {
-    size_t i = h->count++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!candidate_before(&c, &h->items[parent])) break;
-        h->items[i] = h->items[parent];
-        i = parent;
-    }
-    h->items[i] = c;
-}
-
-static Candidate heap_pop(CandidateHeap *h) {
-    Candidate top = h->items[0];
-    Candidate last = h->items[--h->count];
-    size_t i = 0;
-    for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= h->count) break;
-        if (child + 1 < h->count && candidate_before(&h->items[child + 1], &h->items[child])) child++;
-        if (!candidate_before(&h->items[child], &last)) break;
-        h->items[i] = h->items[child];
-        i = child;
-    }
-    if (h->count) h->items[i] = last;
-    return top;
-}
-
-typedef struct {
     const Tokenizer *t;
     const char *text;
     Symbol *symbols;
-    CandidateHeap heap;
+    MergeHeap heap;
     int spm; /* 1: SentencePiece scores, 0: BPE merge ranks */
 } MergeState;
 
 static void try_pair(MergeState *m, int left, int right) {
     if (left < 0 || right < 0) return;
     const Symbol *l = &m->symbols[left], *r = &m->symbols[right];
-    Candidate c = {0, left, right, l->len + r->len, -1};
+    MergeCandidate c = {0, left, right, l->len, r->len, -1};
     if (m->spm) {
         c.result = tokenizer_lookup_pair(m->t, m->text + l->start, (size_t)l->len, m->text + r->start,
                                          (size_t)r->len);
@@ -86,7 +43,7 @@ static void try_pair(MergeState *m, int left, int right) {
         c.result = m->t->merges[rank].result;
         c.priority = -(float)rank;
     }
-    heap_push(&m->heap, c);
+    merge_heap_push(&m->heap, c);
 }
 
 /* Runs the merges over count symbols already linked in order. */
@@ -94,9 +51,11 @@ static void merge_symbols(MergeState *m, int count) {
     Symbol *s = m->symbols;
     for (int i = 0; i + 1 < count; i++) try_pair(m, i, i + 1);
     while (m->heap.count) {
-        Candidate c = heap_pop(&m->heap);
+        MergeCandidate c = merge_heap_pop(&m->heap);
         Symbol *l = &s[c.left], *r = &s[c.right];
-        if (l->len == 0 || r->len == 0 || l->len + r->len != c.size || l->next != c.right) continue;
+        /* A symbol changes only by taking in its right neighbour (which then
+         * has length 0), so equal lengths and adjacency mean unchanged. */
+        if (l->len != c.left_tag || r->len != c.right_tag || l->next != c.right) continue;
         l->len += r->len;
         l->id = c.result;
         r->len = 0;
@@ -113,9 +72,9 @@ static int merge_state_init(MergeState *m, const Tokenizer *t, const char *text,
     m->spm = spm;
     /* count - 1 initial pairs and at most two per merge. */
     size_t heap_cap = 3 * count + 1;
-    m->symbols = malloc(count * sizeof(Symbol) + heap_cap * sizeof(Candidate));
+    m->symbols = malloc(count * sizeof(Symbol) + heap_cap * sizeof(MergeCandidate));
     if (!m->symbols) return -1;
-    m->heap.items = (Candidate *)(m->symbols + count);
+    m->heap.items = (MergeCandidate *)(m->symbols + count);
     m->heap.count = 0;
     return 0;
 }

@@ -1,9 +1,11 @@
 /* tokenizer.c - llama2.c's BPE tokenizer: loading, encoding, decoding. */
 #include "llm/tokenizer/tokenizer.h"
+#include "llm/tokenizer/merge_heap.h"
 #include "llm/tokenizer/tokenizer_internal.h"
 
 #include "lib/ctype.h"
 #include "lib/format.h"
+#include "lib/arena.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
 
@@ -136,24 +138,25 @@ int tokenizer_create(Tokenizer *t, const void *data, size_t size, int vocab_size
     uint32_t slots = 1;
     while (slots < (uint32_t)count * 2) slots <<= 1;
 
-    /* One allocation, widest members first so each part stays aligned. */
+    /* One allocation: a first pass measures it, the second carves it. */
     size_t n = (size_t)count;
-    size_t total = n * sizeof(char *) + n * sizeof(int) + n * sizeof(float) + slots * sizeof(TokenizerSlot) +
-                   2 * n * sizeof(int16_t) + string_bytes;
-    char *arena = malloc(total);
-    if (!arena) {
-        set_error(err, err_size, "tokenizer: out of memory");
-        return -1;
+    Arena arena = {0};
+    char *strings = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass &&
+            (arena.overflow || arena.used > SIZE_MAX / 2 || !(arena.base = malloc((size_t)arena.used)))) {
+            set_error(err, err_size, "tokenizer: out of memory");
+            return -1;
+        }
+        arena.used = 0;
+        t->pieces = arena_take(&arena, n, sizeof(char *), _Alignof(char *));
+        t->piece_lengths = arena_take(&arena, n, sizeof(int), _Alignof(int));
+        t->scores = arena_take(&arena, n, sizeof(float), _Alignof(float));
+        t->hash_slots = arena_take(&arena, slots, sizeof(TokenizerSlot), _Alignof(TokenizerSlot));
+        t->byte_values = arena_take(&arena, 2 * n, sizeof(int16_t), _Alignof(int16_t));
+        strings = arena_take(&arena, string_bytes, 1, 1);
     }
-    char *cursor = arena;
-    t->pieces = (const char **)cursor, cursor += n * sizeof(char *);
-    t->piece_lengths = (int *)cursor, cursor += n * sizeof(int);
-    t->scores = (float *)cursor, cursor += n * sizeof(float);
-    t->hash_slots = (TokenizerSlot *)cursor, cursor += slots * sizeof(TokenizerSlot);
-    t->byte_values = (int16_t *)cursor, cursor += 2 * n * sizeof(int16_t);
-    char *strings = cursor;
-
-    t->arena = arena;
+    t->arena = arena.base;
     t->vocab_size = count;
     t->max_token_length = max_token_length;
     t->hash_mask = slots - 1;
@@ -221,62 +224,13 @@ const char *tokenizer_decode(const Tokenizer *t, int prev_token, int token, size
 
 /* ------------------------------------------------------------ encoding */
 
-/* A candidate merge of the adjacent symbols left and right. It is stale (and
- * skipped) once either symbol has changed. */
-typedef struct {
-    float score;
-    int left, right;
-    int left_token, right_token;
-    int merged;
-} MergeCandidate;
-
-/* Better = higher score, then the leftmost pair: llama2.c takes the first
- * occurrence of the best score. Symbols keep their original order, so the
- * left index orders pairs by position. */
-static int candidate_better(const MergeCandidate *a, const MergeCandidate *b) {
-    if (a->score != b->score) return a->score > b->score;
-    return a->left < b->left;
-}
-
-typedef struct {
-    MergeCandidate *items;
-    size_t count;
-} MergeHeap;
-
-static void heap_push(MergeHeap *h, MergeCandidate c) {
-    size_t i = h->count++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!candidate_better(&c, &h->items[parent])) break;
-        h->items[i] = h->items[parent];
-        i = parent;
-    }
-    h->items[i] = c;
-}
-
-static MergeCandidate heap_pop(MergeHeap *h) {
-    MergeCandidate top = h->items[0];
-    MergeCandidate last = h->items[--h->count];
-    size_t i = 0;
-    for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= h->count) break;
-        if (child + 1 < h->count && candidate_better(&h->items[child + 1], &h->items[child])) child++;
-        if (!candidate_better(&h->items[child], &last)) break;
-        h->items[i] = h->items[child];
-        i = child;
-    }
-    if (h->count) h->items[i] = last;
-    return top;
-}
-
 static void push_pair(const Tokenizer *t, MergeHeap *heap, const int *tokens, int left, int right) {
     int a = tokens[left], b = tokens[right];
     int merged =
         lookup_pair(t, t->pieces[a], (size_t)t->piece_lengths[a], t->pieces[b], (size_t)t->piece_lengths[b]);
     if (merged < 0 || !(t->scores[merged] > MERGE_SCORE_FLOOR)) return;
     MergeCandidate c = {t->scores[merged], left, right, a, b, merged};
-    heap_push(heap, c);
+    merge_heap_push(heap, c);
 }
 
 /* Repeatedly merges the best adjacent pair (a heap of candidates over a
@@ -299,10 +253,10 @@ static int merge_pairs(const Tokenizer *t, int *tokens, int count) {
     for (int i = 0; i + 1 < count; i++) push_pair(t, &heap, tokens, i, i + 1);
 
     while (heap.count) {
-        MergeCandidate c = heap_pop(&heap);
-        if (tokens[c.left] != c.left_token || next[c.left] != c.right || tokens[c.right] != c.right_token)
+        MergeCandidate c = merge_heap_pop(&heap);
+        if (tokens[c.left] != c.left_tag || next[c.left] != c.right || tokens[c.right] != c.right_tag)
             continue;
-        tokens[c.left] = c.merged;
+        tokens[c.left] = c.result;
         tokens[c.right] = -1; /* dead */
         next[c.left] = next[c.right];
         if (next[c.left] >= 0) prev[next[c.left]] = c.left;

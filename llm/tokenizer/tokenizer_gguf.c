@@ -4,6 +4,7 @@
 #include <stdarg.h>
 
 #include "lib/format.h"
+#include "lib/arena.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/format/gguf.h"
@@ -22,21 +23,6 @@ int tokenizer_fail(char *err, size_t err_size, const char *fmt, ...) {
         va_end(ap);
     }
     return -1;
-}
-
-/* Bump allocation out of the single arena. */
-typedef struct {
-    char *next;
-} Carver;
-
-static void *carve(Carver *c, size_t bytes) {
-    void *p = c->next;
-    c->next += (bytes + 7) & ~(size_t)7;
-    return p;
-}
-
-static size_t rounded(size_t bytes) {
-    return (bytes + 7) & ~(size_t)7;
 }
 
 /* Optional id key: absent keeps the default; -1 (stored as u32 0xFFFFFFFF
@@ -226,7 +212,64 @@ static int load_merges(Tokenizer *t, const GgufArray *merges, char *err, size_t 
     return 0;
 }
 
-static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size) {
+/* The text-to-id table. Inserted from the last id down: a repeated piece
+ * resolves to its highest id, as llama.cpp's text-to-token map does. */
+static void index_pieces(Tokenizer *t) {
+    for (int id = t->vocab_size - 1; id >= 0; id--) {
+        uint32_t hash =
+            tokenizer_hash_bytes(TOKENIZER_HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]);
+        uint32_t slot = hash & t->hash_mask;
+        while (t->hash_slots[slot].id >= 0) slot = (slot + 1) & t->hash_mask;
+        t->hash_slots[slot] = (TokenizerSlot){id, hash};
+    }
+}
+
+/* Each piece's decoded bytes, written from strings on. */
+static void decode_pieces(Tokenizer *t, char *strings) {
+    int unicode_to_byte[0x144];
+    for (int i = 0; i < 0x144; i++) unicode_to_byte[i] = -1;
+    for (int b = 0; b < 256; b++) {
+        char piece[4];
+        size_t len = bpe_byte_encoding((unsigned)b, piece);
+        uint32_t cp;
+        unicode_decode_utf8((const unsigned char *)piece, len, &cp);
+        unicode_to_byte[cp] = b;
+    }
+    for (int id = 0; id < t->vocab_size; id++) {
+        size_t len = decode_piece(t, id, unicode_to_byte, strings);
+        strings[len] = '\0';
+        t->decoded[id] = strings;
+        t->decoded_lengths[id] = (int)len;
+        strings += len + 1;
+    }
+}
+
+/* Specials and flags, with llama.cpp's defaults per model. */
+static int read_specials(Tokenizer *t, const GgufFile *f, char *err, size_t err_size) {
+    int n = t->vocab_size;
+    int spm = t->kind == TOKENIZER_SPM;
+    t->bos_id = spm ? 1 : 11;
+    t->eos_id = spm ? 2 : 11;
+    t->unk_id = spm ? 0 : -1;
+    t->pad_id = -1;
+    if (t->bos_id >= n) t->bos_id = -1;
+    if (t->eos_id >= n) t->eos_id = -1;
+    t->add_bos = spm;
+    t->add_eos = 0;
+    t->add_space_prefix = spm;
+    if (read_id(f, "tokenizer.ggml.bos_token_id", n, &t->bos_id, err, err_size) ||
+        read_id(f, "tokenizer.ggml.eos_token_id", n, &t->eos_id, err, err_size) ||
+        read_id(f, "tokenizer.ggml.unknown_token_id", n, &t->unk_id, err, err_size) ||
+        read_id(f, "tokenizer.ggml.padding_token_id", n, &t->pad_id, err, err_size) ||
+        read_flag(f, "tokenizer.ggml.add_bos_token", &t->add_bos, err, err_size) ||
+        read_flag(f, "tokenizer.ggml.add_eos_token", &t->add_eos, err, err_size) ||
+        read_flag(f, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, err, err_size))
+        return -1;
+    return 0;
+}
+
+/* tokenizer.ggml.model: SentencePiece ("llama") or byte-level BPE ("gpt2"). */
+static int read_model_kind(Tokenizer *t, const GgufFile *f, char *err, size_t err_size) {
     GgufString model;
     if (gguf_get_string(f, "tokenizer.ggml.model", &model) != 0)
         return tokenizer_fail(err, err_size, "tokenizer: the GGUF file has no tokenizer.ggml.model");
@@ -238,6 +281,26 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
         return tokenizer_fail(err, err_size,
                               "tokenizer: tokenizer.ggml.model '%.*s' is not supported (llama or gpt2)",
                               (int)(model.len > 40 ? 40 : model.len), model.ptr);
+    return 0;
+}
+
+/* tokenizer.ggml.pre and tokenizer.chat_template, each optional (pre keeps
+ * "", chat NULL when absent). */
+static int read_pre_and_template(const GgufFile *f, GgufString *pre, GgufString *chat, char *err,
+                                 size_t err_size) {
+    if (gguf_find_key(f, "tokenizer.ggml.pre") && gguf_get_string(f, "tokenizer.ggml.pre", pre) != 0)
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.pre is not a string");
+    if (pre->len > 256) return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.pre is too long");
+    if (gguf_find_key(f, "tokenizer.chat_template") &&
+        gguf_get_string(f, "tokenizer.chat_template", chat) != 0)
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is not a string");
+    if (chat->len > (1u << 24))
+        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is too long");
+    return 0;
+}
+
+static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size) {
+    if (read_model_kind(t, f, err, err_size)) return -1;
 
     GgufArray tokens, scores, types, merges = {0};
     if (gguf_get_array(f, "tokenizer.ggml.tokens", &tokens) != 0 || tokens.type != GGUF_TYPE_STRING)
@@ -272,14 +335,7 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
         string_bytes += s.len + 1;
     }
     GgufString pre = {"", 0}, chat = {NULL, 0};
-    if (gguf_find_key(f, "tokenizer.ggml.pre") && gguf_get_string(f, "tokenizer.ggml.pre", &pre) != 0)
-        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.pre is not a string");
-    if (pre.len > 256) return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.pre is too long");
-    if (gguf_find_key(f, "tokenizer.chat_template") &&
-        gguf_get_string(f, "tokenizer.chat_template", &chat) != 0)
-        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is not a string");
-    if (chat.len > (1u << 24))
-        return tokenizer_fail(err, err_size, "tokenizer: tokenizer.chat_template is too long");
+    if (read_pre_and_template(f, &pre, &chat, err, err_size)) return -1;
     if (t->kind == TOKENIZER_BPE) {
         /* Never refused: an unknown name splits like the closest family. */
         PretokenizerChoice choice = pretokenizer_choose(pre.ptr, pre.len, t->warning, sizeof t->warning);
@@ -292,32 +348,35 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
     /* At most 3/4 full: half the memory of 1/2 full, and probes stay short. */
     while (merge_slots < (uint32_t)merges.count / 3 * 4 + 2) merge_slots <<= 1;
     size_t un = (size_t)n;
-    size_t total = rounded(un * sizeof(char *)) * 2 + rounded(un * sizeof(int)) * 3 +
-                   rounded(un * sizeof(float)) + rounded(slots * sizeof(TokenizerSlot)) + rounded(un) +
-                   rounded(merges.count * sizeof(TokenizerMerge)) +
-                   rounded(merge_slots * sizeof(TokenizerMergeSlot)) + rounded(2 * string_bytes) +
-                   rounded(pre.len + 1) + rounded(chat.len + 1);
-    char *arena = malloc(total);
-    if (!arena) return tokenizer_fail(err, err_size, "tokenizer: out of memory (%zu bytes)", total);
-    t->arena = arena;
-    Carver c = {arena};
-    t->pieces = carve(&c, un * sizeof(char *));
-    t->decoded = carve(&c, un * sizeof(char *));
-    t->piece_lengths = carve(&c, un * sizeof(int));
-    t->decoded_lengths = carve(&c, un * sizeof(int));
-    t->special_ids = carve(&c, un * sizeof(int));
-    t->scores = carve(&c, un * sizeof(float));
-    t->hash_slots = carve(&c, slots * sizeof(TokenizerSlot));
-    t->token_types = carve(&c, un);
-    t->merges = carve(&c, merges.count * sizeof(TokenizerMerge));
-    t->merge_slots = carve(&c, merge_slots * sizeof(TokenizerMergeSlot));
-    char *strings = carve(&c, 2 * string_bytes);
-    char *pre_copy = carve(&c, pre.len + 1);
+    /* One allocation: a first pass measures it, the second carves it. */
+    Arena arena = {0};
+    char *strings = NULL, *pre_copy = NULL, *chat_copy = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) {
+            if (arena.overflow || arena.used > SIZE_MAX / 2 || !(arena.base = malloc((size_t)arena.used)))
+                return tokenizer_fail(err, err_size, "tokenizer: out of memory (%llu bytes)",
+                                      (unsigned long long)arena.used);
+            t->arena = arena.base;
+            arena.used = 0;
+        }
+        t->pieces = arena_take(&arena, un, sizeof(char *), 8);
+        t->decoded = arena_take(&arena, un, sizeof(char *), 8);
+        t->piece_lengths = arena_take(&arena, un, sizeof(int), 8);
+        t->decoded_lengths = arena_take(&arena, un, sizeof(int), 8);
+        t->special_ids = arena_take(&arena, un, sizeof(int), 8);
+        t->scores = arena_take(&arena, un, sizeof(float), 8);
+        t->hash_slots = arena_take(&arena, slots, sizeof(TokenizerSlot), 8);
+        t->token_types = arena_take(&arena, un, 1, 8);
+        t->merges = arena_take(&arena, merges.count, sizeof(TokenizerMerge), 8);
+        t->merge_slots = arena_take(&arena, merge_slots, sizeof(TokenizerMergeSlot), 8);
+        strings = arena_take(&arena, 2 * string_bytes, 1, 8);
+        pre_copy = arena_take(&arena, pre.len + 1, 1, 8);
+        if (chat.ptr) chat_copy = arena_take(&arena, chat.len + 1, 1, 8);
+    }
     memcpy(pre_copy, pre.ptr, pre.len);
     pre_copy[pre.len] = '\0';
     t->pre_name = pre_copy;
-    if (chat.ptr) {
-        char *chat_copy = carve(&c, chat.len + 1);
+    if (chat_copy) {
         memcpy(chat_copy, chat.ptr, chat.len);
         chat_copy[chat.len] = '\0';
         t->chat_template = chat_copy;
@@ -344,15 +403,7 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
             return tokenizer_fail(err, err_size, "tokenizer: token %d has an unknown token type", id);
         t->token_types[id] = (uint8_t)type;
     }
-    /* Inserted from the last id down: a repeated piece resolves to its highest
-     * id, as llama.cpp's text-to-token map does. */
-    for (int id = n - 1; id >= 0; id--) {
-        uint32_t hash =
-            tokenizer_hash_bytes(TOKENIZER_HASH_SEED, t->pieces[id], (size_t)t->piece_lengths[id]);
-        uint32_t slot = hash & t->hash_mask;
-        while (t->hash_slots[slot].id >= 0) slot = (slot + 1) & t->hash_mask;
-        t->hash_slots[slot] = (TokenizerSlot){id, hash};
-    }
+    index_pieces(t);
     if (has_types) tokenizer_correct_token_types(t);
 
     for (int b = 0; b < 256; b++) {
@@ -361,42 +412,9 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
                                               : bpe_byte_encoding((unsigned)b, piece);
         t->byte_tokens[b] = tokenizer_lookup(t, piece, len);
     }
-    int unicode_to_byte[0x144];
-    for (int i = 0; i < 0x144; i++) unicode_to_byte[i] = -1;
-    for (int b = 0; b < 256; b++) {
-        char piece[4];
-        size_t len = bpe_byte_encoding((unsigned)b, piece);
-        uint32_t cp;
-        unicode_decode_utf8((const unsigned char *)piece, len, &cp);
-        unicode_to_byte[cp] = b;
-    }
-    for (int id = 0; id < n; id++) {
-        size_t len = decode_piece(t, id, unicode_to_byte, strings);
-        strings[len] = '\0';
-        t->decoded[id] = strings;
-        t->decoded_lengths[id] = (int)len;
-        strings += len + 1;
-    }
+    decode_pieces(t, strings);
 
-    /* Specials and flags, with llama.cpp's defaults per model. */
-    int spm = t->kind == TOKENIZER_SPM;
-    t->bos_id = spm ? 1 : 11;
-    t->eos_id = spm ? 2 : 11;
-    t->unk_id = spm ? 0 : -1;
-    t->pad_id = -1;
-    if (t->bos_id >= n) t->bos_id = -1;
-    if (t->eos_id >= n) t->eos_id = -1;
-    t->add_bos = spm;
-    t->add_eos = 0;
-    t->add_space_prefix = spm;
-    if (read_id(f, "tokenizer.ggml.bos_token_id", n, &t->bos_id, err, err_size) ||
-        read_id(f, "tokenizer.ggml.eos_token_id", n, &t->eos_id, err, err_size) ||
-        read_id(f, "tokenizer.ggml.unknown_token_id", n, &t->unk_id, err, err_size) ||
-        read_id(f, "tokenizer.ggml.padding_token_id", n, &t->pad_id, err, err_size) ||
-        read_flag(f, "tokenizer.ggml.add_bos_token", &t->add_bos, err, err_size) ||
-        read_flag(f, "tokenizer.ggml.add_eos_token", &t->add_eos, err, err_size) ||
-        read_flag(f, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, err, err_size))
-        return -1;
+    if (read_specials(t, f, err, err_size)) return -1;
 
     if (build_specials(t) != 0) return tokenizer_fail(err, err_size, "tokenizer: out of memory");
     if (t->kind == TOKENIZER_BPE && load_merges(t, &merges, err, err_size) != 0) return -1;
