@@ -198,19 +198,14 @@ int main(int argc, char **argv) {
     }
     /* Natively the widest set is the fastest (under QEMU it is not: the
      * kernel measures; see kernel/session/session_simd.c). */
-    int best = kernels_widest_level();
-    int level = strcmp(simd, "auto") == 0     ? best
-                : strcmp(simd, "sse2") == 0   ? KERNELS_SSE2
-                : strcmp(simd, "avx2") == 0   ? KERNELS_AVX2
-                : strcmp(simd, "avx512") == 0 ? KERNELS_AVX512
-                                              : -2;
-    if (level == -2 || level > best) {
+    int isa = strcmp(simd, "auto") == 0 ? (int)kernels_probe(NULL, NULL) : isa_parse(simd);
+    if (isa < ISA_SSE2 || !isa_usable(isa)) {
         fprintf(stderr, "bench: --simd %s: %s\n", simd,
-                level == -2 ? "takes auto, sse2, avx2 or avx512" : "this CPU does not have it");
+                isa < ISA_SSE2 ? "takes auto, sse2, avx2 or avx512" : "this CPU does not have it");
         return 1;
     }
-    kernels_select_level(level);
-    printf("kernels: %s\n", kernels->name);
+    kernels_use(isa);
+    printf("kernels: %s\n", kernels_active()->name);
     const char *quick_env = getenv("BENCH_QUICK");
     int quick = quick_env && *quick_env && strcmp(quick_env, "0") != 0;
     static const BenchModel models[] = {

@@ -22,12 +22,8 @@ static double thread_cpu_seconds(void) {
 }
 
 static const KernelSet *kernel_set(const char *name) {
-    int widest = kernels_widest_level();
-    if (!strcmp(name, "scalar")) return &kernels_scalar;
-    if (!strcmp(name, "sse2")) return &kernels_sse2;
-    if (!strcmp(name, "avx2") && widest >= KERNELS_AVX2) return &kernels_avx2;
-    if (!strcmp(name, "avx512") && widest >= KERNELS_AVX512) return &kernels_avx512;
-    return NULL;
+    int isa = isa_parse(name);
+    return isa >= 0 && isa_usable(isa) ? kernels_of(isa) : NULL;
 }
 
 static float uniform(uint64_t *state) {
@@ -37,18 +33,27 @@ static float uniform(uint64_t *state) {
 
 int main(int argc, char **argv) {
     int positions = 4097, reps = 5, layers = 16, kv_heads = 8, group = 4, hs = 64, kv = GGML_TYPE_F16;
-    const char *set_name = kernels_widest_level() >= KERNELS_AVX512 ? "avx512" : "avx2";
+    const char *set_name = isa_name(isa_widest() >= ISA_AVX512 ? ISA_AVX512 : ISA_AVX2);
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *flag = argv[i], *value = argv[i + 1];
-        if (!strcmp(flag, "--positions")) positions = atoi(value);
-        else if (!strcmp(flag, "--reps")) reps = atoi(value);
-        else if (!strcmp(flag, "--kernels")) set_name = value;
-        else if (!strcmp(flag, "--kv")) kv = kv_type_parse(value);
-        else if (!strcmp(flag, "--layers")) layers = atoi(value);
-        else if (!strcmp(flag, "--kv-heads")) kv_heads = atoi(value);
-        else if (!strcmp(flag, "--group")) group = atoi(value);
-        else if (!strcmp(flag, "--head-size")) hs = atoi(value);
-        else return fprintf(stderr, "bench_attention: unknown flag %s\n", flag), 2;
+        if (!strcmp(flag, "--positions"))
+            positions = atoi(value);
+        else if (!strcmp(flag, "--reps"))
+            reps = atoi(value);
+        else if (!strcmp(flag, "--kernels"))
+            set_name = value;
+        else if (!strcmp(flag, "--kv"))
+            kv = kv_type_parse(value);
+        else if (!strcmp(flag, "--layers"))
+            layers = atoi(value);
+        else if (!strcmp(flag, "--kv-heads"))
+            kv_heads = atoi(value);
+        else if (!strcmp(flag, "--group"))
+            group = atoi(value);
+        else if (!strcmp(flag, "--head-size"))
+            hs = atoi(value);
+        else
+            return fprintf(stderr, "bench_attention: unknown flag %s\n", flag), 2;
     }
     const KernelSet *ks = kernel_set(set_name);
     size_t row = (size_t)kv_row_bytes((uint32_t)kv, (uint64_t)hs);

@@ -176,10 +176,11 @@ static void bench_at(Transformer *t, int at, int reps) {
         late = fmin(late, decode_at(t, at, reps, &cpu));
         late_cpu = fmin(late_cpu, cpu);
     }
-    printf("decode, %s KV cache: position 0 %.2f ms/token, position %d %.2f ms/token (%+.1f%%); CPU time %.2f / "
-           "%.2f ms (%+.1f%%)\n",
-           kv_type_name(gguf_model_kv_type(t)), 1e3 * first, at, 1e3 * late, 100.0 * (late / first - 1.0),
-           1e3 * first_cpu, 1e3 * late_cpu, 100.0 * (late_cpu / first_cpu - 1.0));
+    printf(
+        "decode, %s KV cache: position 0 %.2f ms/token, position %d %.2f ms/token (%+.1f%%); CPU time %.2f / "
+        "%.2f ms (%+.1f%%)\n",
+        kv_type_name(gguf_model_kv_type(t)), 1e3 * first, at, 1e3 * late, 100.0 * (late / first - 1.0),
+        1e3 * first_cpu, 1e3 * late_cpu, 100.0 * (late_cpu / first_cpu - 1.0));
     /* The last step ran at `at`: its logits must all be finite. */
     int finite = 1;
     double largest = 0;
@@ -246,25 +247,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s", usage);
         return 2;
     }
-    int widest = kernels_widest_level();
-    if (!strcmp(kernel, "auto")) /* natively the widest set is the fastest */
-        kernels_select_level(widest);
-    else if (!strcmp(kernel, "sse2"))
-        kernels_select_level(KERNELS_SSE2);
-    else if (!strcmp(kernel, "sse2-swar") || !strcmp(kernel, "sse2-pmaddwd")) {
-        kernels_select_level(KERNELS_SSE2);
-        kernels_sse2_gemm_force(!strcmp(kernel, "sse2-swar") ? KERNELS_GEMM_SWAR : KERNELS_GEMM_PMADDWD);
-    }
-    else if (!strcmp(kernel, "avx2") && widest >= KERNELS_AVX2)
-        kernels_select_level(KERNELS_AVX2);
-    else if (!strcmp(kernel, "avx512") && widest >= KERNELS_AVX512)
-        kernels_select_level(KERNELS_AVX512);
-    else if (!strcmp(kernel, "scalar"))
-        kernels = &kernels_scalar;
-    else {
+    int swar = !strcmp(kernel, "sse2-swar"), pmaddwd = !strcmp(kernel, "sse2-pmaddwd");
+    int isa = !strcmp(kernel, "auto") ? (int)kernels_probe(NULL, NULL) /* natively the widest set */
+              : swar || pmaddwd       ? ISA_SSE2
+                                      : isa_parse(kernel);
+    if (isa < 0 || !isa_usable(isa)) {
         fprintf(stderr, "bench_forward: kernel set '%s' unknown or not supported by this CPU\n", kernel);
         return 2;
     }
+    kernels_use(isa);
+    if (swar || pmaddwd) kernels_sse2_gemm_force(swar ? KERNELS_GEMM_SWAR : KERNELS_GEMM_PMADDWD);
 
     size_t size = 0;
     void *data = file_read_all(path, &size);
@@ -317,9 +309,9 @@ int main(int argc, char **argv) {
     for (int pos = 0; pos < positions; pos++)
         token = argmax(transformer_forward(&t, token, pos), c->vocab_size);
     double elapsed = now_seconds() - start;
-    printf("kernels %s, %d thread%s: %d positions in %.3f s: %.3f ms/token, %.1f tok/s\n", kernels->name,
-           threads, threads == 1 ? "" : "s", positions, elapsed, 1e3 * elapsed / positions,
-           positions / elapsed);
+    printf("kernels %s, %d thread%s: %d positions in %.3f s: %.3f ms/token, %.1f tok/s\n",
+           kernels_active()->name, threads, threads == 1 ? "" : "s", positions, elapsed,
+           1e3 * elapsed / positions, positions / elapsed);
     if (prefill) bench_prefill(&t, prefill, prefill_only);
     thread_pool_stop();
     return finish(&t, data, 0);

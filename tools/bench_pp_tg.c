@@ -9,7 +9,7 @@
  *     tg N          N single-token decode steps at positions 0..N-1
  *                   (llama-bench's tgN: no prompt, no sampling)
  *     warmup        one untimed pp 16 and tg 16
- *     level N       the kernel set from now on: 0 SSE2, 1 AVX2, 2 AVX-512
+ *     simd SET      the kernel set from now on: scalar, sse2, avx2 or avx512
  *                   (default: the widest this CPU runs)
  *     kv TYPE       the KV cache's type from now on: f16 (default), q8_0, f32
  *     bytes         the weight bytes a decode step reads: every tensor of
@@ -96,10 +96,11 @@ static void *huge_copy(void *data, size_t size) {
 
 int main(int argc, char **argv) {
     if (argc != 2) {
-        fprintf(stderr, "usage: bench_pp_tg MODEL.gguf   (commands on stdin: threads N, pp N, tg N, warmup, bytes)\n");
+        fprintf(stderr, "usage: bench_pp_tg MODEL.gguf   (commands on stdin: threads N, pp N, tg N, warmup, "
+                        "bytes, kv TYPE, simd SET)\n");
         return 2;
     }
-    kernels_select_level(kernels_widest_level()); /* natively the widest set is the fastest */
+    kernels_use(kernels_probe(NULL, NULL)); /* natively the widest set is the fastest */
     size_t size = 0;
     void *data = file_read_all(argv[1], &size);
     if (data && !getenv("BENCH_SMALL_PAGES")) data = huge_copy(data, size);
@@ -124,7 +125,18 @@ int main(int argc, char **argv) {
     char line[128], verb[16];
     int n;
     while (fgets(line, sizeof line, stdin)) {
-        char kv_name[16];
+        char kv_name[16], simd_name[16];
+        if (sscanf(line, "simd %15s", simd_name) == 1) {
+            int isa = isa_parse(simd_name);
+            if (isa < 0 || !isa_usable(isa)) {
+                fprintf(stderr, "bench_pp_tg: simd %s: unknown or not supported by this CPU\n", simd_name);
+                return 1;
+            }
+            kernels_use(isa);
+            printf("simd %s\n", kernels_active()->name);
+            fflush(stdout);
+            continue;
+        }
         if (sscanf(line, "kv %15s", kv_name) == 1) {
             int type = kv_type_parse(kv_name);
             if (type < 0 || gguf_model_set_kv_type(&t, (uint32_t)type, err, sizeof err) != 0) {
@@ -137,7 +149,7 @@ int main(int argc, char **argv) {
         }
         int fields = sscanf(line, "%15s %d", verb, &n);
         if (fields < 1) continue;
-        if (fields == 2 && strcmp(verb, "level") && (n < 1 || n > seq_len)) {
+        if (fields == 2 && (n < 1 || n > seq_len)) {
             fprintf(stderr, "bench_pp_tg: %d is outside 1..%d (the context)\n", n, seq_len);
             return 1;
         }
@@ -148,9 +160,6 @@ int main(int argc, char **argv) {
             printf("pp%d %d %.2f\n", n, threads, time_prefill(&t, tokens, n));
         } else if (!strcmp(verb, "tg") && fields == 2) {
             printf("tg%d %d %.2f\n", n, threads, time_decode(&t, n));
-        } else if (!strcmp(verb, "level") && fields == 2 && n <= kernels_widest_level()) {
-            kernels_select_level(n);
-            printf("level %d\n", kernels_level());
         } else if (!strcmp(verb, "bytes")) {
             printf("bytes %.0f\n", decode_weight_bytes(data, size));
         } else if (!strcmp(verb, "warmup")) {

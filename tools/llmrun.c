@@ -470,24 +470,14 @@ int main(int argc, char **argv) {
     config.topp = topp;
     config.seed = seed;
 
-    int widest = kernels_widest_level();
-    int have_avx2 = widest >= KERNELS_AVX2, have_avx512 = widest >= KERNELS_AVX512;
     if (use_avx2) simd = "avx2";
-    if (strcmp(simd, "avx2") == 0 && !have_avx2) die("--simd avx2: this CPU has no AVX2+FMA+F16C", NULL);
-    if (strcmp(simd, "avx512") == 0 && !have_avx512)
+    /* auto: the probe's choice, natively the widest set (the fastest there) */
+    int isa = strcmp(simd, "auto") == 0 ? (int)kernels_probe(NULL, NULL) : isa_parse(simd);
+    if (isa == ISA_AVX2 && !isa_usable(ISA_AVX2)) die("--simd avx2: this CPU has no AVX2+FMA+F16C", NULL);
+    if (isa == ISA_AVX512 && !isa_usable(ISA_AVX512))
         die("--simd avx512: this CPU has no AVX-512F+BW+VL", NULL);
-    if (strcmp(simd, "scalar") == 0)
-        kernels = &kernels_scalar;
-    else if (strcmp(simd, "sse2") == 0)
-        kernels_select_level(KERNELS_SSE2);
-    else if (strcmp(simd, "avx2") == 0)
-        kernels_select_level(KERNELS_AVX2);
-    else if (strcmp(simd, "avx512") == 0)
-        kernels_select_level(KERNELS_AVX512);
-    else if (strcmp(simd, "auto") == 0) /* natively the widest set is the fastest */
-        kernels_select_level(widest);
-    else
-        die("--simd takes auto, scalar, sse2, avx2 or avx512", NULL);
+    if (isa < 0) die("--simd takes auto, scalar, sse2, avx2 or avx512", NULL);
+    kernels_use(isa);
 
     thread_pool_start(threads);
 

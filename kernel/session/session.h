@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "llm/compute/isa.h"
 #include "llm/generate/chat.h"
 #include "llm/generate/generate.h"
 #include "llm/generate/sampler.h"
@@ -18,10 +19,6 @@
 #define SESSION_MIN_CTX 2048
 /* tokenizer_name of a GGUF model using the vocabulary in its file. */
 #define SESSION_OWN_VOCABULARY "its own vocabulary"
-
-/* Indices into session_simd_names (settings.simd). */
-enum session_simd { SESSION_SIMD_SCALAR, SESSION_SIMD_SSE2, SESSION_SIMD_AVX2, SESSION_SIMD_AVX512 };
-extern const char *const session_simd_names[4];
 
 struct session_model {
     int loaded;
@@ -38,7 +35,7 @@ struct session_settings {
     float temperature, topp, min_p, repeat_penalty;
     int top_k, steps;
     uint64_t seed;  /* 0: a fresh seed from the TSC for every answer */
-    int simd;       /* enum session_simd */
+    int simd;       /* enum isa (llm/compute/isa.h) */
     int hide_think; /* /set think hide: Qwen3's <think> block is not printed */
     int no_think;   /* /set think off: a template's thinking switch (Qwen3, SmolLM3) is off in /chat */
     int ctx; /* context positions asked for (/set ctx, boot.cfg ctx=); 0: the model's own, fitted to RAM */
@@ -104,11 +101,9 @@ int session_context_for(const struct session *s, const struct ramdisk_file *file
 int session_set_context(struct session *s, int ctx);
 
 /* session_simd.c: how the model's arithmetic runs. */
-int session_avx2_usable(void);
-int session_avx512_usable(void);
 /* The fastest kernel set on this machine, measured on a small matmul. */
-enum session_simd session_simd_fastest(void);
-void session_simd_apply(struct session *s, enum session_simd simd);
+enum isa session_simd_fastest(void);
+void session_simd_apply(struct session *s, enum isa simd);
 /* Uses `limit` workers (0: those measured to pay off at boot) for llm/ from now on; returns the count. */
 int session_use_workers(int limit);
 

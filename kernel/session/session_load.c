@@ -207,7 +207,7 @@ static const struct session_settings default_settings = {
     .top_k = 0,
     .steps = 256,
     .seed = 0,
-    .simd = SESSION_SIMD_SSE2,
+    .simd = ISA_SSE2,
     .hide_think = 0,
     .kv_type = KV_TYPE_DEFAULT,
 };

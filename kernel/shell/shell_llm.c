@@ -61,7 +61,8 @@ void shell_cmd_model(struct session *session, const char *args) {
     uint32_t kv = gguf_model_kv_type(t);
     kprintf("kv cache:   %s, %.1f MiB%s\n", kv_type_name(kv), mib(gguf_model_kv_bytes(t)),
             t->gguf ? " (/set kv f16|q8_0|f32)" : " (llama2.c checkpoints keep fp32)");
-    kprintf("kernels:    %s; loaded in %llu ms\n", kernels->name, (unsigned long long)session->model.load_ms);
+    kprintf("kernels:    %s; loaded in %llu ms\n", kernels_active()->name,
+            (unsigned long long)session->model.load_ms);
 }
 
 void shell_cmd_load(struct session *session, const char *args) {
@@ -109,7 +110,7 @@ static void show_settings(const struct session *session) {
         kprintf("%llu", (unsigned long long)set->seed);
     else
         kprintf("random");
-    kprintf(", simd %s, think %s, think %s, kv %s, ctx ", session_simd_names[set->simd],
+    kprintf(", simd %s, think %s, think %s, kv %s, ctx ", isa_name(set->simd),
             set->hide_think ? "hide" : "show", set->no_think ? "off" : "on", kv_type_name(set->kv_type));
     if (set->ctx)
         kprintf("%d", set->ctx);
@@ -215,16 +216,12 @@ void shell_cmd_set(struct session *session, const char *args) {
             if (ok) session->settings.seed = seed;
         }
     } else if (strcmp(name, "simd") == 0) {
-        int simd = strcmp(value, "scalar") == 0   ? 0
-                   : strcmp(value, "sse2") == 0   ? 1
-                   : strcmp(value, "avx2") == 0   ? 2
-                   : strcmp(value, "avx512") == 0 ? 3
-                                                  : -1;
-        if (simd == 2 && !session_avx2_usable()) {
+        int simd = isa_parse(value);
+        if (simd == ISA_AVX2 && !isa_usable(ISA_AVX2)) {
             kprintf("set: this CPU (or its XCR0 state) has no AVX2+FMA\n");
             return;
         }
-        if (simd == 3 && !session_avx512_usable()) {
+        if (simd == ISA_AVX512 && !isa_usable(ISA_AVX512)) {
             kprintf("set: this CPU (or its XCR0 state) has no AVX-512F+BW\n");
             return;
         }

@@ -1,5 +1,5 @@
 /* kernel_sets.h - every kernel of every instruction set, for the KernelSet
- * tables in llm/compute/kernels.c (callers go through a KernelSet, never these).
+ * tables in kernels.c (callers go through a KernelSet, never these).
  * One file per family and set: f32_<set>.c (matmuls, dot, axpy), int8_<set>.c
  * (int8 matmuls), vec_<set>.c (rmsnorm, softmax, swiglu, add) and
  * attention_<set>.c; scalar is the reference. AVX-512 widens only the
@@ -45,8 +45,11 @@ attend_kv_tile_fn kernels_attend_f32_tile_scalar, kernels_attend_f32_tile_sse2, 
     kernels_attend_f32_tile_avx512;
 attend_kv_tile_fn kernels_attend_f16_tile_scalar, kernels_attend_f16_tile_sse2, kernels_attend_f16_tile_avx2,
     kernels_attend_f16_tile_avx512;
-attend_kv_tile_fn kernels_attend_q8_0_tile_scalar, kernels_attend_q8_0_tile_sse2, kernels_attend_q8_0_tile_avx2,
-    kernels_attend_q8_0_tile_avx512;
+attend_kv_tile_fn kernels_attend_q8_0_tile_scalar, kernels_attend_q8_0_tile_sse2,
+    kernels_attend_q8_0_tile_avx2, kernels_attend_q8_0_tile_avx512;
+
+/* f16_store.c: a KV row to f16 with F16C (the CPU must have it). */
+void ggml_fp32_to_fp16_row_f16c(uint16_t *h, const float *x, int n);
 
 /* Row p of a typed KV cache whose rows are row_bytes apart (attend_f16,
  * attend_q8_0). */

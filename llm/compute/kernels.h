@@ -1,13 +1,16 @@
-/* kernels.h - the numeric inner loops of the transformer, in four variants:
- * a plain scalar reference (for tests), SSE2 (the x86_64 baseline), AVX2+FMA
- * and AVX-512 (F+BW: 512-bit matmuls, the rest shared with AVX2).
- * kernels_select_level() picks the set the kernel_* entry points use; the
- * default before any call is SSE2. */
+/* kernels.h - the numeric inner loops of the transformer, in four sets, one
+ * per instruction set (isa.h): a plain scalar reference (for tests), SSE2
+ * (the x86_64 baseline), AVX2+FMA and AVX-512 (F+BW: 512-bit matmuls, the
+ * rest shared with AVX2). kernels_use() picks the set every kernel family
+ * runs; the default before any call is SSE2. */
 #ifndef LLM_KERNELS_H
 #define LLM_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "llm/compute/isa.h"
+#include "llm/compute/q8_0_store.h"
 
 /* out[i] = sum_j w[i*n + j] * x[j], for i < d. */
 typedef void matmul_fn(float *out, const float *x, const float *w, int n, int d);
@@ -78,8 +81,12 @@ typedef struct {
 typedef void attend_kv_tile_fn(const AttendQuery *queries, int n, const void *keys, const void *values,
                                size_t row_bytes, int hs, float scale);
 
+/* One instruction set's kernels: every family reads the active set's
+ * table (the ggml per-type kernels and activation quantisers through
+ * ggml_dispatch.c, by its isa). */
 typedef struct {
-    const char *name;
+    const char *name; /* isa_name(isa) */
+    enum isa isa;
     matmul_fn *matmul;
     matmul_q8_fn *matmul_q8;
     matmul_batch_fn *matmul_batch;
@@ -93,6 +100,9 @@ typedef struct {
     attend_fn *attend;
     attend_kv_fn *attend_f16, *attend_q8_0, *attend_f32;
     attend_kv_tile_fn *attend_f16_tile, *attend_q8_0_tile, *attend_f32_tile;
+    /* The KV cache's row stores (llm/model/kv_cache.c): same bytes in every set. */
+    q8_0_store_fn *store_q8_0;
+    void (*store_f16)(uint16_t *h, const float *x, int n);
 } KernelSet;
 
 extern const KernelSet kernels_scalar;
@@ -102,28 +112,25 @@ extern const KernelSet kernels_avx2; /* only call when the CPU (and OS/XCR0) all
  * AVX-512F + AVX-512BW and AVX2+FMA. */
 extern const KernelSet kernels_avx512;
 
-/* The active set; kernels_select() sets it. */
-extern const KernelSet *kernels;
-
-/* Chooses AVX2+FMA when use_avx2_fma is nonzero, SSE2 otherwise (kept for
- * existing callers; it never picks AVX-512). */
-void kernels_select(int use_avx2_fma);
-
-enum { KERNELS_SCALAR = -1, KERNELS_SSE2 = 0, KERNELS_AVX2 = 1, KERNELS_AVX512 = 2 };
-/* KERNELS_SSE2 (or lower), KERNELS_AVX2 or KERNELS_AVX512 (or higher). */
-void kernels_select_level(int level);
+/* The table of a set. */
+const KernelSet *kernels_of(enum isa isa);
+/* The set in use (SSE2 until kernels_use). */
+const KernelSet *kernels_active(void);
+/* The one place the set in use changes: `isa` from now on, for every
+ * family. Callers check isa_usable() first (and report it when not). */
+void kernels_use(enum isa isa);
+/* The set that runs fastest here, not yet in use. Without a clock (now_ns
+ * NULL: natively, where the widest set is the fastest) isa_widest();
+ * with one, the quickest of a small matmul in each set the CPU runs,
+ * best of three, its times in ns[] (0 for sets not timed; ns may be
+ * NULL): under QEMU's
+ * TCG the AVX2+FMA code is ~20x slower than SSE2 while natively faster,
+ * so there the choice is measured, not assumed from CPUID. */
+enum isa kernels_probe(uint64_t (*now_ns)(void), uint64_t ns[ISA_COUNT]);
 /* Positions per matmul_q8q call (at most max) that the active set runs
  * with none left over: the SSE2 set's gemm in general-purpose registers
- * (llm/compute/sse2/int8_swar.c, chosen by timing under QEMU TCG) takes positions
+ * (sse2/int8_swar.c, chosen by timing under QEMU TCG) takes positions
  * in threes and would run a lone last one on the one-position kernel. */
 int kernels_q8q_batch(int max);
-/* The active set's level (KERNELS_SCALAR for the scalar reference); e.g.
- * level >= KERNELS_AVX2 means AVX2+FMA instructions are allowed. */
-int kernels_level(void);
-/* The widest level this CPU can run, from cpu_features(): KERNELS_AVX512
- * needs AVX-512F+BW+VL, KERNELS_AVX2 AVX2+FMA+F16C (what llm/compute/target.h
- * lets each set's code use). In the kernel it is SSE2 until the kernel has
- * called cpu_features_set(). */
-int kernels_widest_level(void);
 
 #endif

@@ -141,12 +141,12 @@ static uint64_t macs(int batch, int n, int d) {
 
 static void fp32_rows(void *ctx, int r0, int r1) {
     MatmulJob *j = ctx;
-    kernels->matmul(j->out + r0, j->x, j->w + (size_t)r0 * j->n, j->n, r1 - r0);
+    kernels_active()->matmul(j->out + r0, j->x, j->w + (size_t)r0 * j->n, j->n, r1 - r0);
 }
 
 void parallel_matmul(float *out, const float *x, const float *w, int n, int d) {
     if (!runner || macs(1, n, d) < min_work) {
-        kernels->matmul(out, x, w, n, d);
+        kernels_active()->matmul(out, x, w, n, d);
         return;
     }
     MatmulJob job = {.out = out, .x = x, .w = w, .n = n, .d = d};
@@ -159,15 +159,15 @@ void parallel_matmul(float *out, const float *x, const float *w, int n, int d) {
  * the batch sizes of a prefill). */
 static void fp32_batch_rows(void *ctx, int r0, int r1) {
     MatmulJob *j = ctx;
-    kernels->matmul_batch(j->out + r0, j->out_stride, j->x, j->x_stride, j->batch, j->w + (size_t)r0 * j->n,
-                          j->n, r1 - r0);
+    kernels_active()->matmul_batch(j->out + r0, j->out_stride, j->x, j->x_stride, j->batch,
+                                   j->w + (size_t)r0 * j->n, j->n, r1 - r0);
 }
 
-void parallel_matmul_batch(float *out, int out_stride, const float *x, int x_stride, int batch, const float *w,
-                           int n, int d) {
+void parallel_matmul_batch(float *out, int out_stride, const float *x, int x_stride, int batch,
+                           const float *w, int n, int d) {
     uint64_t work = macs(batch, n, d);
     if (!runner || work < min_work) {
-        kernels->matmul_batch(out, out_stride, x, x_stride, batch, w, n, d);
+        kernels_active()->matmul_batch(out, out_stride, x, x_stride, batch, w, n, d);
         return;
     }
     MatmulJob job = {.out = out, .x = x, .w = w, .batch = batch, .n = n, .d = d};
@@ -182,8 +182,8 @@ static void q8_rows(void *ctx, int r0, int r1) {
     MatmulJob *j = ctx;
     size_t first = (size_t)r0 * j->n;
     for (int b = 0; b < j->batch; b++)
-        kernels->matmul_q8(j->out + (size_t)b * j->d + r0, j->x + (size_t)b * j->n, j->q + first,
-                           j->s + first / j->group_size, j->n, r1 - r0, j->group_size);
+        kernels_active()->matmul_q8(j->out + (size_t)b * j->d + r0, j->x + (size_t)b * j->n, j->q + first,
+                                    j->s + first / j->group_size, j->n, r1 - r0, j->group_size);
 }
 
 static int gcd(int a, int b) {
@@ -200,7 +200,7 @@ void parallel_matmul_q8(float *out, const float *x, int batch, const int8_t *q, 
     uint64_t work = macs(batch, n, d);
     if (!runner || work < min_work || group_size < 1 || n < 1) {
         for (int b = 0; b < batch; b++)
-            kernels->matmul_q8(out + (size_t)b * d, x + (size_t)b * n, q, s, n, d, group_size);
+            kernels_active()->matmul_q8(out + (size_t)b * d, x + (size_t)b * n, q, s, n, d, group_size);
         return;
     }
     MatmulJob job = {
@@ -212,24 +212,24 @@ void parallel_matmul_q8(float *out, const float *x, int batch, const int8_t *q, 
 static void q8q_tokens(void *ctx, int b0, int b1) {
     MatmulJob *j = ctx;
     int groups = j->n / j->group_size;
-    kernels->matmul_q8q(j->out + (size_t)b0 * j->d, j->xq + (size_t)b0 * j->n, j->xs + (size_t)b0 * groups,
-                        b1 - b0, j->q, j->s, j->n, j->d, j->group_size);
+    kernels_active()->matmul_q8q(j->out + (size_t)b0 * j->d, j->xq + (size_t)b0 * j->n,
+                                 j->xs + (size_t)b0 * groups, b1 - b0, j->q, j->s, j->n, j->d, j->group_size);
 }
 
 static void q8q_rows(void *ctx, int r0, int r1) {
     MatmulJob *j = ctx;
     int groups = j->n / j->group_size;
     for (int b = 0; b < j->batch; b++)
-        kernels->matmul_q8q(j->out + (size_t)b * j->d + r0, j->xq + (size_t)b * j->n,
-                            j->xs + (size_t)b * groups, 1, j->q + (size_t)r0 * j->n,
-                            j->s + (size_t)r0 * groups, j->n, r1 - r0, j->group_size);
+        kernels_active()->matmul_q8q(j->out + (size_t)b * j->d + r0, j->xq + (size_t)b * j->n,
+                                     j->xs + (size_t)b * groups, 1, j->q + (size_t)r0 * j->n,
+                                     j->s + (size_t)r0 * groups, j->n, r1 - r0, j->group_size);
 }
 
 void parallel_matmul_q8q(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,
                          const float *ws, int n, int d, int group_size) {
     uint64_t work = macs(batch, n, d);
     if (!runner || work < min_work) {
-        kernels->matmul_q8q(out, xq, xs, batch, wq, ws, n, d, group_size);
+        kernels_active()->matmul_q8q(out, xq, xs, batch, wq, ws, n, d, group_size);
         return;
     }
     MatmulJob job = {.out = out,

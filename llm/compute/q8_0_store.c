@@ -4,7 +4,6 @@
 #include <immintrin.h>
 
 #include "lib/math.h"
-#include "llm/compute/kernels.h"
 #include "llm/compute/q8_0_store.h"
 #include "llm/compute/target.h"
 
@@ -46,7 +45,8 @@ void q8_0_store_sse2(BlockQ8_0 *out, const float *x, int n) {
         __m128i q[8];
         for (int w = 0; w < 8; w++) q[w] = sse2_round_away(_mm_mul_ps(_mm_loadu_ps(x + 4 * w), id));
         for (int h = 0; h < 2; h++) {
-            __m128i lo = _mm_packs_epi32(q[4 * h], q[4 * h + 1]), hi = _mm_packs_epi32(q[4 * h + 2], q[4 * h + 3]);
+            __m128i lo = _mm_packs_epi32(q[4 * h], q[4 * h + 1]),
+                    hi = _mm_packs_epi32(q[4 * h + 2], q[4 * h + 3]);
             _mm_storeu_si128((__m128i *)(out[b].qs + 16 * h), _mm_packs_epi16(lo, hi));
         }
     }
@@ -66,7 +66,8 @@ TARGET_AVX2 void q8_0_store_avx2(BlockQ8_0 *out, const float *x, int n) {
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     for (int b = 0; b < n / QK32; b++, x += QK32) {
         __m256 m = _mm256_setzero_ps();
-        for (int j = 0; j < QK32; j += 8) m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(x + j), magnitude));
+        for (int j = 0; j < QK32; j += 8)
+            m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(x + j), magnitude));
         __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
         h = _mm_max_ps(h, _mm_movehl_ps(h, h));
         h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
@@ -93,11 +94,4 @@ TARGET_AVX512 void q8_0_store_avx512(BlockQ8_0 *out, const float *x, int n) {
             _mm_storeu_si128((__m128i *)(out[b].qs + 16 * h), _mm512_cvtsepi32_epi8(t));
         }
     }
-}
-
-q8_0_store_fn *q8_0_store_of_level(int level) {
-    return level >= KERNELS_AVX512 ? q8_0_store_avx512
-           : level == KERNELS_AVX2 ? q8_0_store_avx2
-           : level == KERNELS_SSE2 ? q8_0_store_sse2
-                                   : q8_0_store_scalar;
 }

@@ -4,7 +4,7 @@
  * quantiser. Every variant gives the scalar one's bytes (the vector ones
  * round with a truncation and the exact remainder, as lib's roundf does,
  * never the CPU's round-half-to-even); tests/host/test_kv_store.c compares
- * them. */
+ * them. Each kernel set has one (KernelSet.store_q8_0). */
 #ifndef LLM_SIMD_Q8_0_STORE_H
 #define LLM_SIMD_Q8_0_STORE_H
 
@@ -13,8 +13,5 @@
 /* n / 32 blocks of x into out. */
 typedef void q8_0_store_fn(BlockQ8_0 *out, const float *x, int n);
 q8_0_store_fn q8_0_store_scalar, q8_0_store_sse2, q8_0_store_avx2, q8_0_store_avx512;
-
-/* The variant of a kernel level (llm/compute/kernels.h KERNELS_*). */
-q8_0_store_fn *q8_0_store_of_level(int level);
 
 #endif

@@ -80,7 +80,7 @@ void gelu_tanh_mul(float *a, float *b, int n) {
         a[i] = x * t;
         b[i] = b[i] / t;
     }
-    kernels->swiglu(a, b, n);
+    kernels_active()->swiglu(a, b, n);
 }
 
 void logits_softcap(float *x, int n, float cap) {

@@ -136,7 +136,7 @@ void gguf_matmuls(GgufModel *m, MatmulInput *in, int count, float *const outs[],
                     ggml_dequantize_row(w->type, (const uint8_t *)w->data + (size_t)r * w->row_bytes, m->row,
                                         n);
                     outs[i][(size_t)b * out_strides[i] + r] =
-                        kernels->dot(m->row, in->x + (size_t)b * in->stride, n);
+                        kernels_active()->dot(m->row, in->x + (size_t)b * in->stride, n);
                 }
             continue;
         }

@@ -3,7 +3,6 @@
 
 #include "lib/string.h"
 #include "llm/compute/kernels.h"
-#include "llm/compute/q8_0_store.h"
 
 static const struct {
     const char *name;
@@ -36,9 +35,9 @@ uint64_t kv_row_bytes(uint32_t type, uint64_t n) {
 
 void kv_store_row(uint32_t type, void *row, const float *x, int n) {
     if (type == GGML_TYPE_F16) {
-        ggml_fp32_to_fp16_row(row, x, n);
+        kernels_active()->store_f16(row, x, n);
     } else if (type == GGML_TYPE_Q8_0) {
-        q8_0_store_of_level(kernels_level())(row, x, n);
+        kernels_active()->store_q8_0(row, x, n);
     } else {
         memcpy(row, x, (size_t)n * sizeof(float));
     }

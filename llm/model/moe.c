@@ -111,7 +111,7 @@ static void route(GgufModel *m, const GLayer *L, const float *x, Route *r) {
     for (int e = 0; e < E; e++) {
         const void *row = (const uint8_t *)w->data + (size_t)e * w->row_bytes;
         if (w->type != GGML_TYPE_F32) ggml_dequantize_row(w->type, row, m->row, dim);
-        p[e] = kernels->dot(w->type == GGML_TYPE_F32 ? row : m->row, x, dim);
+        p[e] = kernels_active()->dot(w->type == GGML_TYPE_F32 ? row : m->row, x, dim);
     }
     float max = p[0];
     for (int e = 1; e < E; e++) max = p[e] > max ? p[e] : max;
@@ -142,7 +142,7 @@ static void expert_rows(GgufModel *m, const GTensor *w, int e, int lo, int hi, c
     if (m->reference && w->type != GGML_TYPE_F32) {
         for (int i = lo; i < hi; i++, rows += w->row_bytes) {
             ggml_dequantize_row(w->type, rows, m->row, n);
-            out[i - lo] = kernels->dot(m->row, act, n);
+            out[i - lo] = kernels_active()->dot(m->row, act, n);
         }
         return;
     }
@@ -244,10 +244,10 @@ void moe_ffn(GgufModel *m, const GLayer *L, int batch) {
     int rows = batch * k * 2 * eff;
     run_job(m, rows, (uint64_t)rows * (uint64_t)dim, gate_up_rows, &job);
     for (int b = 0; b < batch; b++)
-        kernels->swiglu(m->hb + (size_t)b * hidden, m->hb2 + (size_t)b * hidden, hidden);
+        kernels_active()->swiglu(m->hb + (size_t)b * hidden, m->hb2 + (size_t)b * hidden, hidden);
     done = 0;
     job.act[2] = activations(m, &L->down_exps, m->hb, hidden, hidden, batch, &done, &job.step[2],
                              &job.slice_bytes, eff);
     run_job(m, dim, (uint64_t)dim * (uint64_t)hidden * (uint64_t)batch, down_rows, &job);
-    for (int b = 0; b < batch; b++) kernels->add(m->x + (size_t)b * W, m->xb2 + (size_t)b * W, dim);
+    for (int b = 0; b < batch; b++) kernels_active()->add(m->x + (size_t)b * W, m->xb2 + (size_t)b * W, dim);
 }

@@ -221,9 +221,9 @@ static void attention(Transformer *t, int layer, int pos, const float *query, fl
     float inv_sqrt = 1.0f / sqrtf((float)hs);
     for (int h = h0; h < h1; h++) {
         size_t head_offset = layer_offset + (size_t)(h / kv_mul) * hs;
-        kernels->attend(out_all + (size_t)h * hs, s->att + (size_t)h * c->seq_len, query + (size_t)h * hs,
-                        s->key_cache + head_offset, s->value_cache + head_offset, c->kv_dim, pos + 1, hs,
-                        inv_sqrt);
+        kernels_active()->attend(out_all + (size_t)h * hs, s->att + (size_t)h * c->seq_len,
+                                 query + (size_t)h * hs, s->key_cache + head_offset,
+                                 s->value_cache + head_offset, c->kv_dim, pos + 1, hs, inv_sqrt);
     }
 }
 
@@ -261,7 +261,8 @@ static void forward_chunk(Transformer *t, const int *tokens, int batch, int pos0
         float *k = s->key_cache + cache_row, *v = s->value_cache + cache_row;
 
         for (int b = 0; b < batch; b++)
-            kernels->rmsnorm(xb + (size_t)b * dim, x + (size_t)b * dim, w->rms_att + (size_t)l * dim, dim);
+            kernels_active()->rmsnorm(xb + (size_t)b * dim, x + (size_t)b * dim, w->rms_att + (size_t)l * dim,
+                                      dim);
         prepare_input(t, xb, batch, dim);
         layer_matmul(t, q, xb, batch, w->wq, &w->wq_q, l, dim, dim);
         layer_matmul(t, k, xb, batch, w->wk, &w->wk_q, l, dim, kv_dim);
@@ -279,22 +280,23 @@ static void forward_chunk(Transformer *t, const int *tokens, int batch, int pos0
         prepare_input(t, xb, batch, dim);
         layer_matmul(t, xb2, xb, batch, w->wo, &w->wo_q, l, dim, dim);
         for (int b = 0; b < batch; b++) {
-            kernels->add(x + (size_t)b * dim, xb2 + (size_t)b * dim, dim);
-            kernels->rmsnorm(xb + (size_t)b * dim, x + (size_t)b * dim, w->rms_ffn + (size_t)l * dim, dim);
+            kernels_active()->add(x + (size_t)b * dim, xb2 + (size_t)b * dim, dim);
+            kernels_active()->rmsnorm(xb + (size_t)b * dim, x + (size_t)b * dim, w->rms_ffn + (size_t)l * dim,
+                                      dim);
         }
         prepare_input(t, xb, batch, dim);
         layer_matmul(t, hb, xb, batch, w->w1, &w->w1_q, l, dim, hidden);
         layer_matmul(t, hb2, xb, batch, w->w3, &w->w3_q, l, dim, hidden);
         for (int b = 0; b < batch; b++)
-            kernels->swiglu(hb + (size_t)b * hidden, hb2 + (size_t)b * hidden, hidden);
+            kernels_active()->swiglu(hb + (size_t)b * hidden, hb2 + (size_t)b * hidden, hidden);
         prepare_input(t, hb, batch, hidden);
         layer_matmul(t, xb, hb, batch, w->w2, &w->w2_q, l, hidden, dim);
-        for (int b = 0; b < batch; b++) kernels->add(x + (size_t)b * dim, xb + (size_t)b * dim, dim);
+        for (int b = 0; b < batch; b++) kernels_active()->add(x + (size_t)b * dim, xb + (size_t)b * dim, dim);
     }
     /* Logits only for the last position (the others are forced prompt tokens). */
     if (!logits) return;
     float *last = x + (size_t)(batch - 1) * dim;
-    kernels->rmsnorm(last, last, w->rms_final, dim);
+    kernels_active()->rmsnorm(last, last, w->rms_final, dim);
     prepare_input(t, last, 1, dim);
     layer_matmul(t, s->logits, last, 1, w->wcls, &w->wcls_q, 0, dim, c->vocab_size);
 }

@@ -18,7 +18,7 @@
 #include "llm/model/transformer_gguf.h"
 
 static void add_bias(float *x, const GTensor *b) {
-    if (b->data) kernels->add(x, (const float *)b->data, b->cols);
+    if (b->data) kernels_active()->add(x, (const float *)b->data, b->cols);
 }
 
 /* out = x / sqrt(mean(x^2) + eps) * weight; the sum of squares in double. */
@@ -89,7 +89,8 @@ static int attend_tiled(AttentionJob *j, attend_kv_tile_fn *tile, int h, int n_q
                                        m->xb + (size_t)b * m->wide + (size_t)(h + i) * hs,
                                        group_att(m, kv) + (size_t)n * c->seq_len, j->start + b + 1};
     size_t head_offset = kv_offset(m, j->layer, kv, 0);
-    tile(queries, n, m->key_cache + head_offset, m->value_cache + head_offset, m->kv_head_bytes, hs, m->attn_scale);
+    tile(queries, n, m->key_cache + head_offset, m->value_cache + head_offset, m->kv_head_bytes, hs,
+         m->attn_scale);
     return 1;
 }
 
@@ -105,12 +106,12 @@ static void attention_heads(void *ctx, int h0, int h1) {
     const TransformerConfig *c = &m->config;
     int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
     float scale = m->attn_scale;
-    attend_kv_fn *typed = m->kv_type == GGML_TYPE_F16    ? kernels->attend_f16
-                          : m->kv_type == GGML_TYPE_Q8_0 ? kernels->attend_q8_0
-                                                         : kernels->attend_f32;
-    attend_kv_tile_fn *tile = m->kv_type == GGML_TYPE_F16    ? kernels->attend_f16_tile
-                              : m->kv_type == GGML_TYPE_Q8_0 ? kernels->attend_q8_0_tile
-                                                             : kernels->attend_f32_tile;
+    attend_kv_fn *typed = m->kv_type == GGML_TYPE_F16    ? kernels_active()->attend_f16
+                          : m->kv_type == GGML_TYPE_Q8_0 ? kernels_active()->attend_q8_0
+                                                         : kernels_active()->attend_f32;
+    attend_kv_tile_fn *tile = m->kv_type == GGML_TYPE_F16    ? kernels_active()->attend_f16_tile
+                              : m->kv_type == GGML_TYPE_Q8_0 ? kernels_active()->attend_q8_0_tile
+                                                             : kernels_active()->attend_f32_tile;
     /* The query heads of this share that use one key/value head go together
      * (a typed kernel may read the cache once for all of them). */
     for (int h = h0, n_q; h < h1; h += n_q) {
@@ -182,7 +183,7 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
         for (int b = 0; b < batch; b++) {
             float *o = m->xb2 + (size_t)b * W;
             if (L->post_attn_norm.data) rmsnorm(o, o, (const float *)L->post_attn_norm.data, dim, eps);
-            kernels->add(m->x + (size_t)b * W, o, dim);
+            kernels_active()->add(m->x + (size_t)b * W, o, dim);
         }
 
         for (int b = 0; b < batch; b++)
@@ -199,14 +200,14 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
             if (m->ffn_gelu)
                 gelu_tanh_mul(gate, up, hidden);
             else
-                kernels->swiglu(gate, up, hidden);
+                kernels_active()->swiglu(gate, up, hidden);
         }
         in = gguf_matmul_input(m->hb, hidden, batch, hidden);
         gguf_matmuls(m, &in, 1, (float *const[]){m->xb}, (const int[]){W}, (const GTensor *const[]){&L->w2});
         for (int b = 0; b < batch; b++) {
             float *f = m->xb + (size_t)b * W;
             if (L->post_ffn_norm.data) rmsnorm(f, f, (const float *)L->post_ffn_norm.data, dim, eps);
-            kernels->add(m->x + (size_t)b * W, f, dim);
+            kernels_active()->add(m->x + (size_t)b * W, f, dim);
         }
     }
     if (!compute_logits) return;
@@ -246,9 +247,9 @@ static int choose_prefill_batch(const GgufModel *m) {
     if (m->prefill_rows == GGUF_PREFILL_MAX) return m->prefill_rows;
     size_t per_position = (size_t)m->wide * (sizeof(float) + sizeof(BlockQ8A) / 32 + 1);
     size_t fit = PREFILL_ACT_BUDGET / per_position / 8 * 8;
-    return fit < GGUF_PREFILL_BATCH ? GGUF_PREFILL_BATCH
+    return fit < GGUF_PREFILL_BATCH        ? GGUF_PREFILL_BATCH
            : fit > (size_t)m->prefill_rows ? m->prefill_rows
-                                              : (int)fit;
+                                           : (int)fit;
 }
 
 int gguf_model_prefill_batch(const Transformer *t) {

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "llm/compute/isa.h"
+
 enum {
     GGML_TYPE_F32 = 0,
     GGML_TYPE_F16 = 1,
@@ -144,7 +146,8 @@ uint64_t ggml_row_bytes(uint32_t type, uint64_t n);
 
 float ggml_fp16_to_fp32(uint16_t h);
 uint16_t ggml_fp32_to_fp16(float f);
-/* h[i] = ggml_fp32_to_fp16(x[i]) for i < n, with F16C when the CPU has it. */
+/* h[i] = ggml_fp32_to_fp16(x[i]) for i < n, with F16C when the CPU has it
+ * (the KV cache stores through its kernel set's store_f16). */
 void ggml_fp32_to_fp16_row(uint16_t *h, const float *x, int n);
 float ggml_bf16_to_fp32(uint16_t h);
 
@@ -168,20 +171,21 @@ ggml_act_quantize_fn ggml_act_quantizer_best(int act);
  * ggml_type_info(type)->act names: fp32 x for F32/F16/BF16, else blocks. */
 typedef float (*ggml_vec_dot_fn)(const void *row, const void *act, int n);
 ggml_vec_dot_fn ggml_vec_dot_scalar(uint32_t type);
-/* The fastest variant for the active kernel set (simd/ggml_dispatch.c): SSE2 or
- * AVX2 where written, the scalar one otherwise. */
+/* The variant of the active kernel set (compute/ggml_dispatch.c): its SIMD
+ * one where written, the scalar one otherwise. */
 ggml_vec_dot_fn ggml_vec_dot_best(uint32_t type);
-/* The SSE2 (avx2 0), AVX2 (avx2 1) or AVX-512 VNNI (avx2 2: F16, BF16,
- * Q8_0, Q4_0, Q4_K, Q6_K when cpu_features() has it, else as 1) variant;
- * NULL when there is none. */
-ggml_vec_dot_fn ggml_vec_dot_simd(uint32_t type, int avx2);
+/* The variant of kernel set `isa`: ISA_SSE2, ISA_AVX2 or ISA_AVX512 (the
+ * AVX-512 VNNI kernels of F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K when
+ * cpu_features() has VNNI, else as ISA_AVX2); NULL for ISA_SCALAR and
+ * types with none. */
+ggml_vec_dot_fn ggml_vec_dot_of(uint32_t type, enum isa isa);
 /* out[i] = dot(rows + i * row_bytes, act, n) for i < count: several rows
  * per pass with prefetching; each out[i] is bit-identical to the same
  * variant's ggml_vec_dot (so independent of how rows are split). NULL when
  * the type has no such kernel in that variant (loop over the dot then). */
 typedef void (*ggml_matmul_fn)(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
                                int count);
-ggml_matmul_fn ggml_matmul_simd(uint32_t type, int avx2);
+ggml_matmul_fn ggml_matmul_of(uint32_t type, enum isa isa);
 ggml_matmul_fn ggml_matmul_best(uint32_t type); /* for the active kernel set */
 /* Rows times a batch of positions (a GEMM): out[p * out_stride + i] = row i
  * . activations of position p (act + p * act_stride bytes) for i < count,

@@ -22,8 +22,8 @@ typedef struct {
 /* The widest kernel level whose GGUF paths run on this CPU: their AVX-512
  * code also needs VNNI. */
 __attribute__((unused)) static int gguf_top_level(void) {
-    int top = kernels_widest_level();
-    return top == KERNELS_AVX512 && !cpu_features()->avx512vnni ? KERNELS_AVX2 : top;
+    int top = isa_widest();
+    return top == ISA_AVX512 && !cpu_features()->avx512vnni ? ISA_AVX2 : top;
 }
 
 /* Up to cap whitespace-separated ids from dir/rel; the count read. */

@@ -91,12 +91,12 @@ int main(void) {
     static const int sizes_d[] = {1, 6, 13};
     static const int batches[] = {1, 5, 64};
     const KernelSet *const sets[] = {&kernels_scalar, &kernels_sse2, &kernels_avx2, &kernels_avx512};
-    int widest = kernels_widest_level();
-    for (int s = 0; s <= widest + 1; s++)
+    int widest = isa_widest();
+    for (int s = ISA_SCALAR; s <= widest; s++)
         for (size_t a = 0; a < sizeof(sizes_n) / sizeof(sizes_n[0]); a++)
             for (size_t c = 0; c < sizeof(sizes_d) / sizeof(sizes_d[0]); c++)
                 for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++)
                     lines_case(sets[s], sizes_n[a], sizes_d[c], batches[b]);
-    if (widest < KERNELS_AVX512) check_skipped("avx512 matmuls half a line in", "this CPU has no AVX-512F+BW+VL");
+    if (widest < ISA_AVX512) check_skipped("avx512 matmuls half a line in", "this CPU has no AVX-512F+BW+VL");
     return failures ? 1 : 0;
 }

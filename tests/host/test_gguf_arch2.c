@@ -86,14 +86,15 @@ static int load(Transformer *t, void **data, const char *stem, const char *name)
 static void check_model(const char *model, const char *type, int level) {
     char stem[64], ref[256], name[256];
     snprintf(stem, sizeof stem, "%s-%s", model, type);
-    kernels_select_level(level);
+    kernels_use(level);
     int f32 = strcmp(type, "F32") == 0, moe = strcmp(model, "qwen3moe") == 0;
     void *data;
     Transformer t;
     snprintf(name, sizeof name, "%s loads", stem);
     if (load(&t, &data, stem, name) != 0) return;
     snprintf(ref, sizeof ref, DIR "/%s.logits.f32", stem);
-    snprintf(name, sizeof name, "%s fast path (%s kernels) vs llama.cpp logits", stem, kernels->name);
+    snprintf(name, sizeof name, "%s fast path (%s kernels) vs llama.cpp logits", stem,
+             kernels_active()->name);
     if (f32)
         compare(&t, name, ref, 1e-4, 1e-4, POSITIONS);
     else if (moe) /* expert choices flip at a few positions: max is no measure (README) */
@@ -101,8 +102,8 @@ static void check_model(const char *model, const char *type, int level) {
     else
         compare(&t, name, ref, 0.8, 0.12, 55);
     snprintf(name, sizeof name, "%s greedy continuation (%s kernels) equals llama.cpp's", stem,
-             kernels->name);
-    if (level == top_level && (level >= KERNELS_AVX2 || !moe || f32))
+             kernels_active()->name);
+    if (level == top_level && (level >= ISA_AVX2 || !moe || f32))
         check_continuation(&t, stem, name);
     else if (level == top_level)
         printf("skip - %s: needs AVX2 kernels\n", name);
@@ -188,9 +189,8 @@ int main(int argc, char **argv) {
      * llama.cpp's) and 0.12 with the AVX ones: only these are held to it. */
     for (int m = 0; m < 3; m++)
         for (int i = 0; i < 3; i++)
-            for (int level = KERNELS_SSE2; level <= top_level; level++)
-                check_model(models[m], types[i], level);
-    kernels_select(0);
+            for (int level = ISA_SSE2; level <= top_level; level++) check_model(models[m], types[i], level);
+    kernels_use(ISA_SSE2);
     check_feature_matters("qwen3moe", "renormalised expert weights", "experts 8, 2 used per token");
     check_feature_matters("smollm3", "its NoPE layers", "NoPE layers 3 (");
     check_feature_matters("llama32", "rope_freqs", "rope_freqs");

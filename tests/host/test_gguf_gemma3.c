@@ -95,7 +95,8 @@ static void check_file(const char *type) {
                 4e-4, 64);
     } else {
         snprintf(ref, sizeof ref, DIR "/gemma3-%s.logits.f32", type);
-        snprintf(name, sizeof name, "gemma3-%s fast path (%s kernels) vs llama.cpp", type, kernels->name);
+        snprintf(name, sizeof name, "gemma3-%s fast path (%s kernels) vs llama.cpp", type,
+                 kernels_active()->name);
         compare(&t, name, ref, 0.15, 0.03, 55);
         gguf_model_set_reference(&t, 1);
         snprintf(ref, sizeof ref, DIR "/gemma3-%s.deqf32.exactgelu.logits.f32", type);
@@ -112,16 +113,16 @@ static void check_file(const char *type) {
 /* Prefill (batches of 16 over a ring of 31 positions) gives the same bits as
  * one position at a time, for every KV type and kernel set. */
 static void test_prefill_matches_forward(const void *data, size_t size) {
-    int top = kernels_widest_level();
-    for (int level = KERNELS_SSE2; level <= top; level++) {
-        kernels_select_level(level);
+    int top = isa_widest();
+    for (int level = ISA_SSE2; level <= top; level++) {
+        kernels_use(level);
         for (int k = 0; k < 3; k++) {
             uint32_t kv = (const uint32_t[]){GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q8_0}[k];
             Transformer a, b;
             char err[256], name[160];
             snprintf(name, sizeof name,
-                     "gemma3-Q8_0, %s kernels, %s KV: prefill of 64 equals single positions", kernels->name,
-                     kv_type_name(kv));
+                     "gemma3-Q8_0, %s kernels, %s KV: prefill of 64 equals single positions",
+                     kernels_active()->name, kv_type_name(kv));
             if (transformer_create(&a, data, size, err, sizeof err) ||
                 transformer_create(&b, data, size, err, sizeof err)) {
                 check(0, name, "%s", err);
@@ -141,7 +142,7 @@ static void test_prefill_matches_forward(const void *data, size_t size) {
             transformer_destroy(&b);
         }
     }
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
 }
 
 /* ------------------------------------------- each feature switched off */
@@ -299,8 +300,8 @@ static void test_memory(const void *data, size_t size) {
     ModelShape shape;
     int rc = model_shape_read(&shape, data, size);
     shape.kv_type = GGML_TYPE_F32;
-    /* 5 local layers of a ring of 16 + 63 (a prefill batch of up to GGUF_PREFILL_WINDOW_MAX = 64 rows) plus 15
-     * mirrored slots, 1 global of 128; one kv head of 128 floats, keys and values. */
+    /* 5 local layers of a ring of 16 + 63 (a prefill batch of up to GGUF_PREFILL_WINDOW_MAX = 64 rows) plus
+     * 15 mirrored slots, 1 global of 128; one kv head of 128 floats, keys and values. */
     uint64_t want = 2 * (5 * 94 + 128) * 128 * 4;
     check(rc == 0 && gguf_model_kv_bytes(&t) == want && model_kv_bytes(&shape, 128) == want,
           "gemma3 ctx 128: local layers keep a ring of 79 positions (+15 mirrored), KV cache 598 rows",
@@ -383,11 +384,11 @@ int main(void) {
     static const char *const types[] = {"F32", "Q8_0", "Q4_K"};
     for (int i = 0; i < 3; i++) check_file(types[i]);
     /* The quantised files again with the wider kernel sets (SSE2 above). */
-    for (int level = KERNELS_AVX2; level <= kernels_widest_level(); level++) {
-        kernels_select_level(level);
+    for (int level = ISA_AVX2; level <= (int)isa_widest(); level++) {
+        kernels_use(level);
         for (int i = 1; i < 3; i++) check_file(types[i]);
     }
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
     size_t f32_size, q8_size;
     void *f32 = read_file_in(models_dir, DIR "/gemma3-F32.gguf", &f32_size);
     void *q8 = read_file_in(models_dir, DIR "/gemma3-Q8_0.gguf", &q8_size);

@@ -170,7 +170,7 @@ static void test_simd_dots(void) {
     static BlockQ8A xa[N / 32];
     static BlockQ8K xk[N / 256];
     uint64_t state = 88172645463325252ull;
-    int has_avx2 = gguf_top_level() >= KERNELS_AVX2, has_avx512 = gguf_top_level() >= KERNELS_AVX512;
+    int has_avx2 = gguf_top_level() >= ISA_AVX2, has_avx512 = gguf_top_level() >= ISA_AVX512;
     static const char *const variant_names[] = {"SSE2", "AVX2", "AVX512"};
     if (!has_avx2) check_skipped("AVX2 variant matmuls", "this CPU has no AVX2+FMA+F16C");
     if (!has_avx512) check_skipped("AVX512 variant matmuls", "this CPU has no AVX-512 VNNI");
@@ -178,7 +178,7 @@ static void test_simd_dots(void) {
         for (int variant = 0; variant < 3; variant++) {
             if (variant == 1 && !has_avx2) continue;
             if (variant == 2 &&
-                (!has_avx512 || ggml_matmul_simd(types[t], 2) == ggml_matmul_simd(types[t], 1)))
+                (!has_avx512 || ggml_matmul_of(types[t], ISA_AVX512) == ggml_matmul_of(types[t], ISA_AVX2)))
                 continue;
             double worst = 0;
             for (int trial = 0; trial < 20; trial++) {
@@ -224,7 +224,7 @@ static void test_simd_dots(void) {
                 if (ti->act == ACT_Q8A) ggml_quantize_act_q8a(xa, x, N), act = xa;
                 if (ti->act == ACT_Q8K) ggml_quantize_act_q8k(xk, x, N), act = xk;
                 float ref = ggml_vec_dot_scalar(types[t])(row, act, N);
-                float got = ggml_vec_dot_simd(types[t], variant)(row, act, N);
+                float got = ggml_vec_dot_of(types[t], ISA_SSE2 + variant)(row, act, N);
                 double rel = (got - ref) / (1.0 + (ref > 0 ? ref : -ref));
                 if (rel < 0) rel = -rel;
                 if (!(rel <= worst)) worst = rel;
@@ -237,7 +237,7 @@ static void test_simd_dots(void) {
              * short tail) bit-identical to the dot of the same variant.
              * Rows differ (the row's blocks rotated), so a kernel mixing
              * up rows fails. */
-            ggml_matmul_fn matmul = ggml_matmul_simd(types[t], variant);
+            ggml_matmul_fn matmul = ggml_matmul_of(types[t], ISA_SSE2 + variant);
             if (matmul) {
                 enum { ROWS = 37 }; /* full 8- and 16-row groups and short tails */
                 static uint8_t rows[ROWS * N * 4];
@@ -254,7 +254,7 @@ static void test_simd_dots(void) {
                 int same = 1, bad = 0;
                 float want = 0;
                 for (int r = ROWS - 1; r >= 0; r--) {
-                    float w = ggml_vec_dot_simd(types[t], variant)(rows + r * bytes, act, N);
+                    float w = ggml_vec_dot_of(types[t], ISA_SSE2 + variant)(rows + r * bytes, act, N);
                     if (memcmp(&out[r], &w, sizeof w) != 0) same = 0, bad = r, want = w;
                 }
                 snprintf(name, sizeof name, "%s %s matmul rows equal its dot", variant_names[variant],
@@ -275,9 +275,9 @@ static void test_act_quantizers(void) {
     static BlockQ8A want_a[N / QK32], got_a[N / QK32];
     static BlockQ8K want_k[N / QK_K], got_k[N / QK_K];
     int top = gguf_top_level();
-    if (top < KERNELS_AVX512) printf("note: no AVX-512 VNNI here, only the scalar quantisers are compared\n");
-    for (int level = KERNELS_SSE2; level <= top; level++) {
-        kernels_select_level(level);
+    if (top < ISA_AVX512) printf("note: no AVX-512 VNNI here, only the scalar quantisers are compared\n");
+    for (int level = ISA_SSE2; level <= top; level++) {
+        kernels_use(level);
         uint64_t state = 0x2545F4914F6CDD1Dull;
         int same_a = 1, same_k = 1;
         for (int round = 0; round < 200; round++) {
@@ -303,12 +303,14 @@ static void test_act_quantizers(void) {
             same_k &= memcmp(want_k, got_k, sizeof want_k) == 0;
         }
         char name[96];
-        snprintf(name, sizeof name, "%s Q8A activation quantiser gives the scalar bytes", kernels->name);
+        snprintf(name, sizeof name, "%s Q8A activation quantiser gives the scalar bytes",
+                 kernels_active()->name);
         check(same_a, name, "bytes differ");
-        snprintf(name, sizeof name, "%s Q8K activation quantiser gives the scalar bytes", kernels->name);
+        snprintf(name, sizeof name, "%s Q8K activation quantiser gives the scalar bytes",
+                 kernels_active()->name);
         check(same_k, name, "bytes differ");
     }
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
 }
 
 /* Batched prefill (GGUF_PREFILL_BATCH positions per pass over the weights)
@@ -327,15 +329,15 @@ static void test_prefill_matches_forward(void) {
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
         size_t size;
         void *data = read_file_in(models_dir, files[f], &size);
-        for (int run = 0; run < 3 * (top + 1) && data; run++) {
-            int level = KERNELS_SSE2 + run / 3;
+        for (int run = 0; run < 3 * (top - ISA_SSE2 + 1) && data; run++) {
+            int level = ISA_SSE2 + run / 3;
             uint32_t kv = (const uint32_t[]){GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q8_0}[run % 3];
             if (kv == GGML_TYPE_Q8_0 && strncmp(files[f], "gguf-arch", 9) != 0) continue;
-            kernels_select_level(level);
+            kernels_use(level);
             Transformer a, b;
             char err[256], name[160];
             snprintf(name, sizeof name, "%s, %s kernels, %s KV: prefill of %d equals %d single positions",
-                     files[f], kernels->name, kv_type_name(kv), PROMPT, PROMPT);
+                     files[f], kernels_active()->name, kv_type_name(kv), PROMPT, PROMPT);
             if (transformer_create(&a, data, size, err, sizeof err) != 0 ||
                 transformer_create(&b, data, size, err, sizeof err) != 0) {
                 check(0, name, "%s", err);
@@ -363,7 +365,7 @@ static void test_prefill_matches_forward(void) {
         if (!data) check(0, files[f], "missing");
         free(data);
     }
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
 }
 
 int main(int argc, char **argv) {
@@ -384,10 +386,10 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof synth_types / sizeof *synth_types; i++)
         check_model("gguf-tests", "synthA", synth_types[i]);
     /* The fast path again with the AVX2 and AVX-512 kernel sets for the SIMD types. */
-    for (int level = KERNELS_AVX2; level <= gguf_top_level(); level++) {
+    for (int level = ISA_AVX2; level <= gguf_top_level(); level++) {
         static const char *const simd_types[] = {"F16",  "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0",   "Q5_1",
                                                  "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "Q5_K_M"};
-        kernels_select_level(level);
+        kernels_use(level);
         for (size_t i = 0; i < sizeof simd_types / sizeof *simd_types; i++) {
             char rel[256], ref[256], name[256], err[256];
             snprintf(rel, sizeof rel, "gguf-tests/synthA-%s.gguf", simd_types[i]);
@@ -396,7 +398,7 @@ int main(int argc, char **argv) {
             void *data = read_file_in(models_dir, rel, &size);
             Transformer t;
             snprintf(name, sizeof name, "synthA-%s fast path (%s kernels) vs llama.cpp logits", simd_types[i],
-                     level == KERNELS_AVX512 ? "AVX-512" : "AVX2");
+                     level == ISA_AVX512 ? "AVX-512" : "AVX2");
             if (data && transformer_create(&t, data, size, err, sizeof err) == 0 &&
                 gguf_model_set_kv_type(&t, GGML_TYPE_F32, err, sizeof err) == 0) {
                 compare(&t, name, ref, 0.7, 0.11, 55);
@@ -406,7 +408,7 @@ int main(int argc, char **argv) {
             }
             free(data);
         }
-        kernels_select(0);
+        kernels_use(ISA_SSE2);
     }
     read_tokens("gguf-arch");
     static const char *const qwen[] = {"qwen2", "qwen3-tied", "qwen3-untied"};

@@ -64,8 +64,8 @@ static double check_n(uint32_t type, int variant, int n, int *bad_matmul, int *b
     size_t row_bytes = (size_t)n * 2, xs = (size_t)(n + X_PAD);
     for (int i = 0; i < ROWS * n; i++) w[i] = random_half(type);
     for (size_t i = 0; i < BATCH * xs; i++) x[i] = (float)((int)(next_random() % 4001) - 2000) / 1000.0f;
-    ggml_vec_dot_fn dot = ggml_vec_dot_simd(type, variant);
-    ggml_matmul_fn matmul = ggml_matmul_simd(type, variant);
+    ggml_vec_dot_fn dot = ggml_vec_dot_of(type, ISA_SSE2 + variant);
+    ggml_matmul_fn matmul = ggml_matmul_of(type, ISA_SSE2 + variant);
     ggml_gemm_fn gemm = NULL;
     double worst = 0;
     float dots[BATCH][ROWS];
@@ -88,7 +88,7 @@ static double check_n(uint32_t type, int variant, int n, int *bad_matmul, int *b
             for (int r = first; r < ROWS; r++) *bad_matmul += memcmp(&out[r - first], &dots[p][r], 4) != 0;
         }
     /* the gemm through the dispatch, as gguf_matmul.c calls it */
-    kernels_select_level(variant == 0 ? KERNELS_SSE2 : variant == 1 ? KERNELS_AVX2 : KERNELS_AVX512);
+    kernels_use(variant == 0 ? ISA_SSE2 : variant == 1 ? ISA_AVX2 : ISA_AVX512);
     gemm = ggml_gemm_best(type);
     if (!gemm) return *bad_gemm += 1, worst;
     static const int batches[] = {1, 2, 4, 5, 6, 7, 12, 13}, counts[] = {1, 2, 3, 4, 7, 8, 9, 13};
@@ -110,28 +110,29 @@ int main(void) {
     static const int lengths[] = {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 100, 257, 768};
     static const uint32_t types[] = {GGML_TYPE_F16, GGML_TYPE_BF16};
     int top = gguf_top_level();
-    if (top < KERNELS_AVX2) check_skipped("AVX2 F16/BF16 kernels", "this CPU has no AVX2+FMA+F16C");
-    if (top < KERNELS_AVX512) check_skipped("AVX-512 F16/BF16 kernels", "this CPU has no AVX-512 VNNI");
-    for (int variant = 0; variant <= top - KERNELS_SSE2; variant++)
+    if (top < ISA_AVX2) check_skipped("AVX2 F16/BF16 kernels", "this CPU has no AVX2+FMA+F16C");
+    if (top < ISA_AVX512) check_skipped("AVX-512 F16/BF16 kernels", "this CPU has no AVX-512 VNNI");
+    for (int variant = 0; variant <= top - ISA_SSE2; variant++)
         for (int t = 0; t < 2; t++) {
             const char *type = ggml_type_name(types[t]);
             char name[160];
             snprintf(name, sizeof name, "%s %s kernels exist (dot, matmul, gemm)", set_names[variant], type);
-            kernels_select_level(KERNELS_SSE2 + variant);
-            if (!ggml_vec_dot_simd(types[t], variant) || !ggml_matmul_simd(types[t], variant) ||
-                !ggml_gemm_best(types[t])) {
+            kernels_use(ISA_SSE2 + variant);
+            if (!ggml_vec_dot_of(types[t], ISA_SSE2 + variant) ||
+                !ggml_matmul_of(types[t], ISA_SSE2 + variant) || !ggml_gemm_best(types[t])) {
                 check(0, name, "missing");
                 continue;
             }
-            check(variant < 2 || ggml_matmul_simd(types[t], 2) != ggml_matmul_simd(types[t], 1), name,
-                  "the AVX-512 level falls back to the AVX2 kernel");
+            check(variant < 2 || ggml_matmul_of(types[t], ISA_AVX512) != ggml_matmul_of(types[t], ISA_AVX2),
+                  name, "the AVX-512 level falls back to the AVX2 kernel");
             double worst = 0;
             int bad_matmul = 0, bad_gemm = 0, worst_n = 0;
             for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++) {
                 double e = check_n(types[t], variant, lengths[i], &bad_matmul, &bad_gemm);
                 if (e > worst) worst = e, worst_n = lengths[i];
             }
-            snprintf(name, sizeof name, "%s %s dot within float rounding of a double sum of the decoded weights",
+            snprintf(name, sizeof name,
+                     "%s %s dot within float rounding of a double sum of the decoded weights",
                      set_names[variant], type);
             check(worst <= 1, name, "error %.3g times the bound at n = %d", worst, worst_n);
             snprintf(name, sizeof name, "%s %s matmul rows are the dot's bits", set_names[variant], type);
@@ -139,6 +140,6 @@ int main(void) {
             snprintf(name, sizeof name, "%s %s gemm outputs are the matmul's bits", set_names[variant], type);
             check(bad_gemm == 0, name, "%d outputs differ", bad_gemm);
         }
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
     return failures ? 1 : 0;
 }

@@ -140,7 +140,8 @@ static void batch_case(const KernelSet *ks, int n, int d, int batch) {
     ks->matmul_batch(got, out_stride, x, x_stride, batch, w, n, d);
     for (int b = 0; b < batch; b++) ks->matmul(want + b * d, x + b * x_stride, w, n, d);
     int same = 1;
-    for (int b = 0; b < batch; b++) same &= memcmp(got + b * out_stride, want + b * d, sizeof(float) * d) == 0;
+    for (int b = 0; b < batch; b++)
+        same &= memcmp(got + b * out_stride, want + b * d, sizeof(float) * d) == 0;
     char name[128];
     snprintf(name, sizeof(name), "%s matmul_batch bit-identical to matmul n=%d d=%d batch=%d", ks->name, n, d,
              batch);
@@ -191,9 +192,9 @@ static void test_q8q(const KernelSet *ks) {
                 if (sizes_n[a] % groups[g] == 0)
                     q8q_case(ks, sizes_n[a], sizes_d[c], c % 2 ? 3 : 1, groups[g]);
     q8q_case(ks, 288, 24, 4, 32); /* several full 8-row blocks, batched */
-    q8q_case(ks, 96, 9, 70, 48);   /* prefill gemms: more positions than one pass, rows past the last 4 */
+    q8q_case(ks, 96, 9, 70, 48);  /* prefill gemms: more positions than one pass, rows past the last 4 */
     q8q_case(ks, 768, 8, 16, 48);
-    q8q_case(ks, 512, 5, 3, 512);  /* a group wider than the SSE2 gemm widens at once */
+    q8q_case(ks, 512, 5, 3, 512); /* a group wider than the SSE2 gemm widens at once */
     q8q_case(ks, 2048, 6, 2, 1024);
 
     /* Worst case for the int32 sums: every product at its extreme over the
@@ -302,7 +303,9 @@ static void test_attend_kv(const KernelSet *ks, uint32_t type) {
             /* A tiled call as a prefill batch makes it: six queries seeing
              * n_pos - 5 .. n_pos positions (at least one), each one's bits
              * as when it runs alone. */
-            attend_kv_tile_fn *tile = q8 ? ks->attend_q8_0_tile : is_f32 ? ks->attend_f32_tile : ks->attend_f16_tile;
+            attend_kv_tile_fn *tile = q8       ? ks->attend_q8_0_tile
+                                      : is_f32 ? ks->attend_f32_tile
+                                               : ks->attend_f16_tile;
             if (tile) {
                 enum { N = 6 };
                 float *qs = malloc(sizeof(float) * hs * N), *outs = malloc(sizeof(float) * hs * N),
@@ -314,7 +317,8 @@ static void test_attend_kv(const KernelSet *ks, uint32_t type) {
                                           n_pos - (N - 1 - i) > 0 ? n_pos - (N - 1 - i) : 1};
                 tile(tq, N, keys + head, values + head, rb, hs, scale);
                 for (int i = 0; i < N; i++) {
-                    fn(got, att1, n_pos, qs + i * hs, 1, keys + head, values + head, rb, tq[i].n_pos, hs, scale);
+                    fn(got, att1, n_pos, qs + i * hs, 1, keys + head, values + head, rb, tq[i].n_pos, hs,
+                       scale);
                     tiled_same &= memcmp(got, outs + i * hs, sizeof(float) * hs) == 0 &&
                                   memcmp(att1, atts + i * n_pos, sizeof(float) * tq[i].n_pos) == 0;
                 }
@@ -433,8 +437,8 @@ int main(void) {
     test_batch(&kernels_scalar);
     test_batch(&kernels_sse2);
     test_q8q(&kernels_sse2);
-    int widest = kernels_widest_level();
-    if (widest >= KERNELS_AVX2) {
+    int widest = isa_widest();
+    if (widest >= ISA_AVX2) {
         test_variant(&kernels_avx2);
         test_attend(&kernels_avx2);
         test_exp(&kernels_avx2);
@@ -442,7 +446,7 @@ int main(void) {
         test_q8q(&kernels_avx2);
     } else
         check_skipped("avx2 variant", "this CPU has no AVX2+FMA+F16C");
-    if (widest >= KERNELS_AVX512) {
+    if (widest >= ISA_AVX512) {
         test_variant(&kernels_avx512);
         test_attend(&kernels_avx512);
         test_exp(&kernels_avx512);
@@ -453,27 +457,28 @@ int main(void) {
     /* After the others, so their random inputs stay what they were. */
     test_kv_store();
     const KernelSet *const sets[] = {&kernels_scalar, &kernels_sse2, &kernels_avx2, &kernels_avx512};
-    for (int i = 0; i <= widest + 1; i++) {
+    for (int i = ISA_SCALAR; i <= widest; i++) {
         test_attend_kv(sets[i], GGML_TYPE_F16);
         test_attend_kv(sets[i], GGML_TYPE_Q8_0);
         test_attend_kv(sets[i], GGML_TYPE_F32);
     }
 
-    kernels_select(0);
-    check(kernels == &kernels_sse2, "kernels_select(0) picks sse2", "wrong set");
-    kernels_select(1);
-    check(kernels == &kernels_avx2, "kernels_select(1) picks avx2", "wrong set");
-    kernels_select_level(KERNELS_AVX512);
-    check(kernels == &kernels_avx512 && kernels_level() == KERNELS_AVX512,
-          "kernels_select_level(2) picks avx512", "wrong set");
-    kernels_select_level(KERNELS_AVX2);
-    check(kernels == &kernels_avx2 && kernels_level() == KERNELS_AVX2, "kernels_select_level(1) picks avx2",
-          "wrong set");
-    kernels_select_level(KERNELS_SSE2);
-    check(kernels == &kernels_sse2 && kernels_level() == KERNELS_SSE2, "kernels_select_level(0) picks sse2",
-          "wrong set");
-    kernels = &kernels_scalar;
-    check(kernels_level() == KERNELS_SCALAR, "kernels_level() names the scalar set", "wrong level");
-    kernels_select(0);
+    /* The one encoding: each isa's table, its name and the parser agree. */
+    const char *const names[] = {"scalar", "sse2", "avx2", "avx512"};
+    for (int i = ISA_SCALAR; i < ISA_COUNT; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "kernels_use(%s) makes the %s set active", names[i], names[i]);
+        kernels_use(i);
+        check(kernels_active() == sets[i] && kernels_of(i) == sets[i] && (int)sets[i]->isa == i &&
+                  !strcmp(sets[i]->name, names[i]) && !strcmp(isa_name(i), names[i]) &&
+                  isa_parse(names[i]) == i,
+              name, "active %s, table %s, parsed %d", kernels_active()->name, sets[i]->name,
+              isa_parse(names[i]));
+    }
+    check(isa_parse("auto") < 0 && isa_parse("AVX2") < 0 && isa_parse("") < 0,
+          "isa_parse refuses other names", "accepted one");
+    check(kernels_probe(NULL, NULL) == isa_widest(), "without a clock the probe picks the widest set",
+          "picked %s", isa_name(kernels_probe(NULL, NULL)));
+    kernels_use(ISA_SSE2);
     return failures ? 1 : 0;
 }

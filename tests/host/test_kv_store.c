@@ -13,7 +13,9 @@
 #include "llm/compute/q8_0_store.h"
 #include "tests/host/check.h"
 
-static const char *const level_names[] = {"scalar", "sse2", "avx2", "avx512"};
+/* Each set's q8_0 store, by enum isa. */
+static q8_0_store_fn *const stores[ISA_COUNT] = {q8_0_store_scalar, q8_0_store_sse2, q8_0_store_avx2,
+                                                 q8_0_store_avx512};
 
 /* A block whose largest magnitude is 127, so d = 1 and each value is
  * rounded as it is: the integers each must become. */
@@ -21,13 +23,13 @@ static void test_known_rounding(q8_0_store_fn *store, const char *level) {
     static const struct {
         float x;
         int8_t want;
-    } cases[] = {{127.0f, 127},   {-127.0f, -127}, {0.5f, 1},         {-0.5f, -1},        {1.5f, 2},
-                 {-1.5f, -2},     {2.5f, 3},       {-2.5f, -3},       {126.5f, 127},      {-126.5f, -127},
-                 {0.49999997f, 0}, {-0.49999997f, 0}, {0.50000006f, 1}, {-0.50000006f, -1}, {3.4999998f, 3},
-                 {-3.4999998f, -3}, {0.0f, 0},     {-0.0f, 0},        {64.5f, 65},        {-64.5f, -65},
-                 {1e-30f, 0},     {-1e-30f, 0},    {100.25f, 100},    {-100.75f, -101},   {5.5f, 6},
-                 {-5.5f, -6},     {7.0f, 7},       {-8.5f, -9},       {125.5f, 126},      {-125.5f, -126},
-                 {32.5f, 33},     {-0.25f, 0}};
+    } cases[] = {{127.0f, 127},     {-127.0f, -127},   {0.5f, 1},        {-0.5f, -1},        {1.5f, 2},
+                 {-1.5f, -2},       {2.5f, 3},         {-2.5f, -3},      {126.5f, 127},      {-126.5f, -127},
+                 {0.49999997f, 0},  {-0.49999997f, 0}, {0.50000006f, 1}, {-0.50000006f, -1}, {3.4999998f, 3},
+                 {-3.4999998f, -3}, {0.0f, 0},         {-0.0f, 0},       {64.5f, 65},        {-64.5f, -65},
+                 {1e-30f, 0},       {-1e-30f, 0},      {100.25f, 100},   {-100.75f, -101},   {5.5f, 6},
+                 {-5.5f, -6},       {7.0f, 7},         {-8.5f, -9},      {125.5f, 126},      {-125.5f, -126},
+                 {32.5f, 33},       {-0.25f, 0}};
     _Static_assert(sizeof cases / sizeof *cases == QK32, "one block of cases");
     float x[QK32];
     for (int j = 0; j < QK32; j++) x[j] = cases[j].x;
@@ -77,23 +79,20 @@ static void test_same_as_scalar(q8_0_store_fn *store, const char *level) {
 }
 
 int main(void) {
-    int widest = kernels_widest_level();
-    for (int level = KERNELS_SCALAR; level <= KERNELS_AVX512; level++) {
-        const char *label = level_names[level + 1];
+    int widest = isa_widest();
+    for (int level = ISA_SCALAR; level <= ISA_AVX512; level++) {
+        const char *label = isa_name(level);
         if (level > widest) {
             char name[96];
             snprintf(name, sizeof name, "q8_0 KV store (%s)", label);
             check_skipped(name, "this CPU cannot run it");
             continue;
         }
-        q8_0_store_fn *store = q8_0_store_of_level(level);
+        q8_0_store_fn *store = stores[level];
         test_known_rounding(store, label);
         test_same_as_scalar(store, label);
         /* kv_store_row uses the active set's variant. */
-        if (level == KERNELS_SCALAR)
-            kernels = &kernels_scalar;
-        else
-            kernels_select_level(level);
+        kernels_use(level);
         float x[2 * QK32];
         uint64_t seed = 3;
         for (int j = 0; j < 2 * QK32; j++) x[j] = 10.0f * uniform(&seed);
@@ -101,10 +100,10 @@ int main(void) {
         kv_store_row(GGML_TYPE_Q8_0, got, x, 2 * QK32);
         store(want, x, 2 * QK32);
         char name[96];
-        snprintf(name, sizeof name, "kv_store_row q8_0 with the %s kernels", kernels->name);
-        check(memcmp(got, want, sizeof got) == 0 && store == q8_0_store_of_level(kernels_level()), name,
+        snprintf(name, sizeof name, "kv_store_row q8_0 with the %s kernels", kernels_active()->name);
+        check(memcmp(got, want, sizeof got) == 0 && kernels_active()->store_q8_0 == store, name,
               "not the level's variant");
     }
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
     return failures ? 1 : 0;
 }

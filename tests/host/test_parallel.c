@@ -179,13 +179,13 @@ int main(void) {
     test_split();
     test_random_models(dir);
     test_gguf_models();
-    if (kernels_widest_level() >= KERNELS_AVX2) {
-        kernels_select(1);
+    if (isa_widest() >= ISA_AVX2) {
+        kernels_use(ISA_AVX2);
         size_t size;
         void *data = generate_model(dir, "avx.bin", "--shape tiny --version 1 --seed 5", &size);
         if (data) compare_threads("tiny fp32, AVX2 kernels", data, size, 0);
         free(data);
-        kernels_select(0);
+        kernels_use(ISA_SSE2);
     }
     rmdir(dir);
     return failures ? 1 : 0;

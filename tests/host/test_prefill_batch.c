@@ -65,7 +65,7 @@ static void compare_batches(const char *file, Transformer *one, Transformer *bat
         previous = batch;
         char name[200];
         snprintf(name, sizeof name, "%s, %s kernels: prefill of %d in batches of %d equals single positions",
-                 file, kernels->name, PROMPT, batch);
+                 file, kernels_active()->name, PROMPT, batch);
         if (transformer_prefill(batched, ids, PROMPT, 0) != 0) {
             check(0, name, "prefill failed");
             continue;
@@ -85,15 +85,15 @@ static void compare_on_every_set(const char *file, void *data, size_t size, uint
     char label[160];
     /* SSE2's gemms in general-purpose registers (what QEMU TCG picks) as a
      * set of their own, below the scalar one. */
-    enum { SWAR_LEVEL = KERNELS_SCALAR - 1 };
-    for (int level = swar ? SWAR_LEVEL : KERNELS_SCALAR; level <= gguf_top_level(); level++) {
+    enum { SWAR_LEVEL = ISA_SCALAR - 1 };
+    for (int level = swar ? SWAR_LEVEL : ISA_SCALAR; level <= gguf_top_level(); level++) {
         snprintf(label, sizeof label, "%s (%s KV%s)", file, kv_type_name(kv_type),
                  level == SWAR_LEVEL ? ", swar gemm" : "");
         kernels_sse2_gemm_force(level == SWAR_LEVEL ? KERNELS_GEMM_SWAR : KERNELS_GEMM_MEASURE);
-        if (level == KERNELS_SCALAR)
-            kernels = &kernels_scalar; /* kernels_select_level takes SSE2 as its lowest */
+        if (level == ISA_SCALAR)
+            kernels_use(ISA_SCALAR);
         else
-            kernels_select_level(level == SWAR_LEVEL ? KERNELS_SSE2 : level);
+            kernels_use(level == SWAR_LEVEL ? ISA_SSE2 : level);
         Transformer one, batched;
         char err[256];
         if (transformer_create(&one, data, size, err, sizeof err) != 0) {
@@ -152,6 +152,6 @@ int main(void) {
     }
     printf("# kernel sets compared: scalar to %s (the widest this CPU runs)\n",
            (const char *[]){"SSE2", "AVX2", "AVX-512"}[gguf_top_level()]);
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
     return failures ? 1 : 0;
 }

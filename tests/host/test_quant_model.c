@@ -77,16 +77,16 @@ static void test_quantize_at_load(void) {
     int rc = transformer_quantize(&q, 32, err, sizeof(err));
     check(rc == 0 && transformer_is_quantized(&q) && q.matmul_path == MATMUL_Q8_INT,
           "quantize small model GS 32", "%s", err);
-    int has_avx2 = kernels_widest_level() >= KERNELS_AVX2;
+    int has_avx2 = isa_widest() >= ISA_AVX2;
     for (int variant = 0; rc == 0 && variant < 3; variant++) {
         if (variant == 2 && !has_avx2) break;
-        kernels = variant == 0 ? &kernels_scalar : variant == 1 ? &kernels_sse2 : &kernels_avx2;
+        kernels_use(ISA_SCALAR + variant);
         char label[96];
-        snprintf(label, sizeof(label), "small random model q8 GS 32 vs fp32 (%s)", kernels->name);
+        snprintf(label, sizeof(label), "small random model q8 GS 32 vs fp32 (%s)", kernels_active()->name);
         /* Measured: 0.0078 of the range, 50/50 top-1 agreement. */
         compare_greedy(label, &f, &q, 50, 0.03, 0.9);
     }
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
     check(transformer_quantize(&q, 32, err, sizeof(err)) != 0 && strstr(err, "already"),
           "quantize twice is refused", "%s", err);
     transformer_destroy(&q);
@@ -189,7 +189,7 @@ static void test_stories260k_refused(void) {
 
 int main(void) {
     test_begin(models_dir_from_env(), temp_dir);
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
     test_stories260k_refused();
     test_quantize_at_load();
     test_v2_paths();

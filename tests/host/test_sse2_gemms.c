@@ -46,7 +46,7 @@ static int gemm_case(int gemm, int n, int d, int batch, int gs) {
 }
 
 static void test_shapes(int gemm) {
-    static const int shapes[][2] = {{32, 16}, {96, 32}, {288, 32}, {576, 32}, {128, 64},
+    static const int shapes[][2] = {{32, 16},  {96, 32},   {288, 32},  {576, 32}, {128, 64},
                                     {192, 96}, {256, 128}, {512, 256}, {768, 48}};
     static const int rows[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13};
     static const int batches[] = {1, 2, 3, 4, 5, 7, 11, 12, 13, 16, 25, 64};
@@ -70,7 +70,8 @@ static void test_extremes(int gemm) {
     float ws[D * (N / GS)], xs[BATCH * (N / GS)], out[D * BATCH];
     for (int i = 0; i < N * D; i++) wq[i] = (i / N) % 2 ? 127 : -128;
     for (int b = 0; b < BATCH; b++)
-        for (int j = 0; j < N; j++) xq[b * N + j] = b % 3 == 0 ? -127 : b % 3 == 1 ? 127 : (j % 2 ? 127 : -127);
+        for (int j = 0; j < N; j++)
+            xq[b * N + j] = b % 3 == 0 ? -127 : b % 3 == 1 ? 127 : (j % 2 ? 127 : -127);
     for (int i = 0; i < D * (N / GS); i++) ws[i] = 1.0f;
     for (int i = 0; i < BATCH * (N / GS); i++) xs[i] = 1.0f;
     kernels_sse2_gemm_force(gemm);
@@ -100,8 +101,8 @@ static void test_timed_choice(void) {
         timed_choice_record(&c, which, ticks, 1000.0);
     }
     int which = timed_choice_pick(&c, KERNELS_GEMM_MEASURE, &timed);
-    check(picks[0] == TIMED_CHOICE_TRIALS && picks[1] == TIMED_CHOICE_TRIALS, "timed choice alternates trials",
-          "picked %d and %d", picks[0], picks[1]);
+    check(picks[0] == TIMED_CHOICE_TRIALS && picks[1] == TIMED_CHOICE_TRIALS,
+          "timed choice alternates trials", "picked %d and %d", picks[0], picks[1]);
     check(which == 1 && !timed && c.chosen == 1, "timed choice picks the faster best time",
           "picked %d (timed %d)", which, timed);
     check(timed_choice_pick(&c, 0, &timed) == 0 && !timed, "timed choice forced", "not forced");
@@ -112,7 +113,8 @@ static void test_timed_choice(void) {
 static void test_measured(void) {
     kernels_sse2_gemm_force(KERNELS_GEMM_MEASURE);
     int same = 1;
-    for (int i = 0; i < 2 * TIMED_CHOICE_TRIALS + 2; i++) same &= gemm_case(KERNELS_GEMM_MEASURE, 288, 64, 9, 32);
+    for (int i = 0; i < 2 * TIMED_CHOICE_TRIALS + 2; i++)
+        same &= gemm_case(KERNELS_GEMM_MEASURE, 288, 64, 9, 32);
     check(same, "sse2 gemm while measuring: bit-identical to scalar", "outputs differ");
     int chosen = kernels_sse2_q8q_gemm_chosen();
     check(chosen == KERNELS_GEMM_PMADDWD || chosen == KERNELS_GEMM_SWAR, "sse2 gemm chosen by measurement",
@@ -138,12 +140,12 @@ static int q4_0_case(int gemm, int n, int count, int batch, int extreme) {
         for (int j = 0; j < n; j++) x[j] = extreme ? -1.0f : 3.0f * random_unit();
         ggml_quantize_act_q8a((BlockQ8A *)((uint8_t *)act + p * act_stride), x, n);
     }
-    kernels_select_level(KERNELS_SSE2);
+    kernels_use(ISA_SSE2);
     kernels_sse2_gemm_force(gemm);
     ggml_gemm_best(GGML_TYPE_Q4_0)(got, count, rows, row_bytes, act, act_stride, n, count, batch);
     for (int p = 0; p < batch; p++)
-        ggml_matmul_best(GGML_TYPE_Q4_0)(want + p * count, rows, row_bytes, (uint8_t *)act + p * act_stride, n,
-                                         count);
+        ggml_matmul_best(GGML_TYPE_Q4_0)(want + p * count, rows, row_bytes, (uint8_t *)act + p * act_stride,
+                                         n, count);
     int same = memcmp(got, want, sizeof(float) * count * batch) == 0;
     if (!same) {
         char name[128];
@@ -165,7 +167,8 @@ static void test_q4_0(int gemm) {
             for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++, cases++)
                 same += q4_0_case(gemm, columns[c], rows[r], batches[b], 0);
     char name[96];
-    snprintf(name, sizeof name, "sse2 %s Q4_0 gemm: %d shapes give the matmul's bits", gemm_name(gemm), cases);
+    snprintf(name, sizeof name, "sse2 %s Q4_0 gemm: %d shapes give the matmul's bits", gemm_name(gemm),
+             cases);
     check(same == cases, name, "%d differ", cases - same);
     check(q4_0_case(gemm, 256, 5, 9, 1), "sse2 Q4_0 gemm: extreme values exact", "outputs differ");
 }
@@ -179,6 +182,6 @@ int main(void) {
         test_q4_0(gemm);
     }
     kernels_sse2_gemm_force(KERNELS_GEMM_MEASURE);
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
     return failures != 0;
 }

@@ -106,19 +106,19 @@ static void test_stories260k(void) {
 
     const KernelSet *sets[] = {&kernels_scalar, &kernels_sse2, &kernels_avx2, &kernels_avx512};
     for (int variant = 0; variant < 4; variant++) {
-        if (variant >= 2 && kernels_widest_level() < (variant == 2 ? KERNELS_AVX2 : KERNELS_AVX512)) break;
-        kernels = sets[variant];
+        if (variant >= 2 && isa_widest() < (variant == 2 ? ISA_AVX2 : ISA_AVX512)) break;
+        kernels_use(sets[variant]->isa);
         char label[64];
-        snprintf(label, sizeof(label), "stories260K %s", kernels->name);
+        snprintf(label, sizeof(label), "stories260K %s", kernels_active()->name);
         test_reference_logits(label, &t0);
         if (n_ids == 201) {
             int matched = greedy_matches(&t0, ids, n_ids);
             snprintf(label, sizeof(label), "stories260K %s greedy 200 tokens equal golden ids",
-                     kernels->name);
+                     kernels_active()->name);
             check(matched == 200, label, "diverges at position %d", matched);
         }
     }
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
 
     if (v1 && transformer_create(&t1, v1, size1, err, sizeof(err)) == 0) {
         check(t1.config.version == 1 && t1.config.shared_classifier, "stories260K_v1 header", "wrong");
@@ -235,20 +235,20 @@ static void compare_with_python(const char *label, const char *model_path, const
     }
     int vocab = t.config.vocab_size;
     float *want = python_logits(model_path, tokens, n_tokens, vocab);
-    int has_avx2 = kernels_widest_level() >= KERNELS_AVX2;
+    int has_avx2 = isa_widest() >= ISA_AVX2;
     for (int variant = 0; want && variant < 3; variant++) {
         if (variant == 2 && !has_avx2) break;
-        kernels = variant == 0 ? &kernels_scalar : variant == 1 ? &kernels_sse2 : &kernels_avx2;
+        kernels_use(ISA_SCALAR + variant);
         float *got = c_logits(&t, tokens, n_tokens);
         double e = worst_relative(got, want, (size_t)n_tokens * vocab);
         double spread = 0;
         for (int i = 0; i < vocab; i++) spread = fmax(spread, fabs(want[i] - want[0]));
-        snprintf(name, sizeof(name), "%s %s matches Python reference (%d positions)", label, kernels->name,
-                 n_tokens);
+        snprintf(name, sizeof(name), "%s %s matches Python reference (%d positions)", label,
+                 kernels_active()->name, n_tokens);
         check(e <= 1e-4 && spread > 0.5, name, "max relative error %.3g (logit spread %.3g)", e, spread);
         free(got);
     }
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
     free(want);
     transformer_destroy(&t);
     free(data);
@@ -383,16 +383,16 @@ static void test_prefill_model(const char *label, const void *data, size_t size,
     /* SSE2 twice: its int8 gemm forced to pmaddwd, then to the SWAR one. */
     const KernelSet *sets[] = {&kernels_scalar, &kernels_sse2, &kernels_sse2, &kernels_avx2, &kernels_avx512};
     for (int variant = 0; variant < 5; variant++) {
-        if (variant >= 3 && kernels_widest_level() < (variant == 3 ? KERNELS_AVX2 : KERNELS_AVX512)) break;
-        kernels = sets[variant];
+        if (variant >= 3 && isa_widest() < (variant == 3 ? ISA_AVX2 : ISA_AVX512)) break;
+        kernels_use(sets[variant]->isa);
         kernels_sse2_gemm_force(variant == 2 ? KERNELS_GEMM_SWAR : KERNELS_GEMM_PMADDWD);
         char name[160];
-        snprintf(name, sizeof(name), "%s (%s, %s%s)", label, transformer_matmul_name(&a), kernels->name,
-                 variant == 2 ? " swar gemm" : "");
+        snprintf(name, sizeof(name), "%s (%s, %s%s)", label, transformer_matmul_name(&a),
+                 kernels_active()->name, variant == 2 ? " swar gemm" : "");
         compare_prefill(name, &a, &b, toks, n, 7);
     }
     kernels_sse2_gemm_force(KERNELS_GEMM_MEASURE);
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
 
     int bad = 5000;
     check(transformer_prefill(&b, toks, 0, 0) == -1 && transformer_prefill(&b, NULL, 1, 0) == -1 &&
@@ -427,7 +427,7 @@ static void test_prefill(void) {
 int main(void) {
     models_dir = models_dir_from_env();
     test_begin(models_dir, temp_dir);
-    kernels_select(0);
+    kernels_use(ISA_SSE2);
     test_stories260k();
     test_random_models();
     test_prefill();
