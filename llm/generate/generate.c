@@ -24,8 +24,8 @@ const char *stop_reason_name(StopReason r) {
 }
 
 void generate_stop_tokens(const Tokenizer *tok, int *ids, int max, int *count) {
-    static const char *const end_of_turn[] = {"<|im_end|>", "<|eot_id|>", "<|end|>", "<|endoftext|>",
-                                              "<|end_of_text|>", "<end_of_turn>"};
+    static const char *const end_of_turn[] = {"<|im_end|>",    "<|eot_id|>",      "<|end|>",
+                                              "<|endoftext|>", "<|end_of_text|>", "<end_of_turn>"};
     int n = 0;
     if (tok->eos_id >= 0 && n < max) ids[n++] = tok->eos_id;
     if (tok->kind != TOKENIZER_LLAMA2C) {
