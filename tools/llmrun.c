@@ -219,6 +219,8 @@ static void print_ids(const Tokenizer *tok, const char *text) {
  * input's ids get a line of their own, as that test's .out files hold them. */
 #define CASE_SEPARATOR "\n__ggml_vocab_test__\n"
 /* --chat-ids: the inputs are the system prompt, then the messages. */
+static const char *chat_ids_template; /* --template-file with --chat-ids: instead of the GGUF's */
+
 static int print_chat_ids(const Tokenizer *tok, char *text, int thinking) {
     const char *inputs[256];
     int n = 0;
@@ -228,13 +230,17 @@ static int print_chat_ids(const Tokenizer *tok, char *text, int thinking) {
         inputs[n++] = input;
     }
     if (n < 2) die("--chat-ids: stdin holds the system prompt and at least one message", NULL);
-    if (!tok->chat_template) die("--chat-ids: the vocabulary has no tokenizer.chat_template", NULL);
+    size_t tlen;
+    char *tmpl = chat_ids_template ? file_read_all(chat_ids_template, &tlen) : NULL;
+    if (chat_ids_template && !tmpl) die("--template-file: cannot read", chat_ids_template);
+    if (!tmpl && !tok->chat_template) die("--chat-ids: the vocabulary has no tokenizer.chat_template", NULL);
     ChatOptions o = chat_default_options();
     o.enable_thinking = thinking;
     int *ids;
     char err[300];
-    int count =
-        chat_jinja_encode(tok, tok->chat_template, &o, inputs[0], inputs + 1, n - 1, &ids, err, sizeof err);
+    int count = chat_jinja_encode(tok, tmpl ? tmpl : tok->chat_template, &o, inputs[0], inputs + 1, n - 1,
+                                  &ids, err, sizeof err);
+    free(tmpl);
     if (count < 0) die("chat:", err);
     for (int i = 0; i < count; i++) printf("%s%d", i ? " " : "", ids[i]);
     printf("\n");
@@ -435,7 +441,8 @@ int main(int argc, char **argv) {
             usage();
         }
     }
-    if (render.messages_file || render.template_file) {
+    chat_ids_template = chat_ids ? render.template_file : NULL;
+    if (!chat_ids && (render.messages_file || render.template_file)) {
         if (!render.messages_file || !render.template_file)
             die("--template-file and --render go together", NULL);
         return render_template_main(&render);

@@ -1,4 +1,5 @@
-/* chat.h - multi-turn conversations: chat templates (Llama 3, ChatML,
+/* chat.h - multi-turn conversations: the GGUF's own chat template through
+ * the Jinja engine (chat_jinja*.c), else built-in chat templates (Llama 3, ChatML,
  * Qwen3 and SmolLM3 with their thinking switches, Gemma, Llama 2, Zephyr,
  * none; llm/generate/chat_template.c) and a conversation that keeps the KV cache
  * across turns, so each turn prefills only its own new tokens.

@@ -70,15 +70,15 @@ static int render(const char *tmpl, const char *ctx, size_t ctx_len, char **out,
 
 /* The forms a template writes a content in, most literal first: as is,
  * trimmed, what follows the last </think> (Qwen3's history), with leading
- * newlines or white space dropped. */
-#define FORMS 6
+ * newlines or white space dropped, what follows the last </think> as is. */
+#define FORMS 7
 static void content_form(const char *c, int form, size_t *start, size_t *len) {
     size_t s = 0, e = strlen(c);
-    if (form == 2 || form == 3) {
+    if (form == 2 || form == 3 || form == 6) {
         const char *at = c, *after = NULL;
         while ((at = strstr(at, "</think>"))) after = at += 8;
         if (after) s = (size_t)(after - c);
-        while (s < e && c[s] == '\n') s++;
+        while (form != 6 && s < e && c[s] == '\n') s++;
     }
     if (form == 1 || form == 3 || form == 5)
         while (s < e && is_space(c[s])) s++;
