@@ -241,7 +241,7 @@ static int print_chat_ids(const Tokenizer *tok, char *text, int thinking) {
     int count = chat_jinja_encode(tok, tmpl ? tmpl : tok->chat_template, &o, inputs[0], inputs + 1, n - 1,
                                   &ids, err, sizeof err);
     free(tmpl);
-    if (count < 0) die("chat:", err);
+    if (count < 0) die("--chat-ids", err);
     for (int i = 0; i < count; i++) printf("%s%d", i ? " " : "", ids[i]);
     printf("\n");
     free(ids);
