@@ -6,6 +6,10 @@
  *   llmrun [MODEL] [-z TOKENIZER] --tokenize          ids of stdin's text (no BOS) on one line
  *   llmrun [MODEL] [-z TOKENIZER] --tokenize --cases  one line of ids per input of llama.cpp's
  *                                                     test-tokenizer-0 layout (.inp in, .out out)
+ *   llmrun MODEL --tokenize --chat-ids [--think off]  ids of the conversation on stdin (system,
+ *                                                     user, assistant, ..., user; each followed by
+ *                                                     the --cases separator) as /chat encodes it
+ *                                                     through the GGUF's chat template
  *   llmrun MODEL --logits-out FILE --tokens "ID ..."  raw float32 logits [positions][vocab]
  *   llmrun MODEL -m chat [-y SYSTEM] [--chat-template T] [--think on|off] [--chat-scratch]
  *                                                  one turn per stdin line
@@ -60,6 +64,9 @@ static void usage(void) {
             "  --tokenize                print the ids of stdin's text (no BOS) and exit\n"
             "  --cases                   with --tokenize: stdin holds inputs each followed by\n"
             "                            \"\\n__ggml_vocab_test__\\n\"; one line of ids per input\n"
+            "  --chat-ids                with --tokenize: stdin holds the system prompt, then user,\n"
+            "                            assistant, ..., user (each followed by that separator);\n"
+            "                            prints the ids /chat gives them (the GGUF's chat template)\n"
             "  --f32-matmul         GGUF: dequantise weights to fp32 for every matmul (reference path)\n"
             "  --kv f16|q8_0|f32         GGUF: KV cache type, default f16 (as llama.cpp)\n"
             "  --logits-out <file> --tokens \"<id> <id> ...\"  write the logits of every position\n"
@@ -163,11 +170,13 @@ static int run_chat(Transformer *t, const Tokenizer *tok, Sampler *s, const char
     if (template_name && chat_template_parse(template_name, &tmpl) != 0)
         die("--chat-template: not llama3|llama3.1|qwen3|smollm3|gemma|chatml|llama2|zephyr|none:",
             template_name);
-    chat_template_check_jinja(tok, tmpl, why, sizeof why);
-    fprintf(stderr, "chat: template %s (%s)\n", chat_template_name(tmpl),
+    /* The GGUF's own template through the Jinja engine, unless --chat-template chose a built-in one. */
+    int jinja = !template_name && chat_template_check_jinja(tok, tmpl, why, sizeof why) == 0;
+    fprintf(stderr, "chat: template %s (%s)\n", jinja ? "jinja" : chat_template_name(tmpl),
             template_name ? "chosen by --chat-template" : why);
     Chat chat;
     if (chat_create(&chat, t, tok, tmpl, system, err, sizeof err) != 0) die(err, NULL);
+    if (jinja) chat_use_jinja(&chat, tok->chat_template);
     chat.options.enable_thinking = thinking;
     GenerateIO io = {emit_stdout, stop_requested, monotonic_ns, NULL, NULL};
     char line[4096];
@@ -209,7 +218,37 @@ static void print_ids(const Tokenizer *tok, const char *text) {
  * test-tokenizer-0 layout (each input followed by CASE_SEPARATOR), and each
  * input's ids get a line of their own, as that test's .out files hold them. */
 #define CASE_SEPARATOR "\n__ggml_vocab_test__\n"
-static int run_tokenize(const Tokenizer *tok, int cases) {
+/* --chat-ids: the inputs are the system prompt, then the messages. */
+static const char *chat_ids_template; /* --template-file with --chat-ids: instead of the GGUF's */
+
+static int print_chat_ids(const Tokenizer *tok, char *text, int thinking) {
+    const char *inputs[256];
+    int n = 0;
+    for (char *input = text, *end; n < 256 && (end = strstr(input, CASE_SEPARATOR));
+         input = end + strlen(CASE_SEPARATOR)) {
+        *end = '\0';
+        inputs[n++] = input;
+    }
+    if (n < 2) die("--chat-ids: stdin holds the system prompt and at least one message", NULL);
+    size_t tlen;
+    char *tmpl = chat_ids_template ? file_read_all(chat_ids_template, &tlen) : NULL;
+    if (chat_ids_template && !tmpl) die("--template-file: cannot read", chat_ids_template);
+    if (!tmpl && !tok->chat_template) die("--chat-ids: the vocabulary has no tokenizer.chat_template", NULL);
+    ChatOptions o = chat_default_options();
+    o.enable_thinking = thinking;
+    int *ids;
+    char err[300];
+    int count = chat_jinja_encode(tok, tmpl ? tmpl : tok->chat_template, &o, inputs[0], inputs + 1, n - 1,
+                                  &ids, err, sizeof err);
+    free(tmpl);
+    if (count < 0) die("--chat-ids", err);
+    for (int i = 0; i < count; i++) printf("%s%d", i ? " " : "", ids[i]);
+    printf("\n");
+    free(ids);
+    return 0;
+}
+
+static int run_tokenize(const Tokenizer *tok, int cases, int chat_ids, int thinking) {
     size_t cap = 1 << 16, len = 0;
     char *text = malloc(cap + 1);
     for (;;) {
@@ -220,7 +259,9 @@ static int run_tokenize(const Tokenizer *tok, int cases) {
         text = realloc(text, cap + 1);
     }
     text[len] = '\0';
-    if (!cases) {
+    if (chat_ids) {
+        print_chat_ids(tok, text, thinking);
+    } else if (!cases) {
         print_ids(tok, text);
     } else {
         for (char *input = text, *end; (end = strstr(input, CASE_SEPARATOR));
@@ -338,7 +379,7 @@ int main(int argc, char **argv) {
     float temperature = 1.0f, topp = 0.9f;
     unsigned long long seed = 0;
     const char *simd = "auto";
-    int steps = 256, ctx = 0, tokenize = 0, tokenize_cases = 0, use_avx2 = 0, f32_matmul = 0,
+    int steps = 256, ctx = 0, tokenize = 0, tokenize_cases = 0, chat_ids = 0, use_avx2 = 0, f32_matmul = 0,
         tokenizer_given = 0;
     int threads = thread_pool_cpus();
     int kv_type = -1; /* --kv, else the model's default */
@@ -356,6 +397,10 @@ int main(int argc, char **argv) {
         }
         if (strcmp(flag, "--cases") == 0) {
             tokenize_cases = 1;
+            continue;
+        }
+        if (strcmp(flag, "--chat-ids") == 0) {
+            chat_ids = 1;
             continue;
         }
         if (strcmp(flag, "--avx2") == 0) {
@@ -452,7 +497,8 @@ int main(int argc, char **argv) {
             usage();
         }
     }
-    if (render.messages_file || render.template_file) {
+    chat_ids_template = chat_ids ? render.template_file : NULL;
+    if (!chat_ids && (render.messages_file || render.template_file)) {
         if (!render.messages_file || !render.template_file)
             die("--template-file and --render go together", NULL);
         return render_template_main(&render);
@@ -495,7 +541,7 @@ int main(int argc, char **argv) {
                 die(checkpoint, err);
             l.have_tokenizer = 1;
             if (l.tokenizer.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", l.tokenizer.warning);
-            return finish(&l, run_tokenize(&l.tokenizer, tokenize_cases));
+            return finish(&l, run_tokenize(&l.tokenizer, tokenize_cases, chat_ids, chat_thinking));
         }
         GgufPieces pieces = {checkpoint, read_piece, NULL};
         if (transformer_create_pieces(transformer, l.model_data, model_size, &pieces, ctx, err, sizeof err) !=
@@ -515,7 +561,7 @@ int main(int argc, char **argv) {
     if (logits_out) return finish(&l, run_logits(transformer, logits_out, token_list));
 
     load_tokenizer(&l, checkpoint, tokenizer_given, tokenizer_path, model_size, vocab_size);
-    if (tokenize) return finish(&l, run_tokenize(&l.tokenizer, tokenize_cases));
+    if (tokenize) return finish(&l, run_tokenize(&l.tokenizer, tokenize_cases, chat_ids, chat_thinking));
 
     if (sampler_create(&l.sampler, vocab_size, &config, err, sizeof err) != 0) die(err, NULL);
     l.have_sampler = 1;

@@ -27,13 +27,16 @@ int session_chat_create(struct session *s) {
     c->pending[0] = '\0';
     char err[200], why[400];
     ChatTemplate tmpl = session_chat_template(s, why, sizeof why);
-    chat_template_check_jinja(&s->model.tokenizer, tmpl, why, sizeof why);
-    kprintf("chat: template %s (%s)\n", chat_template_name(tmpl), why);
+    /* The GGUF's own template through the Jinja engine, unless /chat template chose a built-in one. */
+    int jinja = c->template_override < 0 &&
+                chat_template_check_jinja(&s->model.tokenizer, tmpl, why, sizeof why) == 0;
+    kprintf("chat: template %s (%s)\n", jinja ? "jinja" : chat_template_name(tmpl), why);
     if (chat_create(&c->chat, &s->model.transformer, &s->model.tokenizer, tmpl, c->system, err, sizeof err) !=
         0) {
         kprintf("chat: %s\n", err);
         return -1;
     }
+    if (jinja) chat_use_jinja(&c->chat, s->model.tokenizer.chat_template);
     c->chat.options.enable_thinking = !s->settings.no_think;
     c->active = 1;
     return 0;

@@ -308,7 +308,7 @@ void shell_cmd_chat(struct session *session, const char *args) {
         /* Room for the turn and a short answer, at most half the context. */
         needed += 1 + session->chat.chat.suffix_count + 16;
         if (needed > session->chat.chat.capacity / 2 + 16) needed = session->chat.chat.capacity / 2 + 16;
-        int dropped = chat_slide(&session->chat.chat, needed);
+        int dropped = chat_slide(&session->chat.chat, &session->model.tokenizer, needed);
         if (dropped < 0) {
             kprintf("chat: even without old turns this line does not fit; /chat reset, or a shorter line\n");
             return;

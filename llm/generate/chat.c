@@ -26,6 +26,7 @@ static int encode_turn(const Chat *c, const Tokenizer *tok, const char *user, in
 }
 
 int chat_turn_tokens(const Chat *c, const Tokenizer *tok, const char *user, char *err, size_t err_size) {
+    if (c->jinja) return chat_jinja_turn_tokens(c, tok, user, err, err_size);
     int *ids;
     int n = encode_turn(c, tok, user, &ids, NULL, err, err_size);
     if (n >= 0) free(ids);
@@ -89,6 +90,8 @@ int chat_create(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplat
 }
 
 void chat_destroy(Chat *c) {
+    chat_forget_said(c);
+    free(c->said);
     free(c->tokens);
     free(c->turn_starts);
     free(c->system);
@@ -98,9 +101,11 @@ void chat_destroy(Chat *c) {
 void chat_reset(Chat *c) {
     c->count = c->pos = c->turns = c->prefix_count = 0;
     c->thinking = c->after_think = 0;
+    chat_forget_said(c);
 }
 
-int chat_slide(Chat *c, int needed) {
+int chat_slide(Chat *c, const Tokenizer *tok, int needed) {
+    if (c->jinja) return chat_jinja_slide(c, tok, needed);
     if (c->turns == 0) return c->count + needed <= c->capacity ? 0 : -1;
     /* Turn 0 carries the BOS and the system part: keep its prefix. Where the
      * system part sits inside the first user turn (Gemma), the prefix ends
@@ -217,8 +222,16 @@ static void drop_think_block(Chat *c, const Tokenizer *tok, int gen_start) {
  * the cache keeps the positions that ran before the turn. */
 static int stopped_in_prefill(Chat *c, int ran, int turn_start, uint64_t start, const GenerateIO *io,
                               GenerateStats *stats) {
-    c->pos = c->pos + ran < turn_start ? c->pos + ran : turn_start;
-    c->count = turn_start;
+    if (c->jinja) {
+        /* The rendering's first pos + ran tokens are in the cache; the next
+         * rendering, without this message, keeps what it shares with them. */
+        c->pos += ran;
+        c->count = c->pos;
+        chat_jinja_take_back(c);
+    } else {
+        c->pos = c->pos + ran < turn_start ? c->pos + ran : turn_start;
+        c->count = turn_start;
+    }
     c->turns--;
     uint64_t end = clock_now(io);
     stats->prompt_tokens = stats->positions = ran;
@@ -227,16 +240,13 @@ static int stopped_in_prefill(Chat *c, int ran, int turn_start, uint64_t start, 
     return 0;
 }
 
-int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const char *user, int max_new,
-              const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size) {
-    memset(stats, 0, sizeof *stats);
-    if (!user) user = "";
+/* A built-in template's turn appended to the history (*n its tokens):
+ * 0, -1 or CHAT_NO_ROOM with a reason. */
+static int prepare_turn(Chat *c, const Tokenizer *tok, const char *user, int *n_out, char *err,
+                        size_t err_size) {
     int *turn, gen_think_at;
     int n = encode_turn(c, tok, user, &turn, &gen_think_at, err, err_size);
-    if (n < 0) {
-        stats->reason = STOP_ERROR;
-        return -1;
-    }
+    if (n < 0) return -1;
     /* Room for the turn, one answer token and the suffix that closes it. */
     int needed = n + 1 + c->suffix_count;
     if (c->count + needed > c->capacity) {
@@ -252,6 +262,28 @@ int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const c
     c->turn_starts[c->turns++] = turn_start;
     c->answer_start = turn_start + gen_think_at;
     c->count += n;
+    *n_out = n;
+    return 0;
+}
+
+int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const char *user, int max_new,
+              const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size) {
+    memset(stats, 0, sizeof *stats);
+    if (!user) user = "";
+    int turn_start = c->count, n = 0;
+    if (c->jinja) {
+        int rc = chat_jinja_begin(c, tok, user, err, err_size);
+        if (rc != 0) {
+            stats->reason = STOP_ERROR;
+            return rc;
+        }
+    } else {
+        int prepared = prepare_turn(c, tok, user, &n, err, err_size);
+        if (prepared != 0) {
+            stats->reason = STOP_ERROR;
+            return prepared;
+        }
+    }
     c->thinking = c->after_think = 0;
 
     uint64_t start = clock_now(io);
@@ -302,10 +334,18 @@ int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const c
         c->pos = c->count;
         if (!first_end) first_end = clock_now(io);
     }
-    /* Close the answer the way the template expects (room was reserved). */
-    memcpy(c->tokens + c->count, c->suffix_ids, (size_t)c->suffix_count * sizeof(int));
-    c->count += c->suffix_count;
-    if (chat_template_drops_think(c->template)) drop_think_block(c, tok, turn_start + n);
+    if (c->jinja) {
+        /* the next turn's rendering closes the answer */
+        if (chat_jinja_end(c, tok, err, err_size) != 0) {
+            stats->reason = STOP_ERROR;
+            return -1;
+        }
+    } else {
+        /* Close the answer the way the template expects (room was reserved). */
+        memcpy(c->tokens + c->count, c->suffix_ids, (size_t)c->suffix_count * sizeof(int));
+        c->count += c->suffix_count;
+        if (chat_template_drops_think(c->template)) drop_think_block(c, tok, turn_start + n);
+    }
 
     uint64_t end = clock_now(io);
     stats->positions = prefill + stats->generated_tokens; /* so positions - prompt_tokens = answer tokens */

@@ -1,4 +1,5 @@
-/* chat.h - multi-turn conversations: chat templates (Llama 3, ChatML,
+/* chat.h - multi-turn conversations: the GGUF's own chat template through
+ * the Jinja engine (chat_jinja*.c), else built-in chat templates (Llama 3, ChatML,
  * Qwen3 and SmolLM3 with their thinking switches, Gemma, Llama 2, Zephyr,
  * none; llm/generate/chat_template.c) and a conversation that keeps the KV cache
  * across turns, so each turn prefills only its own new tokens.
@@ -36,10 +37,10 @@ typedef enum {
 ChatTemplate chat_template_detect(const Tokenizer *tok);
 ChatTemplate chat_template_detect_why(const Tokenizer *tok, char *why, size_t why_size);
 const char *chat_template_name(ChatTemplate t);
-/* The GGUF's tokenizer.chat_template through the Jinja engine (llm/jinja)
- * beside template t, on a probe conversation: appends to `why` whether the
- * two render it identically, or why the engine refused (t stays the
- * fallback). Returns 1 identical, 0 different, -1 refused or absent. */
+/* Whether the GGUF's tokenizer.chat_template can drive /chat through the
+ * Jinja engine (llm/jinja): a probe conversation must render and split into
+ * template text and message text. Returns 0 and sets `why` to say so, or -1
+ * and appends to `why` the reason and that built-in template t is used. */
 int chat_template_check_jinja(const Tokenizer *tok, ChatTemplate t, char *why, size_t why_size);
 /* "none" "chatml" "llama3" "llama2" "zephyr" "qwen3" "smollm3" "gemma" "llama3.1";
  * returns 0, or -1 for another name. */
@@ -54,6 +55,14 @@ typedef struct {
     const char *date;    /* SmolLM3's "Today Date" ("%d %B %Y"); NULL: the build date */
 } ChatOptions;
 ChatOptions chat_default_options(void);
+
+/* A conversation's token ids (*out malloc'd) through the Jinja template
+ * tmpl: system (NULL or "": none), messages[0] user, [1] assistant, ...,
+ * with add_generation_prompt, bos_token, eos_token (and enable_thinking
+ * false when o says so). Template text is tokenized with special tokens
+ * parsed, message text never. Returns the count, or -1 with a reason. */
+int chat_jinja_encode(const Tokenizer *tok, const char *tmpl, const ChatOptions *o, const char *system,
+                      const char *const *messages, int count, int **out, char *err, size_t err_size);
 
 /* The text a turn adds before the answer (system part only when first),
  * and the text that closes the answer. BOS tokens are not shown. Returns the
@@ -100,6 +109,9 @@ typedef struct {
     ChatOptions options;         /* enable_thinking, date: set before the first turn */
     int answer_start;            /* history index where the last answer's message begins */
     int after_think;             /* newlines right after a hidden block are dropped too */
+    const char *jinja;           /* the GGUF's template rendered each turn; NULL: `template` is used */
+    char **said;                 /* jinja: the messages so far, user, assistant, ... (malloc'd) */
+    int said_count, said_capacity;
 } Chat;
 
 /* A conversation for this model and vocabulary (no tokens run yet).
@@ -107,12 +119,16 @@ typedef struct {
 int chat_create(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplate tmpl, const char *system,
                 char *err, size_t err_size);
 void chat_destroy(Chat *c);
+/* Turns are rendered by the Jinja template tmpl (tokenizer.chat_template,
+ * which must outlive c) for the whole conversation; only the tokens after
+ * what the KV cache holds in common with it are prefilled. */
+void chat_use_jinja(Chat *c, const char *tmpl);
 /* Forgets every turn (the system prompt stays). */
 void chat_reset(Chat *c);
 /* Drops the oldest turns (the system part stays) until `needed` more tokens
  * fit; the rest is re-prefilled by the next turn. Returns the number of
  * turns dropped, or -1 when even an empty history leaves too little room. */
-int chat_slide(Chat *c, int needed);
+int chat_slide(Chat *c, const Tokenizer *tok, int needed);
 
 /* Tokens the turn for `user` adds to the history (template and text). */
 int chat_turn_tokens(const Chat *c, const Tokenizer *tok, const char *user, char *err, size_t err_size);

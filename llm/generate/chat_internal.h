@@ -53,4 +53,16 @@ int chat_template_folds_system(ChatTemplate t);
 /* The text of the template's end-of-turn token, or NULL. */
 const char *chat_template_end_of_turn(ChatTemplate t);
 
+/* The Jinja-driven conversation (chat_jinja.c). begin: renders the
+ * conversation with `user` next, keeps the tokens the KV cache shares with
+ * it, appends the rest (0, -1 or CHAT_NO_ROOM with a reason); end: keeps the
+ * answer (tokens from answer_start) as the next message. */
+int chat_jinja_begin(Chat *c, const Tokenizer *tok, const char *user, char *err, size_t err_size);
+/* Forgets the message chat_jinja_begin added (a turn stopped inside its prefill). */
+void chat_jinja_take_back(Chat *c);
+int chat_jinja_end(Chat *c, const Tokenizer *tok, char *err, size_t err_size);
+int chat_jinja_turn_tokens(const Chat *c, const Tokenizer *tok, const char *user, char *err, size_t err_size);
+int chat_jinja_slide(Chat *c, const Tokenizer *tok, int needed);
+void chat_forget_said(Chat *c);
+
 #endif

@@ -328,6 +328,15 @@ int tokenizer_encode(const Tokenizer *t, const char *text, int bos, int eos, int
     return count;
 }
 
+int tokenizer_encode_spans(const Tokenizer *t, const char *text, size_t text_len, unsigned flags,
+                           const TokenizerSpans *plain, int *tokens, size_t max_tokens, char *err,
+                           size_t err_size) {
+    if (text && t->kind != TOKENIZER_LLAMA2C)
+        return gguf_tokenizer_encode_spans(t, text, text_len, flags | TOKENIZE_PARSE_SPECIAL, plain, tokens,
+                                           max_tokens, err, err_size);
+    return tokenizer_encode_ex(t, text, text_len, flags, tokens, max_tokens, err, err_size);
+}
+
 int tokenizer_encode_ex(const Tokenizer *t, const char *text, size_t text_len, unsigned flags, int *tokens,
                         size_t max_tokens, char *err, size_t err_size) {
     if (!text) {

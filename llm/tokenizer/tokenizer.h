@@ -114,6 +114,24 @@ int tokenizer_create_gguf(Tokenizer *t, const void *gguf_data, size_t size, char
 int tokenizer_encode_ex(const Tokenizer *t, const char *text, size_t text_len, unsigned flags, int *tokens,
                         size_t max_tokens, char *err, size_t err_size);
 
+/* Byte ranges [start, end) of a text where control-token text is never
+ * parsed: message content inside a rendered chat template. */
+typedef struct {
+    size_t start, end;
+} TokenizerSpan;
+typedef struct {
+    const TokenizerSpan *spans;
+    int count;
+} TokenizerSpans;
+
+/* tokenizer_encode_ex with TOKENIZE_PARSE_SPECIAL everywhere but the plain
+ * spans: the whole text is one input (llama.cpp's fragments, SentencePiece's
+ * space prefix), yet a control token overlapping a plain span stays text.
+ * tokenizer.bin vocabularies ignore the spans (they parse no special text). */
+int tokenizer_encode_spans(const Tokenizer *t, const char *text, size_t text_len, unsigned flags,
+                           const TokenizerSpans *plain, int *tokens, size_t max_tokens, char *err,
+                           size_t err_size);
+
 /* For llmrun --tokenize: encodes text (no BOS/EOS, special text not parsed,
  * like llama-tokenize --ids --no-bos --no-parse-special) and writes the ids as
  * " ID ID ..." -- each id preceded by a space, the layout of llama.cpp's

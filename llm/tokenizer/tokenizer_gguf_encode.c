@@ -59,13 +59,21 @@ static int may_occur(const TextDigest *d, const char *piece, size_t len) {
     return 1;
 }
 
+/* Whether [at, at + len) overlaps one of the plain spans. */
+static int in_plain_span(const TokenizerSpans *plain, size_t at, size_t len) {
+    for (int i = 0; plain && i < plain->count; i++)
+        if (at < plain->spans[i].end && plain->spans[i].start < at + len) return 1;
+    return 0;
+}
+
 /* Splits the raw fragments at every occurrence of the special tokens,
  * longest token first (llama.cpp's tokenizer_st_partition). User-defined
  * tokens always match; control and unknown ones only with parse_special.
  * Each token rewrites the list from one buffer into the other (each holds
  * text_len + 1 fragments: fragments are never empty); returns the final one. */
 static Fragment *partition(const Tokenizer *t, const char *text, size_t text_len, int parse_special,
-                           const TextDigest *digest, Fragment *frags, Fragment *spare, size_t *count_out) {
+                           const TokenizerSpans *plain, const TextDigest *digest, Fragment *frags,
+                           Fragment *spare, size_t *count_out) {
     size_t count = 0;
     frags[count++] = (Fragment){-1, 0, text_len};
     for (int k = 0; k < t->special_count; k++) {
@@ -78,14 +86,20 @@ static Fragment *partition(const Tokenizer *t, const char *text, size_t text_len
         size_t out = 0;
         for (size_t i = 0; i < count; i++) {
             Fragment f = frags[i];
-            size_t at = f.start, end = f.start + f.len;
+            size_t at = f.start, scan = f.start, end = f.start + f.len;
             long found;
-            /* [left raw] [token], then the right part is scanned again. */
-            while (f.id < 0 && end - at >= plen &&
-                   (found = find_piece(text + at, end - at, piece, plen)) >= 0) {
-                if (found > 0) spare[out++] = (Fragment){-1, at, (size_t)found};
-                spare[out++] = (Fragment){id, at + (size_t)found, plen};
-                at += (size_t)found + plen;
+            /* [left raw] [token], then the right part is scanned again; a
+             * control token touching a plain span is text, not a token. */
+            while (f.id < 0 && end - scan >= plen &&
+                   (found = find_piece(text + scan, end - scan, piece, plen)) >= 0) {
+                size_t hit = scan + (size_t)found;
+                if (type != TOKEN_TYPE_USER_DEFINED && in_plain_span(plain, hit, plen)) {
+                    scan = hit + 1;
+                    continue;
+                }
+                if (hit > at) spare[out++] = (Fragment){-1, at, hit - at};
+                spare[out++] = (Fragment){id, hit, plen};
+                at = scan = hit + plen;
             }
             if (f.id >= 0)
                 spare[out++] = f;
@@ -121,6 +135,12 @@ static int spm_fragment(const Tokenizer *t, const char *text, size_t len, int pr
 
 int gguf_tokenizer_encode(const Tokenizer *t, const char *text, size_t text_len, unsigned flags, int *tokens,
                           size_t max_tokens, char *err, size_t err_size) {
+    return gguf_tokenizer_encode_spans(t, text, text_len, flags, NULL, tokens, max_tokens, err, err_size);
+}
+
+int gguf_tokenizer_encode_spans(const Tokenizer *t, const char *text, size_t text_len, unsigned flags,
+                                const TokenizerSpans *plain, int *tokens, size_t max_tokens, char *err,
+                                size_t err_size) {
     if (text_len > MAX_TEXT_BYTES) return tokenizer_fail(err, err_size, "tokenizer: text too long");
     TokenOutput out = {tokens, 0, max_tokens, 0};
     if ((flags & TOKENIZE_ADD_BOS) && t->bos_id >= 0) token_output_push(&out, t->bos_id);
@@ -135,7 +155,7 @@ int gguf_tokenizer_encode(const Tokenizer *t, const char *text, size_t text_len,
     size_t count = 0;
     const Fragment *parts = frags;
     if (text_len)
-        parts = partition(t, text, text_len, (flags & TOKENIZE_PARSE_SPECIAL) != 0, digest, frags,
+        parts = partition(t, text, text_len, (flags & TOKENIZE_PARSE_SPECIAL) != 0, plain, digest, frags,
                           frags + text_len + 1, &count);
     free(digest);
     int rc = 0, prev_special = 1;

@@ -58,6 +58,9 @@ void tokenizer_correct_token_types(Tokenizer *t);
 /* GGUF dispatch targets (tokenizer_gguf.c, tokenizer_gguf_encode.c). */
 int gguf_tokenizer_encode(const Tokenizer *t, const char *text, size_t text_len, unsigned flags, int *tokens,
                           size_t max_tokens, char *err, size_t err_size);
+int gguf_tokenizer_encode_spans(const Tokenizer *t, const char *text, size_t text_len, unsigned flags,
+                                const TokenizerSpans *plain, int *tokens, size_t max_tokens, char *err,
+                                size_t err_size);
 const char *gguf_tokenizer_decode(const Tokenizer *t, int prev_token, int token, size_t *len);
 void gguf_tokenizer_destroy(Tokenizer *t);
 

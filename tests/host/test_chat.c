@@ -276,8 +276,8 @@ static void test_gemma_slide(Model *m) {
     int gap_n = tokenizer_encode_ex(&m->tok, "\n\n", 2, TOKENIZE_PARSE_SPECIAL, sys + sys_n, 32 - sys_n, err,
                                     sizeof err);
     int turns = c.turns;
-    int dropped =
-        chat_slide(&c, chat_turn_tokens(&c, &m->tok, "Go on", err, sizeof err) + 1 + c.suffix_count + 4);
+    int dropped = chat_slide(
+        &c, &m->tok, chat_turn_tokens(&c, &m->tok, "Go on", err, sizeof err) + 1 + c.suffix_count + 4);
     int prefix = 1 + header_n + sys_n + gap_n; /* BOS, header, system, "\n\n" */
     int kept_from = dropped > 0 && dropped < 64 ? old_starts[dropped] + header_n : old_count;
     check(turns >= 2 && dropped > 0 && c.turns > 0 && c.fold_header == header_n && c.prefix_count == prefix &&
@@ -289,7 +289,7 @@ static void test_gemma_slide(Model *m) {
           "dropped %d, prefix %d/%d, header %d/%d, turns %d, count %d vs %d", dropped, c.prefix_count, prefix,
           c.fold_header, header_n, c.turns, c.count, prefix + old_count - kept_from);
     int turns_left = c.turns;
-    check(chat_slide(&c, c.capacity) == turns_left && c.count == 0 && c.turns == 0,
+    check(chat_slide(&c, &m->tok, c.capacity) == turns_left && c.count == 0 && c.turns == 0,
           "sliding every turn away starts over", "%d tokens", c.count);
     int first = chat_turn_tokens(&c, &m->tok, "Hi", err, sizeof err);
     GenerateStats st;
@@ -318,7 +318,7 @@ static void test_context_limit(Model *m) {
     int prefix_count = c.prefix_count;
     memcpy(prefix, c.tokens, sizeof(int) * (size_t)prefix_count);
     int need = chat_turn_tokens(&c, &m->tok, "Tell me a story", err, sizeof err) + 1 + c.suffix_count + 12;
-    int dropped = chat_slide(&c, need);
+    int dropped = chat_slide(&c, &m->tok, need);
     check(dropped >= 1 && c.turns == turns - dropped && c.pos == 0 && c.count + need <= c.capacity,
           "slide drops the oldest turns", "dropped %d, count %d", dropped, c.count);
     check(prefix_count > 0 && c.prefix_count == prefix_count &&

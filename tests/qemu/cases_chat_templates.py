@@ -6,7 +6,10 @@ and the conversation's token ids (/chat tokens) are those of the text
 written by hand from each Jinja template, as llama.cpp's llama-tokenize
 gives them (stored here), with the one sampled answer token of each turn
 between them; /stats's prompt count shows what each turn prefilled (with
-Qwen3's empty think block, which its history then drops)."""
+Qwen3's empty think block, which its history then drops). The kernel runs
+each GGUF's own template through the Jinja engine: a turn's tokens are the
+whole conversation's rendering, of which only what the KV cache does not
+already hold is prefilled; `/chat template NAME` gives the built-in one."""
 import os
 import re
 import subprocess
@@ -88,6 +91,29 @@ def split_answer(ids, head, suffix, what):
     raise AssertionError(f"{what}: no {suffix} after the answer: {ids[len(head):]}")
 
 
+def jinja_turns(vm, name, t1, suffix, t2, block):
+    """The Jinja path: turn 1 is T1 (and the block), then the answer; turn 2's
+    rendering starts with T1 and ends with T2, and only what follows T1 at most
+    is prefilled (Qwen3's history drops the block: the cache keeps T1)."""
+    answer(vm, "Hello!")
+    ids = chat_tokens(vm)
+    assert prompt_tokens(vm) == len(t1) + block, f"{name} turn 1: prompt of {prompt_tokens(vm)} tokens"
+    assert ids[:len(t1)] == t1 and len(ids) - len(t1) - block in (0, 1), f"{name} turn 1: {ids}"
+    answer(vm, "What is 2+2?")
+    ids = chat_tokens(vm)
+    assert ids[:len(t1)] == t1, f"{name} turn 2: history {ids[:len(t1)]} instead of {t1}"
+    for answered in (1, 0):
+        tail = ids[len(ids) - answered - len(t2) - block:len(ids) - answered]
+        if tail == t2 + ([151667, 271, 151668, 271] if block else []):
+            break
+    else:
+        raise AssertionError(f"{name} turn 2: does not end with {t2}: {ids}")
+    assert suffix[0] in ids[len(t1):], f"{name} turn 2: the first answer is not closed by {suffix}: {ids}"
+    before_answer = len(ids) - answered
+    assert prompt_tokens(vm) <= before_answer - len(t1), \
+        f"{name} turn 2: prefilled {prompt_tokens(vm)} of {before_answer} tokens: the cache was not reused"
+
+
 def test_chat_real_templates_token_ids(ctx):
     paths = make_models(ctx)
     img = ctx.image("chat-templates", paths, "model=llama3-tiny.gguf\n")
@@ -99,8 +125,14 @@ def test_chat_real_templates_token_ids(ctx):
             assert "still using" not in out and "error" not in out, out
             vm.command("/set think off" if name == "qwen3" else "/set think on")
             out = vm.command("/chat")
-            assert f"chat: template {template} (tokenizer.chat_template has" in out, f"{name}: {out!r}"
+            assert "chat: template jinja (the GGUF's tokenizer.chat_template through the Jinja engine)" in out, \
+                f"{name}: {out!r}"
             block = QWEN3_BLOCK if name == "qwen3" else 0
+            jinja_turns(vm, name, t1, suffix, t2, block)
+            vm.command("/chat off")
+            out = vm.command(f"/chat template {template}")
+            out += vm.command("/chat")
+            assert f"chat: template {template} (chosen by /chat template)" in out, f"{name}: {out!r}"
             answer(vm, "Hello!")
             assert prompt_tokens(vm) == len(t1) + block, f"{name} turn 1: prompt of {prompt_tokens(vm)} tokens"
             rest, answered = split_answer(chat_tokens(vm), t1, suffix, f"{name} turn 1")
@@ -114,6 +146,7 @@ def test_chat_real_templates_token_ids(ctx):
             rest, _ = split_answer(rest, t2, suffix, f"{name} turn 2")
             assert rest == [], f"{name} turn 2: tokens after the answer's end: {rest}"
             vm.command("/chat off")
+            vm.command("/chat template auto")
 
 
 CASES = [test_chat_real_templates_token_ids]
