@@ -83,7 +83,8 @@ bool ramdisk_partition_read(EFI_HANDLE image, struct boot_info *info);
 
 /* ---- config.c: boot.cfg (parsed by config_parse.c, warnings logged) */
 /* config_parse with each warning logged as "loader: warning: boot.cfg ...". */
-void config_read(const char *text, uint64_t len, struct boot_config *cfg, char *cmdline, uint64_t cmdline_max);
+void config_read(const char *text, uint64_t len, struct boot_config *cfg, char *cmdline,
+                 uint64_t cmdline_max);
 
 /* ---- elf_load.c: the kernel image */
 struct kernel_image {

@@ -107,7 +107,8 @@ void kernel_main(uint64_t boot_info_phys) {
     if (!others_parked) cpu_park_other_processors(paging_map_mmio);
     char alloc[8]; /* boot.cfg debug_alloc=high: RAM above 4 GiB handed out first (tests DMA limits) */
     if (config_get(boot_info->cmdline, strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX), "debug_alloc", alloc,
-                   sizeof alloc) > 0 && !strcmp(alloc, "high"))
+                   sizeof alloc) > 0 &&
+        !strcmp(alloc, "high"))
         page_alloc_prefer_above(1ull << 32);
 
     if (boot_info->kernel_file) {
@@ -137,8 +138,9 @@ void kernel_main(uint64_t boot_info_phys) {
     pci_init();
     if (!fbcon_size(NULL, NULL)) virtio_gpu_init(); /* OVMF's virtio-gpu GOP leaves no framebuffer */
     char dma32[4]; /* boot.cfg xhci_dma32=1: the below-4-GiB DMA path on a 64-bit controller */
-    xhci_force_dma32 = config_get(boot_info->cmdline, strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX), "xhci_dma32",
-                                  dma32, sizeof dma32) > 0 && dma32[0] == '1';
+    xhci_force_dma32 = config_get(boot_info->cmdline, strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX),
+                                  "xhci_dma32", dma32, sizeof dma32) > 0 &&
+                       dma32[0] == '1';
     usb_init();
     if (boot_info->ramdisk && boot_info->ramdisk_size) {
         int files = ramdisk_init(phys_to_virt(boot_info->ramdisk), boot_info->ramdisk_size);

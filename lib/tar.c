@@ -92,11 +92,12 @@ static int fail(struct tar_reader *r, char *err, size_t err_size, const char *ms
 
 /* A type 'L' entry's data: the next entry's name and a NUL, which GNU tar
  * counts in the size. NULL when valid (copied to name), else the reason. */
-static const char *read_long_name(const uint8_t *data, uint64_t size, char *name, char *why, size_t why_size) {
+static const char *read_long_name(const uint8_t *data, uint64_t size, char *name, char *why,
+                                  size_t why_size) {
     if (size < 2) return "empty long name (type L)";
     if (size - 1 > LONG_NAME_MAX) {
-        snprintf(why, why_size, "long name (type L) of %llu bytes: at most %d", (unsigned long long)(size - 1),
-                 LONG_NAME_MAX);
+        snprintf(why, why_size, "long name (type L) of %llu bytes: at most %d",
+                 (unsigned long long)(size - 1), LONG_NAME_MAX);
         return why;
     }
     if (data[size - 1] != '\0' || memchr(data, '\0', (size_t)size - 1))
@@ -115,7 +116,8 @@ int tar_next(struct tar_reader *r, struct tar_entry *out, char *err, size_t err_
         const uint8_t *h = r->data + at;
         /* An archive may end without end blocks; one zero block is enough to stop. */
         if (at == r->size || (r->size - at >= BLOCK && all_zero(h))) {
-            if (long_name) return fail(r, err, err_size, "long name (type L) with no entry after it", long_at);
+            if (long_name)
+                return fail(r, err, err_size, "long name (type L) with no entry after it", long_at);
             r->done = 1;
             return 0;
         }
@@ -143,8 +145,8 @@ int tar_next(struct tar_reader *r, struct tar_entry *out, char *err, size_t err_
                 size_t i = 0;
                 for (; out->name[i]; i++) shown[i] = (uint8_t)out->name[i] < ' ' ? '?' : out->name[i];
                 shown[i] = '\0';
-                snprintf(err, err_size, "tar: %s: %llu bytes run past the end of the archive (%zu left)", shown,
-                         (unsigned long long)size, r->size - data_at);
+                snprintf(err, err_size, "tar: %s: %llu bytes run past the end of the archive (%zu left)",
+                         shown, (unsigned long long)size, r->size - data_at);
             }
             r->done = 1;
             return -1;
@@ -166,7 +168,7 @@ int tar_next(struct tar_reader *r, struct tar_entry *out, char *err, size_t err_
                      type == 'S' ? "GNU sparse file" : "pax extended header", type);
             return fail(r, err, err_size, why, at);
         }
-        if (type == 'K') continue; /* a link's long target: links are skipped anyway */
+        if (type == 'K') continue;                        /* a link's long target: links are skipped anyway */
         if (type != '0' && type != '\0' && type != '7') { /* not a regular file */
             long_name = 0;
             continue;

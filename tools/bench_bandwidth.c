@@ -42,7 +42,8 @@ int main(int argc, char **argv) {
         else
             n_threads = 0;
         if (!n_threads || !n_sizes) {
-            fprintf(stderr, "usage: bench_bandwidth [--threads 1,2] [--sizes 64,4096] (MiB, comma-separated)\n");
+            fprintf(stderr,
+                    "usage: bench_bandwidth [--threads 1,2] [--sizes 64,4096] (MiB, comma-separated)\n");
             return 2;
         }
     }

@@ -40,11 +40,16 @@ int main(int argc, char **argv) {
     float spread = 3.0f;
     SamplerConfig c = sampler_default_config();
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--vocab")) vocab = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--spread")) spread = (float)atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "--temp")) c.temperature = (float)atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "--topp")) c.topp = (float)atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "--runs")) runs = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--vocab"))
+            vocab = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--spread"))
+            spread = (float)atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--temp"))
+            c.temperature = (float)atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--topp"))
+            c.topp = (float)atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--runs"))
+            runs = atoi(argv[i + 1]);
         else {
             fprintf(stderr, "bench_sampler: unknown option %s\n", argv[i]);
             return 2;
@@ -67,8 +72,8 @@ int main(int argc, char **argv) {
         us[r] = now_us() - t0;
     }
     qsort(us, (size_t)runs, sizeof *us, by_value);
-    printf("vocab %d spread %.2f temp %.2f topp %.2f: %.1f us per token (median of %d; token sum %ld)\n", vocab,
-           spread, c.temperature, c.topp, us[runs / 2], runs, checksum);
+    printf("vocab %d spread %.2f temp %.2f topp %.2f: %.1f us per token (median of %d; token sum %ld)\n",
+           vocab, spread, c.temperature, c.topp, us[runs / 2], runs, checksum);
     sampler_destroy(&s);
     return 0;
 }

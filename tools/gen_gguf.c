@@ -359,12 +359,8 @@ static int parse_type(const char *t, uint32_t *qtype, int *k_mix) {
     static const struct {
         const char *name;
         uint32_t type;
-    } types[] = {{"F32", GGML_TYPE_F32},
-                 {"F16", GGML_TYPE_F16},
-                 {"BF16", GGML_TYPE_BF16},
-                 {"Q8_0", GGML_TYPE_Q8_0},
-                 {"Q4_0", GGML_TYPE_Q4_0},
-                 {"Q4_K_M", GGML_TYPE_Q4_K}};
+    } types[] = {{"F32", GGML_TYPE_F32},   {"F16", GGML_TYPE_F16},   {"BF16", GGML_TYPE_BF16},
+                 {"Q8_0", GGML_TYPE_Q8_0}, {"Q4_0", GGML_TYPE_Q4_0}, {"Q4_K_M", GGML_TYPE_Q4_K}};
     for (size_t i = 0; i < sizeof types / sizeof *types; i++)
         if (!strcmp(t, types[i].name)) {
             *qtype = types[i].type, *k_mix = !strcmp(t, "Q4_K_M");

@@ -25,7 +25,7 @@
 #include "lib/string.h"
 
 #define AP_STACK_SIZE (64 * 1024)
-#define LOW_PAGES 4 /* trampoline, PML4, PDPT, PD */
+#define LOW_PAGES 4              /* trampoline, PML4, PDPT, PD */
 #define AP_START_TIMEOUT_MS 1000 /* TCG vCPUs on a loaded host start late */
 #define LOW_LIMIT (1ull << 20)
 

@@ -98,7 +98,8 @@ int symbols_init(const void *elf_file, unsigned long size) {
 
     size_t funcs = 0, name_bytes = 0;
     for (size_t i = 0; i < total; i++)
-        if (usable_function(&syms[i], names, strtab->size)) funcs++, name_bytes += strlen(names + syms[i].name) + 1;
+        if (usable_function(&syms[i], names, strtab->size))
+            funcs++, name_bytes += strlen(names + syms[i].name) + 1;
     symbols = kmalloc(funcs * sizeof *symbols + name_bytes + 1);
     if (!symbols) {
         kprintf("symbols: out of memory\n");

@@ -154,8 +154,8 @@ static int usb_poll_key(void) {
             uint64_t dma_highest = 0;
             for (int i = 0; i < controller_count; i++)
                 if (controllers[i].dma_highest > dma_highest) dma_highest = controllers[i].dma_highest;
-            kprintf("usb: enumeration done at uptime %lu ms, DMA pages up to 0x%lx\n", (unsigned long)timer_ms(),
-                    (unsigned long)dma_highest);
+            kprintf("usb: enumeration done at uptime %lu ms, DMA pages up to 0x%lx\n",
+                    (unsigned long)timer_ms(), (unsigned long)dma_highest);
         }
         uint64_t now = timer_ns();
         if (now >= next_port_check_ns) {
@@ -178,8 +178,8 @@ void usb_init(void) {
             kprintf("usb: xHCI %02x:%02x.%x skipped\n", d->bus, d->slot, d->func);
             continue;
         }
-        kprintf("usb: xHCI %02x:%02x.%x running, %u ports, %u slots, DMA pages up to 0x%lx (%lu us)\n", d->bus,
-                d->slot, d->func, hc->max_ports, hc->max_slots, (unsigned long)hc->dma_highest,
+        kprintf("usb: xHCI %02x:%02x.%x running, %u ports, %u slots, DMA pages up to 0x%lx (%lu us)\n",
+                d->bus, d->slot, d->func, hc->max_ports, hc->max_slots, (unsigned long)hc->dma_highest,
                 (unsigned long)((timer_ns() - start) / 1000));
         /* Every root port is looked at once; then on events. */
         hc->port_changed = hc->max_ports >= 64 ? ~0ull : (1ull << hc->max_ports) - 1;

@@ -153,7 +153,8 @@ static void log_line(void *ctx, const char *line) {
 
 /* Extended capabilities: BIOS handoff (legacy support) and which ports are USB3. */
 static void walk_extended_caps(struct xhci *hc, uint64_t mapped_size) {
-    struct xhci_reg_io io = {hc, (uint32_t)mapped_size, cap_read32, cap_write32, clock_us, sleep_us, log_line};
+    struct xhci_reg_io io = {hc,      (uint32_t)mapped_size, cap_read32, cap_write32, clock_us, sleep_us,
+                             log_line};
     struct xhci_ext_caps caps;
     xhci_walk_extended_caps(&io, reg_read32(hc->cap, CAP_HCCPARAMS1), hc->port_usb3, XHCI_MAX_PORTS, &caps);
 }
@@ -266,7 +267,8 @@ int xhci_start(struct xhci *hc, const struct pci_device *pci) {
 
 uint32_t xhci_port_take_changes(struct xhci *hc, int port) {
     uint32_t sc = reg_read32(hc->op, PORTSC(port));
-    if (sc & PORT_CHANGE_BITS) reg_write32(hc->op, PORTSC(port), (sc & PORT_PRESERVE) | (sc & PORT_CHANGE_BITS));
+    if (sc & PORT_CHANGE_BITS)
+        reg_write32(hc->op, PORTSC(port), (sc & PORT_PRESERVE) | (sc & PORT_CHANGE_BITS));
     return sc;
 }
 

@@ -36,7 +36,8 @@ static void take_from_firmware(const struct xhci_reg_io *io, uint32_t offset, st
         if (cap & LEGACY_BIOS_OWNED) {
             out->handoff = XHCI_HANDOFF_FORCED;
             io->write32(io->ctx, offset, (cap & ~LEGACY_BIOS_OWNED) | LEGACY_OS_OWNED);
-            snprintf(line, sizeof line, "xhci: firmware did not release the controller in %lu ms, taking it anyway",
+            snprintf(line, sizeof line,
+                     "xhci: firmware did not release the controller in %lu ms, taking it anyway",
                      (unsigned long)(out->handoff_us / 1000));
         } else {
             out->handoff = XHCI_HANDOFF_RELEASED;
@@ -58,8 +59,8 @@ static void note_protocol(const struct xhci_reg_io *io, uint32_t offset, uint32_
     for (int p = first < 1 ? 1 : first; p < first + count && p <= max_port; p++) port_usb3[p] = major >= 3;
 }
 
-void xhci_walk_extended_caps(const struct xhci_reg_io *io, uint32_t hccparams1, uint8_t *port_usb3, int max_port,
-                             struct xhci_ext_caps *out) {
+void xhci_walk_extended_caps(const struct xhci_reg_io *io, uint32_t hccparams1, uint8_t *port_usb3,
+                             int max_port, struct xhci_ext_caps *out) {
     *out = (struct xhci_ext_caps){XHCI_HANDOFF_NO_LEGACY_CAP, 0, 0, 0};
     uint32_t offset = (hccparams1 >> 16) * 4;
     int legacy_done = 0;
@@ -69,7 +70,8 @@ void xhci_walk_extended_caps(const struct xhci_reg_io *io, uint32_t hccparams1, 
         if (!readable(io, offset, 4) || out->caps == XHCI_MAX_EXT_CAPS) {
             out->broken = 1;
             char line[96];
-            snprintf(line, sizeof line, "xhci: extended capability list broken at offset 0x%x after %d entries",
+            snprintf(line, sizeof line,
+                     "xhci: extended capability list broken at offset 0x%x after %d entries",
                      (unsigned)offset, out->caps);
             io->log(io->ctx, line);
             return;

@@ -42,7 +42,7 @@ struct xhci_ext_caps {
  * port_usb3[p] for the root ports 1..max_port a USB3 protocol capability
  * names. Never reads outside io->size and never loops: a broken list is
  * logged and cut short. */
-void xhci_walk_extended_caps(const struct xhci_reg_io *io, uint32_t hccparams1, uint8_t *port_usb3, int max_port,
-                             struct xhci_ext_caps *out);
+void xhci_walk_extended_caps(const struct xhci_reg_io *io, uint32_t hccparams1, uint8_t *port_usb3,
+                             int max_port, struct xhci_ext_caps *out);
 
 #endif

@@ -21,7 +21,8 @@ static uint64_t bitmap_pages;  /* pages the bitmap covers */
 static uint64_t managed_pages; /* usable + reclaimed + loader pages */
 static uint64_t free_pages;
 static uint64_t rover = FIRST_PAGE;
-static uint64_t prefer_from; /* boot.cfg debug_alloc=high: page_alloc tries pages from here up first; 0: off */
+static uint64_t
+    prefer_from; /* boot.cfg debug_alloc=high: page_alloc tries pages from here up first; 0: off */
 static uint64_t highest_ram;
 static uint64_t loader_ram_pages;
 static volatile int page_lock_word;

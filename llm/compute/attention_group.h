@@ -23,7 +23,8 @@
 
 /* Asks for the cache lines KV_PREFETCH_AHEAD past [row, row + bytes). */
 static inline __attribute__((always_inline)) void kv_prefetch(const void *row, size_t bytes) {
-    for (size_t b = 0; b < bytes; b += 64) _mm_prefetch((const char *)row + KV_PREFETCH_AHEAD + b, _MM_HINT_T0);
+    for (size_t b = 0; b < bytes; b += 64)
+        _mm_prefetch((const char *)row + KV_PREFETCH_AHEAD + b, _MM_HINT_T0);
 }
 
 /* The fewest and the most positions the tile's queries see: every query
@@ -49,22 +50,21 @@ static inline float kv_value(const void *row, int t, const int E) {
 /* Scores of keys p .. p + count - 1 (count 1..4) of a cache of E-byte
  * values for NQ queries, scaled, into qs[i].att[p ..]: only the keys query
  * i sees are stored. */
-typedef void scores_tile_fn(const AttendQuery *qs, const void *keys, size_t row_bytes, int p, int count, int hs,
-                            float scale, int E, int NQ);
+typedef void scores_tile_fn(const AttendQuery *qs, const void *keys, size_t row_bytes, int p, int count,
+                            int hs, float scale, int E, int NQ);
 /* qs[i].out[c .. + lanes * W) = sum over the positions query i sees of
  * att_i[pos] * v_pos[c ..], in registers over every position. */
 typedef void values_tile_fn(const AttendQuery *qs, const void *values, size_t row_bytes, int least, int most,
                             int c, int W, int E, int NQ);
 
-/* A tile over a cache of f16 (E = 2) or f32 (E = 4) values: keys four or two at a time (fewer as NQ grows, so NQ x keys
- * accumulators fit in 16 registers), the softmax per query, the values W
- * vectors of `lanes` columns at a time, and the columns no vector covers
- * one by one. Always inlined, so the steps are direct inlined calls with
- * NQ constant. */
+/* A tile over a cache of f16 (E = 2) or f32 (E = 4) values: keys four or two at a time (fewer as NQ grows, so
+ * NQ x keys accumulators fit in 16 registers), the softmax per query, the values W vectors of `lanes` columns
+ * at a time, and the columns no vector covers one by one. Always inlined, so the steps are direct inlined
+ * calls with NQ constant. */
 static inline __attribute__((always_inline)) void
 attend_rows_tiled(const AttendQuery *qs, const void *keys, const void *values, size_t row_bytes, int hs,
-                  float scale, int lanes, scores_tile_fn *scores, values_tile_fn *weighted, softmax_fn *softmax,
-                  const int E, const int NQ) {
+                  float scale, int lanes, scores_tile_fn *scores, values_tile_fn *weighted,
+                  softmax_fn *softmax, const int E, const int NQ) {
     const int K = NQ <= 2 ? 4 : 2, W = NQ <= 2 ? 4 : 2;
     int least, most, p = 0;
     visible_range(qs, NQ, &least, &most);
@@ -87,8 +87,8 @@ attend_rows_tiled(const AttendQuery *qs, const void *keys, const void *values, s
 }
 
 /* One tile of NQ queries (a constant where it is inlined). */
-typedef void tile_fn(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs,
-                     float scale, const int NQ);
+typedef void tile_fn(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes,
+                     int hs, float scale, const int NQ);
 
 /* The queries ATTEND_TILE at a time, then the rest; inlined with a
  * constant tile, so each case runs it with a constant NQ. */
@@ -97,17 +97,25 @@ static inline __attribute__((always_inline)) void in_tiles(tile_fn *tile, const 
                                                            const void *keys, const void *values,
                                                            size_t row_bytes, int hs, float scale) {
     for (; n > 0; qs += ATTEND_TILE, n -= ATTEND_TILE) switch (n < ATTEND_TILE ? n : ATTEND_TILE) {
-        case 1: tile(qs, keys, values, row_bytes, hs, scale, 1); break;
-        case 2: tile(qs, keys, values, row_bytes, hs, scale, 2); break;
-        case 3: tile(qs, keys, values, row_bytes, hs, scale, 3); break;
-        default: tile(qs, keys, values, row_bytes, hs, scale, 4); break;
+        case 1:
+            tile(qs, keys, values, row_bytes, hs, scale, 1);
+            break;
+        case 2:
+            tile(qs, keys, values, row_bytes, hs, scale, 2);
+            break;
+        case 3:
+            tile(qs, keys, values, row_bytes, hs, scale, 3);
+            break;
+        default:
+            tile(qs, keys, values, row_bytes, hs, scale, 4);
+            break;
         }
 }
 
 /* An attend_kv_fn's body: one position's n_q query heads as tiles. */
 static inline __attribute__((always_inline)) void
-heads_as_tiles(tile_fn *tile, float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
-               const void *values, size_t row_bytes, int n_pos, int hs, float scale) {
+heads_as_tiles(tile_fn *tile, float *out, float *att, int att_stride, const float *q, int n_q,
+               const void *keys, const void *values, size_t row_bytes, int n_pos, int hs, float scale) {
     for (int first = 0; first < n_q; first += ATTEND_TILE) {
         AttendQuery qs[ATTEND_TILE];
         int n = n_q - first < ATTEND_TILE ? n_q - first : ATTEND_TILE;

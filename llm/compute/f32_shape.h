@@ -54,19 +54,20 @@ static inline __attribute__((always_inline)) void f32_store_lanes(float *out, __
  * scalar columns past the last whole vector). */
 static inline __attribute__((always_inline)) void f32_store_tile(float *out, long out_stride,
                                                                  __m128 sums[][F32_MAX_POSITIONS],
-                                                                 float tails[][F32_MAX_POSITIONS], const int R,
-                                                                 const int P) {
+                                                                 float tails[][F32_MAX_POSITIONS],
+                                                                 const int R, const int P) {
     __m128 zero = _mm_setzero_ps();
 #pragma GCC unroll 8
     for (int p = 0; p < P; p++)
 #pragma GCC unroll 8
         for (int r = 0; r < R; r += 4) {
             int lanes = R - r < 4 ? R - r : 4;
-            __m128 s = sse2_hsum4(sums[r][p], lanes > 1 ? sums[r + 1][p] : zero, lanes > 2 ? sums[r + 2][p] : zero,
-                                  lanes > 3 ? sums[r + 3][p] : zero);
+            __m128 s = sse2_hsum4(sums[r][p], lanes > 1 ? sums[r + 1][p] : zero,
+                                  lanes > 2 ? sums[r + 2][p] : zero, lanes > 3 ? sums[r + 3][p] : zero);
             if (tails)
                 s = _mm_add_ps(s, _mm_setr_ps(tails[r][p], lanes > 1 ? tails[r + 1][p] : 0.0f,
-                                              lanes > 2 ? tails[r + 2][p] : 0.0f, lanes > 3 ? tails[r + 3][p] : 0.0f));
+                                              lanes > 2 ? tails[r + 2][p] : 0.0f,
+                                              lanes > 3 ? tails[r + 3][p] : 0.0f));
             f32_store_lanes(out + p * out_stride + r, s, lanes);
         }
 }
@@ -99,17 +100,28 @@ typedef void f32_tile_fn(float *out, long out_stride, const float *w, int n, con
 
 /* tile_rp with R rows and 1..F32_MAX_POSITIONS positions, P made a
  * constant. */
-static inline __attribute__((always_inline)) void f32_tile_positions(float *out, long out_stride,
-                                                                     const float *w, int n, const float *x,
-                                                                     long x_stride, const int R, int positions,
-                                                                     F32Prefetch *pf, f32_tile_rp_fn *tile_rp) {
+static inline __attribute__((always_inline)) void
+f32_tile_positions(float *out, long out_stride, const float *w, int n, const float *x, long x_stride,
+                   const int R, int positions, F32Prefetch *pf, f32_tile_rp_fn *tile_rp) {
     switch (positions) {
-    case 6: tile_rp(out, out_stride, w, n, x, x_stride, R, 6, pf); break;
-    case 5: tile_rp(out, out_stride, w, n, x, x_stride, R, 5, pf); break;
-    case 4: tile_rp(out, out_stride, w, n, x, x_stride, R, 4, pf); break;
-    case 3: tile_rp(out, out_stride, w, n, x, x_stride, R, 3, pf); break;
-    case 2: tile_rp(out, out_stride, w, n, x, x_stride, R, 2, pf); break;
-    default: tile_rp(out, out_stride, w, n, x, x_stride, R, 1, pf); break;
+    case 6:
+        tile_rp(out, out_stride, w, n, x, x_stride, R, 6, pf);
+        break;
+    case 5:
+        tile_rp(out, out_stride, w, n, x, x_stride, R, 5, pf);
+        break;
+    case 4:
+        tile_rp(out, out_stride, w, n, x, x_stride, R, 4, pf);
+        break;
+    case 3:
+        tile_rp(out, out_stride, w, n, x, x_stride, R, 3, pf);
+        break;
+    case 2:
+        tile_rp(out, out_stride, w, n, x, x_stride, R, 2, pf);
+        break;
+    default:
+        tile_rp(out, out_stride, w, n, x, x_stride, R, 1, pf);
+        break;
     }
 }
 

@@ -37,17 +37,16 @@ static inline __attribute__((always_inline)) void half_gemm_group(half_tile_fn t
     int i = 0;
     for (; i + R <= count; i += R)
         tile(out + i, out_stride, rows + (size_t)i * row_bytes, row_bytes, x, xs, n, R, P, NULL);
-    for (; i < count; i++) tile(out + i, out_stride, rows + (size_t)i * row_bytes, row_bytes, x, xs, n, 1, P, NULL);
+    for (; i < count; i++)
+        tile(out + i, out_stride, rows + (size_t)i * row_bytes, row_bytes, x, xs, n, 1, P, NULL);
 }
 
 /* Prefill: positions in groups of P (then one by one), each group over
  * every row, so its activations stay in L1 while the rows (a tile of
  * gguf_matmul.c's, sized for L2) go by. */
-static inline __attribute__((always_inline)) void half_gemm_rows(half_tile_fn tile, int R, int P, float *out,
-                                                                 size_t out_stride, const uint8_t *rows,
-                                                                 size_t row_bytes, const void *act,
-                                                                 size_t act_stride, int n, int count,
-                                                                 int batch) {
+static inline __attribute__((always_inline)) void
+half_gemm_rows(half_tile_fn tile, int R, int P, float *out, size_t out_stride, const uint8_t *rows,
+               size_t row_bytes, const void *act, size_t act_stride, int n, int count, int batch) {
     const uint8_t *x = act;
     int p = 0;
     for (; p + P <= batch; p += P)

@@ -181,7 +181,8 @@ k_step_avx2(const uint8_t *decoded, const void *act, uint8_t *state, int R, int 
         __m256i s = _mm256_setzero_si256();
         for (int g = 0; g < 8; g++) {
             __m256i p = _mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(d->u + 32 * g)), x[g]);
-            s = _mm256_add_epi32(s, _mm256_madd_epi16(p, _mm256_loadu_si256((const __m256i *)(d->scale8 + 16 * g))));
+            s = _mm256_add_epi32(
+                s, _mm256_madd_epi16(p, _mm256_loadu_si256((const __m256i *)(d->scale8 + 16 * g))));
         }
         __m256i m = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)d->mins), bsums);
         int csum = sse2_hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1)));

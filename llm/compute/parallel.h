@@ -47,8 +47,8 @@ void parallel_for(int count, int align, uint64_t work, parallel_range_fn fn, voi
 /* The KernelSet matmuls (llm/compute/kernels.h) split over workers. */
 void parallel_matmul(float *out, const float *x, const float *w, int n, int d);
 /* Position b's output at out + b * out_stride, its input at x + b * x_stride. */
-void parallel_matmul_batch(float *out, int out_stride, const float *x, int x_stride, int batch, const float *w,
-                           int n, int d);
+void parallel_matmul_batch(float *out, int out_stride, const float *x, int x_stride, int batch,
+                           const float *w, int n, int d);
 void parallel_matmul_q8(float *out, const float *x, int batch, const int8_t *q, const float *s, int n, int d,
                         int group_size);
 void parallel_matmul_q8q(float *out, const int16_t *xq, const float *xs, int batch, const int8_t *wq,

@@ -13,13 +13,14 @@
 #define TIMED_CHOICE_TRIALS 3
 
 typedef struct {
-    int calls;          /* trial calls handed out */
-    int recorded[2];    /* trials recorded per kernel */
-    double best[2];     /* smallest ticks per unit of work seen */
-    int chosen;         /* -1 until both have TIMED_CHOICE_TRIALS records */
+    int calls;       /* trial calls handed out */
+    int recorded[2]; /* trials recorded per kernel */
+    double best[2];  /* smallest ticks per unit of work seen */
+    int chosen;      /* -1 until both have TIMED_CHOICE_TRIALS records */
 } TimedChoice;
 
-#define TIMED_CHOICE_INIT {0, {0, 0}, {0.0, 0.0}, -1}
+#define TIMED_CHOICE_INIT                                                                                    \
+    { 0, {0, 0}, {0.0, 0.0}, -1 }
 
 static inline uint64_t timed_choice_ticks(void) {
     return __builtin_ia32_rdtsc();

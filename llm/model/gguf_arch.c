@@ -21,7 +21,8 @@ const char *gguf_model_features(const Transformer *t, char *out, size_t n) {
         if (len < n) snprintf(out + len, n - len, " (RoPE skipped on every %dth layer)", m->nope_period);
     }
     if (m->rope_freqs && len < n)
-        len += (size_t)snprintf(out + len, n - len, "%sper-frequency RoPE factors (rope_freqs)", len ? "; " : "");
+        len += (size_t)snprintf(out + len, n - len, "%sper-frequency RoPE factors (rope_freqs)",
+                                len ? "; " : "");
     if (len + 2 < n) { /* the architecture's own facts (gemma3's window, head_dim) on the same line */
         size_t at = len ? len + 2 : 0;
         gguf_model_arch_details(t, out + at, n - at);

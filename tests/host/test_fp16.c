@@ -27,29 +27,29 @@ static void test_known_values(void) {
         uint32_t in;
         uint16_t want;
     } cases[] = {
-        {0x3f800000, 0x3c00},             /* 1 */
-        {0x3f801000, 0x3c00},             /* 1 + 2^-11: a tie, stays even */
-        {0x3f803000, 0x3c02},             /* 1 + 3 * 2^-11: a tie, up to even */
-        {0x3f801001, 0x3c01},             /* just past the tie */
-        {0xc0000000, 0xc000},             /* -2 */
-        {0x477fe000, 0x7bff},             /* 65504, the largest half */
-        {0x477fefff, 0x7bff},             /* just under the tie with 65536 */
-        {0x477ff000, 0x7c00},             /* 65520: the tie rounds to infinity */
-        {0x33800000, 0x0001},             /* 2^-24, the smallest subnormal */
-        {0x33000000, 0x0000},             /* 2^-25: a tie with zero, to even */
-        {0x33000001, 0x0001},             /* just past it */
-        {0x33c00000, 0x0002},             /* 3 * 2^-25: a tie, up to even */
-        {0x34400000, 0x0003},             /* 3 * 2^-24 */
-        {0x387fc000, 0x03ff},             /* the largest subnormal */
-        {0x387fe000, 0x0400},             /* its tie with the smallest normal */
-        {0x38800000, 0x0400},             /* 2^-14 */
-        {0x00000001, 0x0000},             /* a float subnormal */
-        {0x80000000, 0x8000},             /* -0 */
-        {0x7f800000, 0x7c00},             /* inf */
-        {0xff800000, 0xfc00},             /* -inf */
-        {0x7fc00000, 0x7e00},             /* quiet NaN */
-        {0x7f800001, 0x7e00},             /* signalling NaN, payload below 10 bits: quieted */
-        {0xffa02000, 0xff01},             /* payload's top bits kept, sign kept */
+        {0x3f800000, 0x3c00}, /* 1 */
+        {0x3f801000, 0x3c00}, /* 1 + 2^-11: a tie, stays even */
+        {0x3f803000, 0x3c02}, /* 1 + 3 * 2^-11: a tie, up to even */
+        {0x3f801001, 0x3c01}, /* just past the tie */
+        {0xc0000000, 0xc000}, /* -2 */
+        {0x477fe000, 0x7bff}, /* 65504, the largest half */
+        {0x477fefff, 0x7bff}, /* just under the tie with 65536 */
+        {0x477ff000, 0x7c00}, /* 65520: the tie rounds to infinity */
+        {0x33800000, 0x0001}, /* 2^-24, the smallest subnormal */
+        {0x33000000, 0x0000}, /* 2^-25: a tie with zero, to even */
+        {0x33000001, 0x0001}, /* just past it */
+        {0x33c00000, 0x0002}, /* 3 * 2^-25: a tie, up to even */
+        {0x34400000, 0x0003}, /* 3 * 2^-24 */
+        {0x387fc000, 0x03ff}, /* the largest subnormal */
+        {0x387fe000, 0x0400}, /* its tie with the smallest normal */
+        {0x38800000, 0x0400}, /* 2^-14 */
+        {0x00000001, 0x0000}, /* a float subnormal */
+        {0x80000000, 0x8000}, /* -0 */
+        {0x7f800000, 0x7c00}, /* inf */
+        {0xff800000, 0xfc00}, /* -inf */
+        {0x7fc00000, 0x7e00}, /* quiet NaN */
+        {0x7f800001, 0x7e00}, /* signalling NaN, payload below 10 bits: quieted */
+        {0xffa02000, 0xff01}, /* payload's top bits kept, sign kept */
     };
     int bad = -1;
     for (unsigned i = 0; i < sizeof cases / sizeof *cases && bad < 0; i++)
@@ -88,7 +88,8 @@ static void test_against_f16c(void) {
         tried++;
         if (ggml_fp32_to_fp16(f) != f16c_convert(f) && differ++ == 0) first = (uint32_t)u;
     }
-    check(differ == 0, "fp32->fp16 equals F16C's vcvtps2ph (every half's ties and neighbours, every 251st float)",
+    check(differ == 0,
+          "fp32->fp16 equals F16C's vcvtps2ph (every half's ties and neighbours, every 251st float)",
           "%llu of %llu differ, first 0x%08x", (unsigned long long)differ, (unsigned long long)tried, first);
 }
 
@@ -119,9 +120,9 @@ static void test_rows(void) {
  * half and the first value that rounds to infinity, the smallest normal
  * half and the float below. */
 static void test_row_paths(void) {
-    static const float edges[] = {1.0f + 2047.5f / 2048, 2.0f - 1.0f / 4096, 65504.0f, 65519.0f, 65520.0f,
-                                  6.1035156e-5f,         6.1035152e-5f,      -6.1035156e-5f, 0x1.ffep-15f,
-                                  -0x1.ffffp-1f};
+    static const float edges[] = {
+        1.0f + 2047.5f / 2048, 2.0f - 1.0f / 4096, 65504.0f,       65519.0f,     65520.0f,
+        6.1035156e-5f,         6.1035152e-5f,      -6.1035156e-5f, 0x1.ffep-15f, -0x1.ffffp-1f};
     struct cpu_features saved = *cpu_features(), no_f16c = saved;
     no_f16c.f16c = false;
     for (int pass = 0; pass < 2; pass++) {
@@ -136,7 +137,8 @@ static void test_row_paths(void) {
         }
         uint16_t h[sizeof edges / sizeof *edges];
         ggml_fp32_to_fp16_row(h, edges, (int)(sizeof edges / sizeof *edges));
-        for (unsigned i = 0; i < sizeof edges / sizeof *edges; i++) same &= h[i] == ggml_fp32_to_fp16(edges[i]);
+        for (unsigned i = 0; i < sizeof edges / sizeof *edges; i++)
+            same &= h[i] == ggml_fp32_to_fp16(edges[i]);
         check(same && h[0] == 0x4000 && h[4] == 0x7c00,
               pass == 0 ? "f16 rows with F16C equal ggml_fp32_to_fp16 over 1M bit patterns and the edges"
                         : "f16 rows without F16C (the inline normal-half path) equal ggml_fp32_to_fp16",

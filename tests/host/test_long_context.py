@@ -40,7 +40,10 @@ MODEL = ["--shape", "stories15M", "--dim", "64", "--layers", "1", "--heads", "2"
 # Why 0.1: llama.cpp rounds the query to f16 against an f16 cache and llmrun does not (llama.cpp's
 # own f16 and f32 caches differ by up to 0.02 on short contexts, tests/host/test_gguf_kv.c), and
 # here a 0.053 margin at 1k positions flipped with the f16 cache, a 0.0099 one with q8_0 at 4k.
-TIE = 0.1
+# The q8_0 cache gets 0.15: llama.cpp also quantises the query to q8_0 for its q8_0 dot products
+# (q8_0's vec_dot type), a rounding llmrun does not make; a 0.1238 margin flipped at 4k positions.
+# A broken q8_0 row store still fails (a 0.17 margin at step 4 of the 1k case, the refs branch).
+TIE = {"f32": 0.1, "f16": 0.1, "q8_0": 0.15}
 SEED = 2026
 
 
@@ -59,7 +62,7 @@ def main():
             prompt = bos + [rng.randrange(0, VOCAB - 256) for _ in range(length - len(bos))]
             for kv in KV_TYPES:
                 check_ids_vs_llama_cpp(f"{length}-token prompt", LLMRUN, model, prompt, n=CONTINUATION, kv=kv,
-                                       ctx=length + CONTINUATION + 8, tie=TIE)
+                                       ctx=length + CONTINUATION + 8, tie=TIE[kv])
     return exit_status()
 
 

@@ -301,11 +301,12 @@ static void test_topp_equals_full_sort(void) {
             for (int k = 0; k < 8; k++) {
                 float coin = k == 0 ? 0.0f : k == 1 ? 0.99999994f : reference_coin();
                 tried++;
-                differ += sample_topp(logits, N, topps[t], a, coin) != full_sort_topp(logits, N, topps[t], b, coin);
+                differ +=
+                    sample_topp(logits, N, topps[t], a, coin) != full_sort_topp(logits, N, topps[t], b, coin);
             }
     }
-    check(differ == 0, "top-p over 128256 tokens picks what a full sort picks", "%d of %d draws differ", differ,
-          tried);
+    check(differ == 0, "top-p over 128256 tokens picks what a full sort picks", "%d of %d draws differ",
+          differ, tried);
     free(logits), free(a), free(b);
 }
 

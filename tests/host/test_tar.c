@@ -109,8 +109,8 @@ static void test_system_tar(const char *format) {
         snprintf(why, sizeof why, "found %d files, want 6", i);
     }
     char what[160];
-    snprintf(what, sizeof what, "system tar --format=%s archive: names (incl. a 170-char name), sizes, contents",
-             format);
+    snprintf(what, sizeof what,
+             "system tar --format=%s archive: names (incl. a 170-char name), sizes, contents", format);
     check_plain(ok, what, why);
 
     struct tar_entry found;
@@ -119,7 +119,8 @@ static void test_system_tar(const char *format) {
                 format_name(what, sizeof what, "tar_find locates sub/big.bin", format), err);
     size_t big_at = (size_t)(found.data - tar);
     rc = tar_find(tar, size, "missing.bin", &found, err, sizeof err);
-    check_plain(rc == 0 && strstr(err, "missing.bin") != NULL, format_name(what, sizeof what, "tar_find reports a missing file", format), err);
+    check_plain(rc == 0 && strstr(err, "missing.bin") != NULL,
+                format_name(what, sizeof what, "tar_find reports a missing file", format), err);
 
     /* Every truncation of the real archive either fails with a message or
      * (cut in the end blocks or a file's zero padding) still yields only
@@ -136,11 +137,13 @@ static void test_system_tar(const char *format) {
         if (rc != -1 && (in_header || in_big_data)) ok = 0;
         if (!ok) snprintf(trunc_why, sizeof trunc_why, "cut at %zu: rc %d, message \"%s\"", cut, rc, err);
     }
-    check_plain(ok,
-                format_name(what, sizeof what,
-                            "every truncation of the archive is handled: cut headers and data rejected with a message",
-                            format),
-                trunc_why);
+    check_plain(
+        ok,
+        format_name(
+            what, sizeof what,
+            "every truncation of the archive is handled: cut headers and data rejected with a message",
+            format),
+        trunc_why);
 
     /* Flip random bytes in the headers: never crash, always a result. */
     srand(1234);
@@ -159,7 +162,9 @@ static void test_system_tar(const char *format) {
         if (rc == -1 && err[0] == '\0') ok = 0;
         free(copy);
     }
-    check(ok, format_name(what, sizeof what, "20000 archives with random header corruption: no crash, failures explained", format),
+    check(ok,
+          format_name(what, sizeof what,
+                      "20000 archives with random header corruption: no crash, failures explained", format),
           "empty message");
     free(tar);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

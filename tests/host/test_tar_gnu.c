@@ -26,7 +26,11 @@ static void make_header(uint8_t *h, const char *name, char type, uint64_t size, 
         for (int i = 0; i < 8; i++) h[135 - i] = (uint8_t)(size >> (8 * i));
     }
     h[156] = (uint8_t)type;
-    memcpy(h + 257, gnu ? "ustar  " : "ustar\0" "00", 8);
+    memcpy(h + 257,
+           gnu ? "ustar  "
+               : "ustar\0"
+                 "00",
+           8);
     set_checksum(h);
 }
 
@@ -83,8 +87,9 @@ static void test_gnu_headers(void) {
     used = make_long_name(a, name, '5', 0); /* a directory with a long name */
     make_header(a + used, "after.bin", '0', 1, 1);
     rc = first_entry(a, sizeof a, &e, err, sizeof err);
-    check(rc == 1 && strcmp(e.name, "after.bin") == 0, "type L on a skipped directory: the next file keeps its name",
-          "rc %d, name %s: %s", rc, e.name, err);
+    check(rc == 1 && strcmp(e.name, "after.bin") == 0,
+          "type L on a skipped directory: the next file keeps its name", "rc %d, name %s: %s", rc, e.name,
+          err);
 
     memset(name, 'q', 257);
     name[257] = '\0';
@@ -121,8 +126,8 @@ static void test_gnu_headers(void) {
     used = make_long_name(a, "orphan", '0', 0);
     memset(a + used - 512, 0, 512); /* the archive ends after the name */
     rc = walk_copy(a, sizeof a, &count, err, sizeof err);
-    check_plain(rc == -1 && strstr(err, "no entry after it") != NULL, "type L at the end of the archive rejected",
-                err);
+    check_plain(rc == -1 && strstr(err, "no entry after it") != NULL,
+                "type L at the end of the archive rejected", err);
     rc = walk_copy(a, used - 512, &count, err, sizeof err);
     check_plain(rc == -1 && strstr(err, "no entry after it") != NULL,
                 "type L at the end of a buffer without end blocks rejected", err);
@@ -141,7 +146,8 @@ static void test_gnu_headers(void) {
     a[125] = 1; /* a value of 2^80 and more */
     set_checksum(a);
     rc = walk_copy(a, 2048, &count, err, sizeof err);
-    check_plain(rc == -1 && strstr(err, "bad size field") != NULL, "base-256 size over 64 bits rejected", err);
+    check_plain(rc == -1 && strstr(err, "bad size field") != NULL, "base-256 size over 64 bits rejected",
+                err);
     make_header(a, "nine.bin", '0', 9ull << 30, 1);
     a[124] = 0x81; /* the marker bit with more bits set */
     set_checksum(a);
@@ -167,7 +173,8 @@ static void test_gnu_headers(void) {
  * archive stays sparse on disk and is mapped, not read, so it costs little
  * disk or memory; its size in the header check comes from the file. */
 static void test_mkramdisk_big(void) {
-    const char *what = "mkramdisk.sh archive of a 9 GiB file and a 200-byte name: both found, sizes and offsets";
+    const char *what =
+        "mkramdisk.sh archive of a 9 GiB file and a 200-byte name: both found, sizes and offsets";
     if (access("tools/mkramdisk.sh", R_OK) != 0) {
         check_skipped(what, "run from the repository root (tools/mkramdisk.sh not found)");
         return;
@@ -183,7 +190,8 @@ static void test_mkramdisk_big(void) {
     memcpy(long_name + 196, ".bin", 5);
     snprintf(path, sizeof path, "%s/%s", dir, long_name);
     write_file(path, "small model\n", 12);
-    snprintf(cmd, sizeof cmd, "truncate -s %llu %s/pad.bin && sh tools/mkramdisk.sh %s/r.tar %s/pad.bin %s >/dev/null",
+    snprintf(cmd, sizeof cmd,
+             "truncate -s %llu %s/pad.bin && sh tools/mkramdisk.sh %s/r.tar %s/pad.bin %s >/dev/null",
              (unsigned long long)pad_size, dir, dir, dir, path);
     int status = system(cmd);
     snprintf(path, sizeof path, "%s/r.tar", dir);
@@ -206,14 +214,16 @@ static void test_mkramdisk_big(void) {
         size_t model_at = found_model == 1 ? (size_t)(e.data - base) : 0;
         int model_ok = found_model == 1 && e.size == 12 && memcmp(e.data, "small model\n", 12) == 0;
         int found_pad = tar_find(map, size, "pad.bin", &e, err, sizeof err);
-        /* Sorted: the long name ('n'...) first: L header, name block, file header, one data block; then pad.bin. */
+        /* Sorted: the long name ('n'...) first: L header, name block, file header, one data block; then
+         * pad.bin. */
         size_t pad_at = found_pad == 1 ? (size_t)(e.data - base) : 0;
-        int pad_ok = found_pad == 1 && e.size == pad_size && pad_at == 512 * 5 &&
-                     pad_at + pad_size <= size && base[pad_at] == 0 && base[pad_at + pad_size - 1] == 0;
+        int pad_ok = found_pad == 1 && e.size == pad_size && pad_at == 512 * 5 && pad_at + pad_size <= size &&
+                     base[pad_at] == 0 && base[pad_at + pad_size - 1] == 0;
         check(model_ok && pad_ok && model_at == 512 * 3, what,
-              "model: rc %d at %zu; pad.bin: rc %d, %llu bytes at %zu (want %llu at 2560); archive %zu bytes: %s",
-              found_model, model_at, found_pad, (unsigned long long)e.size, pad_at, (unsigned long long)pad_size,
-              size, err);
+              "model: rc %d at %zu; pad.bin: rc %d, %llu bytes at %zu (want %llu at 2560); archive %zu "
+              "bytes: %s",
+              found_model, model_at, found_pad, (unsigned long long)e.size, pad_at,
+              (unsigned long long)pad_size, size, err);
         munmap(map, size);
     }
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -18,8 +18,8 @@
 struct fake_xhci {
     uint32_t regs[0x1000 / 4];
     uint32_t size;
-    uint32_t legacy_offset;     /* USBLEGSUP, 0 if none */
-    int release_after_reads;    /* the firmware clears BIOS-owned on this poll after OS-owned is set; <0 never */
+    uint32_t legacy_offset;  /* USBLEGSUP, 0 if none */
+    int release_after_reads; /* the firmware clears BIOS-owned on this poll after OS-owned is set; <0 never */
     int polls_since_os_request; /* reads of USBLEGSUP since OS-owned was written */
     int reads, out_of_range;
     uint64_t clock_us;
@@ -81,8 +81,8 @@ static void fake_with_legacy(struct fake_xhci *f, uint32_t legsup, uint32_t legc
     f->release_after_reads = release_after;
     f->regs[0x500 / 4] = legsup | (4u << 8) | 1u;
     f->regs[0x504 / 4] = legctlsts;
-    f->regs[0x510 / 4] = (3u << 24) | 2u;      /* major revision 3, next 0 */
-    f->regs[0x518 / 4] = (4u << 8) | 5u;       /* 4 ports from port 5 */
+    f->regs[0x510 / 4] = (3u << 24) | 2u; /* major revision 3, next 0 */
+    f->regs[0x518 / 4] = (4u << 8) | 5u;  /* 4 ports from port 5 */
 }
 
 #define HCC_XECP_0x500 ((0x500u / 4) << 16)
@@ -105,7 +105,8 @@ static void test_released_after_polls(void) {
     check(f.polls_since_os_request == 5, "the wait stops at the poll that saw the release", "%d polls",
           f.polls_since_os_request);
     uint32_t legsup = f.regs[0x500 / 4];
-    check((legsup & SPEC_OS_OWNED) && !(legsup & SPEC_BIOS_OWNED), "USBLEGSUP ends OS-owned", "0x%08x", legsup);
+    check((legsup & SPEC_OS_OWNED) && !(legsup & SPEC_BIOS_OWNED), "USBLEGSUP ends OS-owned", "0x%08x",
+          legsup);
     /* USBLEGCTLSTS: enables 0, 4, 13-15 cleared, bit 1 kept, 29-31 written as 1 (acknowledged). */
     check(f.regs[0x504 / 4] == 0xe0000002u, "SMIs off and events acknowledged", "USBLEGCTLSTS 0x%08x",
           f.regs[0x504 / 4]);
@@ -115,8 +116,8 @@ static void test_released_after_polls(void) {
           f.lines ? f.log[0] : "(none)");
     check(usb3[5] && usb3[8] && !usb3[4] && !usb3[9], "ports 5-8 are USB3 from the protocol capability",
           "%d %d %d %d", usb3[4], usb3[5], usb3[8], usb3[9]);
-    check(!caps.broken && caps.caps == 2 && f.out_of_range == 0, "a good list is walked whole", "caps %d broken %d",
-          caps.caps, caps.broken);
+    check(!caps.broken && caps.caps == 2 && f.out_of_range == 0, "a good list is walked whole",
+          "caps %d broken %d", caps.caps, caps.broken);
 }
 
 static void test_never_released(void) {
@@ -125,7 +126,8 @@ static void test_never_released(void) {
     uint8_t usb3[65] = {0};
     struct xhci_ext_caps caps;
     walk_fake(&f, HCC_XECP_0x500, usb3, 64, &caps);
-    check(caps.handoff == XHCI_HANDOFF_FORCED, "firmware that never lets go: forced", "handoff %d", caps.handoff);
+    check(caps.handoff == XHCI_HANDOFF_FORCED, "firmware that never lets go: forced", "handoff %d",
+          caps.handoff);
     check(f.clock_us >= 1000000 && f.clock_us < 1100000, "forced after the 1 s timeout, not much later",
           "waited %lu us", (unsigned long)f.clock_us);
     uint32_t legsup = f.regs[0x500 / 4];
@@ -143,8 +145,8 @@ static void test_not_owned(void) {
     struct xhci_ext_caps caps;
     walk_fake(&f, HCC_XECP_0x500, usb3, 64, &caps);
     check(caps.handoff == XHCI_HANDOFF_NOT_OWNED && f.clock_us == 0 && f.lines == 0,
-          "a controller the firmware does not own: OS-owned set, no wait, no log", "handoff %d, %lu us, %d lines",
-          caps.handoff, (unsigned long)f.clock_us, f.lines);
+          "a controller the firmware does not own: OS-owned set, no wait, no log",
+          "handoff %d, %lu us, %d lines", caps.handoff, (unsigned long)f.clock_us, f.lines);
     check(f.regs[0x500 / 4] & SPEC_OS_OWNED, "OS-owned set even so", "0x%08x", f.regs[0x500 / 4]);
 }
 
@@ -169,8 +171,9 @@ static void test_broken_lists(void) {
     f.size = sizeof f.regs;
     memset(f.regs, 0xff, sizeof f.regs);
     walk_fake(&f, HCC_XECP_0x500, usb3, 64, &caps);
-    check(caps.broken && f.out_of_range == 0 && f.reads < 16, "all-ones registers: stops at the end of the space",
-          "broken %d, %d reads, %d out of range", caps.broken, f.reads, f.out_of_range);
+    check(caps.broken && f.out_of_range == 0 && f.reads < 16,
+          "all-ones registers: stops at the end of the space", "broken %d, %d reads, %d out of range",
+          caps.broken, f.reads, f.out_of_range);
     check(log_has(&f, "extended capability list broken"), "the broken list is logged", "log: %s",
           f.lines ? f.log[0] : "(none)");
 
@@ -198,8 +201,8 @@ static void test_broken_lists(void) {
     f.regs[0xffc / 4] = SPEC_BIOS_OWNED | 1u;
     walk_fake(&f, (0xffcu / 4) << 16, usb3, 64, &caps);
     check(caps.handoff == XHCI_HANDOFF_RELEASED && f.out_of_range == 0,
-          "legacy capability at the end: handoff done, USBLEGCTLSTS not touched", "handoff %d, %d out of range",
-          caps.handoff, f.out_of_range);
+          "legacy capability at the end: handoff done, USBLEGCTLSTS not touched",
+          "handoff %d, %d out of range", caps.handoff, f.out_of_range);
 
     /* A protocol capability naming ports 0 and past max_port: only 1..max_port set. */
     memset(&f, 0, sizeof f);
@@ -210,8 +213,8 @@ static void test_broken_lists(void) {
     memset(ports, 0, sizeof ports);
     walk_fake(&f, (0x100u / 4) << 16, ports + 1, 4, &caps);
     check(!ports[0] && !ports[1] && ports[2] && ports[5] && !ports[6],
-          "protocol port range clipped to 1..max_port", "%d %d %d %d %d", ports[0], ports[1], ports[2], ports[5],
-          ports[6]);
+          "protocol port range clipped to 1..max_port", "%d %d %d %d %d", ports[0], ports[1], ports[2],
+          ports[5], ports[6]);
 }
 
 int main(void) {

@@ -32,7 +32,7 @@ struct nic {
     uint8_t mac[6];
     const struct pci_device *pci;
     const struct nic_ops *ops;
-    void *driver; /* the driver's own state */
+    void *driver;     /* the driver's own state */
     uint64_t dma_end; /* one past the highest byte the card may DMA to (rings, buffers) */
     uint64_t rx_frames, tx_frames, rx_errors;
 };

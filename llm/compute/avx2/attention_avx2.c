@@ -98,17 +98,17 @@ values_tile(const AttendQuery *qs, const void *values, size_t row_bytes, int lea
 }
 
 TARGET_AVX2 static inline __attribute__((always_inline)) void
-tile_f16(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs, float scale,
-         const int NQ) {
-    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 8, scores_tile, values_tile, kernels_softmax_avx2,
-                      2, NQ);
+tile_f16(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs,
+         float scale, const int NQ) {
+    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 8, scores_tile, values_tile,
+                      kernels_softmax_avx2, 2, NQ);
 }
 
 TARGET_AVX2 static inline __attribute__((always_inline)) void
-tile_f32(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs, float scale,
-         const int NQ) {
-    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 8, scores_tile, values_tile, kernels_softmax_avx2,
-                      4, NQ);
+tile_f32(const AttendQuery *qs, const uint8_t *keys, const uint8_t *values, size_t row_bytes, int hs,
+         float scale, const int NQ) {
+    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 8, scores_tile, values_tile,
+                      kernels_softmax_avx2, 4, NQ);
 }
 
 /* The q8_0 tile: one key at a time (NQ accumulators), then 8 * W columns

@@ -34,8 +34,8 @@ TARGET_AVX2 STEP __m256 bf16_8(const uint16_t *w) {
  * as the tile goes (R * 16 bytes of them a step). R and P are constants
  * where it is inlined. */
 TARGET_AVX2 static inline __attribute__((always_inline)) void
-half_tile(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint8_t *x, size_t xs, int n, int R,
-          int P, const uint8_t *ahead, widen8_fn widen) {
+half_tile(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint8_t *x, size_t xs, int n,
+          int R, int P, const uint8_t *ahead, widen8_fn widen) {
     __m256 acc[DECODE_ROWS][GEMM_POSITIONS];
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
@@ -57,7 +57,8 @@ half_tile(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint
         }
     }
     if (k < n) {
-        __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256i lanes =
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(n - k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             uint16_t tail[8] = {0};
@@ -65,8 +66,8 @@ half_tile(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint
             __m256 wv = widen(tail);
 #pragma GCC unroll 6
             for (int p = 0; p < P; p++)
-                acc[r][p] =
-                    _mm256_fmadd_ps(wv, _mm256_maskload_ps((const float *)(x + p * xs) + k, lanes), acc[r][p]);
+                acc[r][p] = _mm256_fmadd_ps(wv, _mm256_maskload_ps((const float *)(x + p * xs) + k, lanes),
+                                            acc[r][p]);
         }
     }
 #pragma GCC unroll 4
@@ -77,12 +78,12 @@ half_tile(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint
 
 /* The tile for each type. */
 TARGET_AVX2 STEP void tile_f16(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint8_t *x,
-                              size_t xs, int n, int R, int P, const uint8_t *ahead) {
+                               size_t xs, int n, int R, int P, const uint8_t *ahead) {
     half_tile(out, out_stride, w, rb, x, xs, n, R, P, ahead, f16_8);
 }
 
 TARGET_AVX2 STEP void tile_bf16(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint8_t *x,
-                               size_t xs, int n, int R, int P, const uint8_t *ahead) {
+                                size_t xs, int n, int R, int P, const uint8_t *ahead) {
     half_tile(out, out_stride, w, rb, x, xs, n, R, P, ahead, bf16_8);
 }
 

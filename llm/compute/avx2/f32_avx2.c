@@ -17,9 +17,9 @@
  * row's vector against all of them; masked loads for the tail (n % 8),
  * which never touch memory past a row. */
 TARGET_AVX2 static inline __attribute__((always_inline)) void tile_step(__m256 acc[][F32_MAX_POSITIONS],
-                                                                      const float *w, int n, const float *x,
-                                                                      long x_stride, int j, const int R,
-                                                                      const int P, const int tail) {
+                                                                        const float *w, int n, const float *x,
+                                                                        long x_stride, int j, const int R,
+                                                                        const int P, const int tail) {
     __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - j), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     __m256 xv[F32_MAX_POSITIONS];
 #pragma GCC unroll 8
@@ -36,8 +36,9 @@ TARGET_AVX2 static inline __attribute__((always_inline)) void tile_step(__m256 a
 /* The tile of R rows by P positions (constants once inlined): one chain of
  * 8 lanes per output over j, folded to 4 lanes, then f32_store_tile. */
 TARGET_AVX2 static inline __attribute__((always_inline)) void tile_rp(float *out, long out_stride,
-                                                                    const float *w, int n, const float *x,
-                                                                    long x_stride, const int R, const int P, F32Prefetch *pf) {
+                                                                      const float *w, int n, const float *x,
+                                                                      long x_stride, const int R, const int P,
+                                                                      F32Prefetch *pf) {
     __m256 acc[F32_MAX_ROWS][F32_MAX_POSITIONS];
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++)
@@ -63,8 +64,8 @@ TARGET_AVX2 static inline __attribute__((always_inline)) void tile_rp(float *out
 }
 
 /* A tile of up to GEMM_ROWS x GEMM_POSITIONS (or MATVEC_ROWS x 1). */
-TARGET_AVX2 static void tile(float *out, long out_stride, const float *w, int n, const float *x, long x_stride,
-                            int rows, int positions, F32Prefetch *pf) {
+TARGET_AVX2 static void tile(float *out, long out_stride, const float *w, int n, const float *x,
+                             long x_stride, int rows, int positions, F32Prefetch *pf) {
     f32_tile(out, out_stride, w, n, x, x_stride, rows, positions, pf, GEMM_ROWS, MATVEC_ROWS, tile_rp);
 }
 
@@ -72,8 +73,8 @@ TARGET_AVX2 void kernels_matmul_avx2(float *out, const float *x, const float *w,
     f32_gemm(out, d, x, n, 1, w, n, d, MATVEC_ROWS, 1, tile);
 }
 
-TARGET_AVX2 void kernels_matmul_batch_avx2(float *out, int out_stride, const float *x, int x_stride, int batch,
-                                           const float *w, int n, int d) {
+TARGET_AVX2 void kernels_matmul_batch_avx2(float *out, int out_stride, const float *x, int x_stride,
+                                           int batch, const float *w, int n, int d) {
     f32_gemm(out, out_stride, x, x_stride, batch, w, n, d, GEMM_ROWS, GEMM_POSITIONS, tile);
 }
 

@@ -65,13 +65,15 @@ TARGET_AVX2 STEP void q3_k_step(const uint8_t *decoded, const void *act, uint8_t
 TARGET_AVX2 static void gemm_q2_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
                                   const void *act, size_t act_stride, int n, int count, int batch) {
     chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK_K,
-                      sizeof(BlockQ2_K), sizeof(BlockQ8K), 2, sizeof(float), q2_k_decode, q2_k_step, k_finish);
+                      sizeof(BlockQ2_K), sizeof(BlockQ8K), 2, sizeof(float), q2_k_decode, q2_k_step,
+                      k_finish);
 }
 
 TARGET_AVX2 static void gemm_q3_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
                                   const void *act, size_t act_stride, int n, int count, int batch) {
     chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK_K,
-                      sizeof(BlockQ3_K), sizeof(BlockQ8K), 2, sizeof(float), q3_k_decode, q3_k_step, k_finish);
+                      sizeof(BlockQ3_K), sizeof(BlockQ8K), 2, sizeof(float), q3_k_decode, q3_k_step,
+                      k_finish);
 }
 
 const GgmlKernel ggml_q2_k_avx2 = {dot_q2_k, NULL, gemm_q2_k};

@@ -55,8 +55,8 @@ TARGET_AVX2 static inline __attribute__((always_inline)) void q4q5_decode(const 
 }
 
 /* Two rows: the activations loaded once. */
-TARGET_AVX2 static inline __attribute__((always_inline)) void q4q5_step(const uint8_t *decoded, const void *act,
-                                                                        uint8_t *state, int has_min) {
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+q4q5_step(const uint8_t *decoded, const void *act, uint8_t *state, int has_min) {
     const BlockQ8A *a = act;
     __m256i x = load32(a->qs);
     for (int r = 0; r < 2; r++) {

@@ -39,7 +39,8 @@ TARGET_AVX2 STEP void q5_k_step(const uint8_t *decoded, const void *act, uint8_t
 TARGET_AVX2 static void gemm_q5_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
                                   const void *act, size_t act_stride, int n, int count, int batch) {
     chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK_K,
-                      sizeof(BlockQ5_K), sizeof(BlockQ8K), 2, sizeof(float), q5_k_decode, q5_k_step, k_finish);
+                      sizeof(BlockQ5_K), sizeof(BlockQ8K), 2, sizeof(float), q5_k_decode, q5_k_step,
+                      k_finish);
 }
 
 const GgmlKernel ggml_q5_k_avx2 = {dot_q5_k, NULL, gemm_q5_k};

@@ -57,8 +57,7 @@ scores_rows(const AttendQuery *qs, const uint8_t *keys, size_t row_bytes, int mo
             __mmask16 m = first_lanes(hs - c);
             __m512 kr[4];
 #pragma GCC unroll 4
-            for (int r = 0; r < K; r++)
-                kr[r] = cols16(k + (size_t)r * row_bytes, c, p + r < most ? m : 0, E);
+            for (int r = 0; r < K; r++) kr[r] = cols16(k + (size_t)r * row_bytes, c, p + r < most ? m : 0, E);
 #pragma GCC unroll 4
             for (int i = 0; i < NQ; i++) {
                 __m512 qc = _mm512_maskz_loadu_ps(m, qs[i].q + c);
@@ -222,7 +221,8 @@ TARGET_AVX512 void kernels_attend_f16_tile_avx512(const AttendQuery *qs, int n, 
 }
 
 TARGET_AVX512 void kernels_attend_q8_0_tile_avx512(const AttendQuery *qs, int n, const void *keys,
-                                                   const void *values, size_t row_bytes, int hs, float scale) {
+                                                   const void *values, size_t row_bytes, int hs,
+                                                   float scale) {
     in_tiles(tile_q8_0, qs, n, keys, values, row_bytes, hs, scale);
 }
 

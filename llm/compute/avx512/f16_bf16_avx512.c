@@ -40,8 +40,8 @@ TARGET_AVX512 STEP __m512 bf16_16(const uint16_t *w, __mmask16 lanes) {
  * into L2 as the tile goes (R * 32 bytes of them a step). R and P are
  * constants where it is inlined. */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
-half_tile(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint8_t *x, size_t xs, int n, int R,
-          int P, const uint8_t *ahead, widen16_fn widen) {
+half_tile(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint8_t *x, size_t xs, int n,
+          int R, int P, const uint8_t *ahead, widen16_fn widen) {
     __m512 acc[DECODE_ROWS][GEMM_POSITIONS]; /* R <= DECODE_ROWS */
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++)
@@ -69,8 +69,8 @@ half_tile(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint
             __m512 wv = widen((const uint16_t *)(w + r * rb) + k, lanes);
 #pragma GCC unroll 6
             for (int p = 0; p < P; p++)
-                acc[r][p] =
-                    _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(lanes, (const float *)(x + p * xs) + k), acc[r][p]);
+                acc[r][p] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(lanes, (const float *)(x + p * xs) + k),
+                                            acc[r][p]);
         }
     }
 #pragma GCC unroll 8
@@ -81,22 +81,22 @@ half_tile(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint
 
 /* The tile for each type. */
 TARGET_AVX512 STEP void tile_f16(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint8_t *x,
-                              size_t xs, int n, int R, int P, const uint8_t *ahead) {
+                                 size_t xs, int n, int R, int P, const uint8_t *ahead) {
     half_tile(out, out_stride, w, rb, x, xs, n, R, P, ahead, f16_16);
 }
 
-TARGET_AVX512 STEP void tile_bf16(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint8_t *x,
-                               size_t xs, int n, int R, int P, const uint8_t *ahead) {
+TARGET_AVX512 STEP void tile_bf16(float *out, size_t out_stride, const uint8_t *w, size_t rb,
+                                  const uint8_t *x, size_t xs, int n, int R, int P, const uint8_t *ahead) {
     half_tile(out, out_stride, w, rb, x, xs, n, R, P, ahead, bf16_16);
 }
 
-TARGET_AVX512 static void matmul_f16(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
-                                     int count) {
+TARGET_AVX512 static void matmul_f16(float *out, const uint8_t *rows, size_t row_bytes, const void *act,
+                                     int n, int count) {
     half_matmul_rows(tile_f16, DECODE_ROWS, AHEAD_ROWS, out, rows, row_bytes, act, n, count);
 }
 
-TARGET_AVX512 static void matmul_bf16(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
-                                      int count) {
+TARGET_AVX512 static void matmul_bf16(float *out, const uint8_t *rows, size_t row_bytes, const void *act,
+                                      int n, int count) {
     half_matmul_rows(tile_bf16, DECODE_ROWS, AHEAD_ROWS, out, rows, row_bytes, act, n, count);
 }
 

@@ -18,16 +18,17 @@
 /* One k-step of a tile at column j: R row vectors, then each position's x
  * vector against all of them; masked loads (masked: only the lanes of m),
  * which never touch memory outside a row, for the first and last steps. */
-TARGET_AVX512 static inline __attribute__((always_inline)) void tile_step(
-    __m512 acc[][F32_MAX_POSITIONS], const float *w, int n, const float *x, long x_stride, int j, const int R,
-    const int P, __mmask16 m, const int masked) {
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+tile_step(__m512 acc[][F32_MAX_POSITIONS], const float *w, int n, const float *x, long x_stride, int j,
+          const int R, const int P, __mmask16 m, const int masked) {
     __m512 wv[F32_MAX_ROWS];
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++)
         wv[r] = masked ? _mm512_maskz_loadu_ps(m, w + (long)r * n + j) : _mm512_loadu_ps(w + (long)r * n + j);
 #pragma GCC unroll 8
     for (int p = 0; p < P; p++) {
-        __m512 xv = masked ? _mm512_maskz_loadu_ps(m, x + p * x_stride + j) : _mm512_loadu_ps(x + p * x_stride + j);
+        __m512 xv =
+            masked ? _mm512_maskz_loadu_ps(m, x + p * x_stride + j) : _mm512_loadu_ps(x + p * x_stride + j);
 #pragma GCC unroll 8
         for (int r = 0; r < R; r++) acc[r][p] = _mm512_fmadd_ps(wv[r], xv, acc[r][p]);
     }
@@ -79,8 +80,8 @@ TARGET_AVX512 static inline __attribute__((always_inline)) void tile_rp(float *o
 }
 
 /* A tile of up to GEMM_ROWS x GEMM_POSITIONS (or MATVEC_ROWS x 1). */
-TARGET_AVX512 static void tile(float *out, long out_stride, const float *w, int n, const float *x, long x_stride,
-                              int rows, int positions, F32Prefetch *pf) {
+TARGET_AVX512 static void tile(float *out, long out_stride, const float *w, int n, const float *x,
+                               long x_stride, int rows, int positions, F32Prefetch *pf) {
     f32_tile(out, out_stride, w, n, x, x_stride, rows, positions, pf, GEMM_ROWS, MATVEC_ROWS, tile_rp);
 }
 

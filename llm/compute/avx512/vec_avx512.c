@@ -34,7 +34,8 @@ TARGET_AVX512 static inline __m512 avx512_exp(__m512 x) {
 TARGET_AVX512 void kernels_softmax_avx512(float *x, int n) {
     __m512 m16 = _mm512_set1_ps(x[0]);
     for (int j = 0; j < n; j += 16)
-        m16 = _mm512_mask_max_ps(m16, first_lanes(n - j), m16, _mm512_maskz_loadu_ps(first_lanes(n - j), x + j));
+        m16 = _mm512_mask_max_ps(m16, first_lanes(n - j), m16,
+                                 _mm512_maskz_loadu_ps(first_lanes(n - j), x + j));
     __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(m16));
     __m256 sums = _mm256_setzero_ps();
     for (int j = 0; j < n; j += 16) {

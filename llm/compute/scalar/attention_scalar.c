@@ -127,8 +127,9 @@ void kernels_attend_q8_0_tile_scalar(const AttendQuery *qs, int n, const void *k
     in_tiles(tile_q8_0, qs, n, keys, values, row_bytes, hs, scale);
 }
 
-void kernels_attend_f32_scalar(float *out, float *att, int att_stride, const float *q, int n_q, const void *keys,
-                               const void *values, size_t row_bytes, int n_pos, int hs, float scale) {
+void kernels_attend_f32_scalar(float *out, float *att, int att_stride, const float *q, int n_q,
+                               const void *keys, const void *values, size_t row_bytes, int n_pos, int hs,
+                               float scale) {
     heads_as_tiles(tile_f32, out, att, att_stride, q, n_q, keys, values, row_bytes, n_pos, hs, scale);
 }
 

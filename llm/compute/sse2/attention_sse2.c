@@ -101,7 +101,8 @@ static inline __attribute__((always_inline)) void scores_tile(const AttendQuery 
     for (int i = 0; i < NQ; i++) {
         float tail[4] = {0}, s[4];
         for (int r = 0; r < count; r++)
-            for (int t = j; t < hs; t++) tail[r] += qs[i].q[t] * kv_value(kv_cache_row(first, row_bytes, r), t, E);
+            for (int t = j; t < hs; t++)
+                tail[r] += qs[i].q[t] * kv_value(kv_cache_row(first, row_bytes, r), t, E);
         /* sse2_hsum4's lanes are independent: with two keys, lanes 2 and 3
          * repeat lanes 0 and 1 and are not stored. */
         __m128 sums = count > 2 ? sse2_hsum4(acc[i][0], acc[i][1], acc[i][2], acc[i][3])
@@ -112,8 +113,8 @@ static inline __attribute__((always_inline)) void scores_tile(const AttendQuery 
 }
 
 static inline __attribute__((always_inline)) void values_tile(const AttendQuery *qs, const void *values,
-                                                              size_t row_bytes, int least, int most, int c, int W,
-                                                              const int E, const int NQ) {
+                                                              size_t row_bytes, int least, int most, int c,
+                                                              int W, const int E, const int NQ) {
     __m128 acc[ATTEND_TILE][4];
     for (int i = 0; i < NQ; i++)
         for (int w = 0; w < W; w++) acc[i][w] = _mm_setzero_ps();
@@ -135,15 +136,15 @@ static inline __attribute__((always_inline)) void values_tile(const AttendQuery 
 static inline __attribute__((always_inline)) void tile_f16(const AttendQuery *qs, const uint8_t *keys,
                                                            const uint8_t *values, size_t row_bytes, int hs,
                                                            float scale, const int NQ) {
-    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 4, scores_tile, values_tile, kernels_softmax_sse2,
-                      2, NQ);
+    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 4, scores_tile, values_tile,
+                      kernels_softmax_sse2, 2, NQ);
 }
 
 static inline __attribute__((always_inline)) void tile_f32(const AttendQuery *qs, const uint8_t *keys,
                                                            const uint8_t *values, size_t row_bytes, int hs,
                                                            float scale, const int NQ) {
-    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 4, scores_tile, values_tile, kernels_softmax_sse2,
-                      4, NQ);
+    attend_rows_tiled(qs, keys, values, row_bytes, hs, scale, 4, scores_tile, values_tile,
+                      kernels_softmax_sse2, 4, NQ);
 }
 
 /* The q8_0 tile: one key at a time (NQ accumulators), then 4 * W columns

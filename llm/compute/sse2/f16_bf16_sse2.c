@@ -61,14 +61,16 @@ static inline __attribute__((always_inline)) void half_tile(float *out, size_t o
     }
     if (k < n) {
         float xt[GEMM_POSITIONS][4] = {{0}};
-        for (int p = 0; p < P; p++) __builtin_memcpy(xt[p], (const float *)(x + p * xs) + k, (size_t)(n - k) * 4);
+        for (int p = 0; p < P; p++)
+            __builtin_memcpy(xt[p], (const float *)(x + p * xs) + k, (size_t)(n - k) * 4);
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             uint16_t wt[4] = {0};
             __builtin_memcpy(wt, (const uint16_t *)(w + r * rb) + k, (size_t)(n - k) * 2);
             __m128 wv = widen(wt);
 #pragma GCC unroll 4
-            for (int p = 0; p < P; p++) acc[r][p] = _mm_add_ps(acc[r][p], _mm_mul_ps(wv, _mm_loadu_ps(xt[p])));
+            for (int p = 0; p < P; p++)
+                acc[r][p] = _mm_add_ps(acc[r][p], _mm_mul_ps(wv, _mm_loadu_ps(xt[p])));
         }
     }
 #pragma GCC unroll 4
@@ -78,8 +80,8 @@ static inline __attribute__((always_inline)) void half_tile(float *out, size_t o
 }
 
 /* The tile for each type. */
-STEP void tile_f16(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint8_t *x, size_t xs, int n,
-                   int R, int P, const uint8_t *ahead) {
+STEP void tile_f16(float *out, size_t out_stride, const uint8_t *w, size_t rb, const uint8_t *x, size_t xs,
+                   int n, int R, int P, const uint8_t *ahead) {
     half_tile(out, out_stride, w, rb, x, xs, n, R, P, ahead, f16_4);
 }
 
@@ -88,13 +90,13 @@ STEP void tile_bf16(float *out, size_t out_stride, const uint8_t *w, size_t rb, 
     half_tile(out, out_stride, w, rb, x, xs, n, R, P, ahead, bf16_4);
 }
 
-TCG_PAGE_ALIGNED static void matmul_f16(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
-                                int count) {
+TCG_PAGE_ALIGNED static void matmul_f16(float *out, const uint8_t *rows, size_t row_bytes, const void *act,
+                                        int n, int count) {
     half_matmul_rows(tile_f16, DECODE_ROWS, AHEAD_ROWS, out, rows, row_bytes, act, n, count);
 }
 
-TCG_PAGE_ALIGNED static void matmul_bf16(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
-                                 int count) {
+TCG_PAGE_ALIGNED static void matmul_bf16(float *out, const uint8_t *rows, size_t row_bytes, const void *act,
+                                         int n, int count) {
     half_matmul_rows(tile_bf16, DECODE_ROWS, AHEAD_ROWS, out, rows, row_bytes, act, n, count);
 }
 
@@ -107,13 +109,13 @@ static float dot_bf16(const void *row, const void *act, int n) {
 }
 
 TCG_PAGE_ALIGNED static void gemm_f16(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
-                              const void *act, size_t act_stride, int n, int count, int batch) {
+                                      const void *act, size_t act_stride, int n, int count, int batch) {
     half_gemm_rows(tile_f16, GEMM_ROWS, GEMM_POSITIONS, out, out_stride, rows, row_bytes, act, act_stride, n,
                    count, batch);
 }
 
 TCG_PAGE_ALIGNED static void gemm_bf16(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
-                               const void *act, size_t act_stride, int n, int count, int batch) {
+                                       const void *act, size_t act_stride, int n, int count, int batch) {
     half_gemm_rows(tile_bf16, GEMM_ROWS, GEMM_POSITIONS, out, out_stride, rows, row_bytes, act, act_stride, n,
                    count, batch);
 }

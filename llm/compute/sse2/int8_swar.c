@@ -28,7 +28,8 @@
 
 /* One packed word of three activations (sign-extended, added as integers). */
 static inline uint64_t pack3(int16_t x0, int16_t x1, int16_t x2) {
-    return (uint64_t)(int64_t)x0 + ((uint64_t)(int64_t)x1 << LANE_BITS) + ((uint64_t)(int64_t)x2 << (2 * LANE_BITS));
+    return (uint64_t)(int64_t)x0 + ((uint64_t)(int64_t)x1 << LANE_BITS) +
+           ((uint64_t)(int64_t)x2 << (2 * LANE_BITS));
 }
 
 /* Lane k's exact sum of an accumulator, written to sums[4 * k] (k < 3). */
@@ -74,9 +75,9 @@ static inline __attribute__((always_inline)) void rows4_span(int32_t *sums, cons
  * positions (rows4_span's serves three; under TCG a load costs more than the
  * imul it feeds). sums + 12 * u as rows4_span's sums of triple u, for rows
  * r0 and r0 + 1. */
-static inline __attribute__((always_inline)) void rows2_triples_span(int32_t *sums, int r0, const int8_t *w0, long n,
-                                                                     const uint64_t *x, int len, int add,
-                                                                     const int T) {
+static inline __attribute__((always_inline)) void rows2_triples_span(int32_t *sums, int r0, const int8_t *w0,
+                                                                     long n, const uint64_t *x, int len,
+                                                                     int add, const int T) {
     const int8_t *w1 = w0 + n;
     const uint64_t *y = x + CHUNK, *z = x + (T > 2 ? 2 * CHUNK : CHUNK);
     uint64_t a0 = 0, a1 = 0, a2 = 0, b0 = 0, b1 = 0, b2 = 0;
@@ -121,8 +122,9 @@ static inline __attribute__((always_inline)) void rows4_triples(int32_t sums[3][
 /* One pass: positions p0.. (npos <= 3 * TRIPLES), columns c0.. (ncols, whole
  * groups), every block of four rows below rows4. out holds the sums of the
  * groups before c0 (c0 > 0) and gets those up to c0 + ncols. */
-TCG_NO_SLP static void swar_pass(float *out, const int16_t *xq, const float *xs, int p0, int npos, const int8_t *wq,
-                      const float *ws, int n, int d, int rows4, int gs, int c0, int ncols) {
+TCG_NO_SLP static void swar_pass(float *out, const int16_t *xq, const float *xs, int p0, int npos,
+                                 const int8_t *wq, const float *ws, int n, int d, int rows4, int gs, int c0,
+                                 int ncols) {
     uint64_t packed[TRIPLES][CHUNK];
     __m128 xsplat[3 * TRIPLES][CHUNK / 16];
     int groups = n / gs, g0 = c0 / gs, ng = ncols / gs, triples = (npos + 2) / 3;

@@ -25,8 +25,8 @@ STEP __m128i q4_0_totals(const uint8_t *const w[4], size_t off, const BlockQ8A *
     return sse2_decoded_totals(w, off, a, q4_0_decode, q4_0_finish);
 }
 
-TCG_PAGE_ALIGNED static void matmul_q4_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
-                                 int count) {
+TCG_PAGE_ALIGNED static void matmul_q4_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act,
+                                         int n, int count) {
     sse2_matmul_rows(out, rows, row_bytes, act, n, count, sizeof(BlockQ4_0), q4_0_totals);
 }
 
@@ -34,8 +34,9 @@ static float dot_q4_0(const void *row, const void *act, int n) {
     return dot_by_matmul(matmul_q4_0, row, act, n);
 }
 
-TCG_PAGE_ALIGNED static void gemm_q4_0_pmaddwd(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
-                                       const void *act, size_t act_stride, int n, int count, int batch) {
+TCG_PAGE_ALIGNED static void gemm_q4_0_pmaddwd(float *out, size_t out_stride, const uint8_t *rows,
+                                               size_t row_bytes, const void *act, size_t act_stride, int n,
+                                               int count, int batch) {
     sse2_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, sizeof(BlockQ4_0),
                    q4_0_decode, q4_0_finish);
 }
@@ -53,11 +54,14 @@ static void gemm_q4_0(float *out, size_t out_stride, const uint8_t *rows, size_t
      * (tools/tcg_cost.py: ~1170 units per word against ~470 per position
      * per block of four rows). */
     int rest = gemm != KERNELS_GEMM_SWAR ? batch : batch % 4 == 1 || batch % 4 == 2 ? batch % 4 : 0;
-    if (rest < batch) q4_0_swar_gemm(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch - rest);
+    if (rest < batch)
+        q4_0_swar_gemm(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch - rest);
     if (rest)
         gemm_q4_0_pmaddwd(out + (size_t)(batch - rest) * out_stride, out_stride, rows, row_bytes,
-                          (const uint8_t *)act + (size_t)(batch - rest) * act_stride, act_stride, n, count, rest);
-    if (timed) timed_choice_record(&gemm_choice, gemm, timed_choice_ticks() - start, (double)batch * n * count);
+                          (const uint8_t *)act + (size_t)(batch - rest) * act_stride, act_stride, n, count,
+                          rest);
+    if (timed)
+        timed_choice_record(&gemm_choice, gemm, timed_choice_ticks() - start, (double)batch * n * count);
 }
 
 const GgmlKernel ggml_q4_0_sse2 = {dot_q4_0, matmul_q4_0, gemm_q4_0};

@@ -38,7 +38,8 @@ static inline void unpack4(int32_t *sums, uint64_t acc) {
 
 /* Four decoded rows (w[r * CHUNK_COLUMNS + j]) of one block against one
  * packed quad: sums[4 * k + r] = position k's block total of row r. */
-static inline __attribute__((always_inline)) void rows4_block(int32_t *sums, const int8_t *w, const uint64_t *x) {
+static inline __attribute__((always_inline)) void rows4_block(int32_t *sums, const int8_t *w,
+                                                              const uint64_t *x) {
     uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
 #pragma GCC unroll 8
     for (int j = 0; j < QK32; j++) {
@@ -95,23 +96,25 @@ static inline void swar_out_store(SwarOut *o, int p, int i, __m128 f) {
 
 /* One pass: positions p0.. (npos <= 4 * QUADS), blocks b0.. (nb <= CHUNK_BLOCKS),
  * every block of four rows. */
-TCG_NO_SLP static void swar_pass(SwarOut *o, const uint8_t *rows, size_t row_bytes, const uint8_t *act, size_t act_stride,
-                      int p0, int npos, int b0, int nb, int count) {
+TCG_NO_SLP static void swar_pass(SwarOut *o, const uint8_t *rows, size_t row_bytes, const uint8_t *act,
+                                 size_t act_stride, int p0, int npos, int b0, int nb, int count) {
     uint64_t packed[QUADS][CHUNK_COLUMNS];
     __m128 ad[4 * QUADS][CHUNK_BLOCKS];
     int quads = (npos + 3) / 4;
     for (int k = 0; k < 4 * quads; k++)
         for (int b = 0; b < nb; b++)
-            ad[k][b] = k < npos ? _mm_set1_ps(((const BlockQ8A *)(act + (size_t)(p0 + k) * act_stride))[b0 + b].d)
-                                : _mm_setzero_ps();
+            ad[k][b] = k < npos
+                           ? _mm_set1_ps(((const BlockQ8A *)(act + (size_t)(p0 + k) * act_stride))[b0 + b].d)
+                           : _mm_setzero_ps();
     for (int q = 0; q < quads; q++) {
         const BlockQ8A *a[4];
         for (int k = 0; k < 4; k++)
-            a[k] = 4 * q + k < npos ? (const BlockQ8A *)(act + (size_t)(p0 + 4 * q + k) * act_stride) + b0 : 0;
+            a[k] =
+                4 * q + k < npos ? (const BlockQ8A *)(act + (size_t)(p0 + 4 * q + k) * act_stride) + b0 : 0;
         for (int b = 0; b < nb; b++)
             for (int j = 0; j < QK32; j++)
-                packed[q][b * QK32 + j] = pack4(a[0][b].qs[j], a[1] ? a[1][b].qs[j] : 0, a[2] ? a[2][b].qs[j] : 0,
-                                                a[3] ? a[3][b].qs[j] : 0);
+                packed[q][b * QK32 + j] = pack4(a[0][b].qs[j], a[1] ? a[1][b].qs[j] : 0,
+                                                a[2] ? a[2][b].qs[j] : 0, a[3] ? a[3][b].qs[j] : 0);
     }
     for (int i = 0; i < count; i += 4) {
         int8_t w[4 * CHUNK_COLUMNS];
@@ -119,8 +122,9 @@ TCG_NO_SLP static void swar_pass(SwarOut *o, const uint8_t *rows, size_t row_byt
         for (int b = 0; b < nb; b++) {
             float d[4];
             for (int r = 0; r < 4; r++) {
-                const BlockQ4_0 *block = (const BlockQ4_0 *)(rows + (size_t)(i + r < count ? i + r : count - 1) *
-                                                                        row_bytes) + b0 + b;
+                const BlockQ4_0 *block =
+                    (const BlockQ4_0 *)(rows + (size_t)(i + r < count ? i + r : count - 1) * row_bytes) + b0 +
+                    b;
                 decode_block(w + r * CHUNK_COLUMNS + b * QK32, block);
                 d[r] = half_scale(block->d);
             }

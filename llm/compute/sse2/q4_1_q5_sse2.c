@@ -49,7 +49,8 @@ static inline __attribute__((always_inline)) void q4q5_decode(const uint8_t *p, 
     __m128i lo, hi;
     uint16_t dh, mh = 0;
     q4q5_values(p, has_min, has_fifth, &lo, &hi);
-    if (has_fifth && !has_min) lo = _mm_sub_epi8(lo, _mm_set1_epi8(16)), hi = _mm_sub_epi8(hi, _mm_set1_epi8(16));
+    if (has_fifth && !has_min)
+        lo = _mm_sub_epi8(lo, _mm_set1_epi8(16)), hi = _mm_sub_epi8(hi, _mm_set1_epi8(16));
     sse2_widen(lo, &d->w[0], &d->w[1]);
     sse2_widen(hi, &d->w[2], &d->w[3]);
     __builtin_memcpy(&dh, p, 2);
@@ -94,21 +95,21 @@ STEP void q4q5_step_no_min(const uint8_t *decoded, const void *act, uint8_t *sta
 }
 
 TCG_PAGE_ALIGNED static void gemm_q4_1(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
-                               const void *act, size_t act_stride, int n, int count, int batch) {
+                                       const void *act, size_t act_stride, int n, int count, int batch) {
     chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK32,
                       sizeof(BlockQ4_1), sizeof(BlockQ8A), 4, sizeof(Q4Q5State), q4_1_decode, q4q5_step_min,
                       q4q5_finish);
 }
 
 TCG_PAGE_ALIGNED static void gemm_q5_0(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
-                               const void *act, size_t act_stride, int n, int count, int batch) {
+                                       const void *act, size_t act_stride, int n, int count, int batch) {
     chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK32,
-                      sizeof(BlockQ5_0), sizeof(BlockQ8A), 4, sizeof(Q4Q5State), q5_0_decode, q4q5_step_no_min,
-                      q4q5_finish);
+                      sizeof(BlockQ5_0), sizeof(BlockQ8A), 4, sizeof(Q4Q5State), q5_0_decode,
+                      q4q5_step_no_min, q4q5_finish);
 }
 
 TCG_PAGE_ALIGNED static void gemm_q5_1(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
-                               const void *act, size_t act_stride, int n, int count, int batch) {
+                                       const void *act, size_t act_stride, int n, int count, int batch) {
     chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK32,
                       sizeof(BlockQ5_1), sizeof(BlockQ8A), 4, sizeof(Q4Q5State), q5_1_decode, q4q5_step_min,
                       q4q5_finish);

@@ -32,9 +32,10 @@ STEP void q4_k_step(const uint8_t *decoded, const void *act, uint8_t *state) {
 }
 
 TCG_PAGE_ALIGNED static void gemm_q4_k(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
-                               const void *act, size_t act_stride, int n, int count, int batch) {
+                                       const void *act, size_t act_stride, int n, int count, int batch) {
     chunked_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, QK_K,
-                      sizeof(BlockQ4_K), sizeof(BlockQ8K), 4, sizeof(float), q4_k_decode, q4_k_step, k_finish);
+                      sizeof(BlockQ4_K), sizeof(BlockQ8K), 4, sizeof(float), q4_k_decode, q4_k_step,
+                      k_finish);
 }
 
 const GgmlKernel ggml_q4_k_sse2 = {dot_q4_k, NULL, gemm_q4_k};

@@ -22,8 +22,8 @@ STEP __m128i q8_0_totals(const uint8_t *const w[4], size_t off, const BlockQ8A *
     return sse2_decoded_totals(w, off, a, q8_0_decode, q8_0_finish);
 }
 
-TCG_PAGE_ALIGNED static void matmul_q8_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act, int n,
-                                 int count) {
+TCG_PAGE_ALIGNED static void matmul_q8_0(float *out, const uint8_t *rows, size_t row_bytes, const void *act,
+                                         int n, int count) {
     sse2_matmul_rows(out, rows, row_bytes, act, n, count, sizeof(BlockQ8_0), q8_0_totals);
 }
 
@@ -32,7 +32,7 @@ static float dot_q8_0(const void *row, const void *act, int n) {
 }
 
 TCG_PAGE_ALIGNED static void gemm_q8_0(float *out, size_t out_stride, const uint8_t *rows, size_t row_bytes,
-                               const void *act, size_t act_stride, int n, int count, int batch) {
+                                       const void *act, size_t act_stride, int n, int count, int batch) {
     sse2_gemm_rows(out, out_stride, rows, row_bytes, act, act_stride, n, count, batch, sizeof(BlockQ8_0),
                    q8_0_decode, q8_0_finish);
 }
