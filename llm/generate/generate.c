@@ -54,17 +54,29 @@ static uint64_t clock_now(const GenerateIO *io) {
 int generate_prefill(Transformer *t, const int *tokens, int n, int start_pos, const GenerateIO *io) {
     if (!io || !io->should_stop || !io->now_ns) return transformer_prefill(t, tokens, n, start_pos) ? -1 : n;
     /* The first piece is 2 positions (a slow or loaded machine may run
-     * only a few a second); later ones are sized from the rate measured so
-     * far, in multiples of 8 positions from 16 on (the batches' sizes). */
+     * only a few a second); each later one is sized from the last one's own
+     * time, in multiples of 8 positions from 16 on (the batches' sizes).
+     * Every piece pays one pass over the weights however few its positions,
+     * about what the 2-position first piece costs: the pieces' time target
+     * is ten times that (so the pass stays near a tenth of the prefill),
+     * within 1-5x GENERATE_PREFILL_PIECE_NS. With the 100 ms target alone a
+     * loaded host ran a prompt in pieces of 1 position, at decode speed, and
+     * a 1B model in pieces of 8, at half the speed of one batch (issue 24). */
     int done = 0, piece = 2;
-    uint64_t start = io->now_ns(io->ctx);
+    uint64_t target = 0;
     while (done < n) {
         if (done > 0 && io->should_stop(io->ctx)) break; /* the caller polled before the first */
         int count = n - done < piece ? n - done : piece;
+        uint64_t start = io->now_ns(io->ctx);
         if (transformer_prefill(t, tokens + done, count, start_pos + done) != 0) return -1;
         done += count;
-        uint64_t spent = io->now_ns(io->ctx) - start;
-        uint64_t next = spent ? (uint64_t)done * GENERATE_PREFILL_PIECE_NS / spent : 1024;
+        uint64_t took = io->now_ns(io->ctx) - start;
+        if (!target) {
+            target = 10 * took;
+            if (target < GENERATE_PREFILL_PIECE_NS) target = GENERATE_PREFILL_PIECE_NS;
+            if (target > 5 * GENERATE_PREFILL_PIECE_NS) target = 5 * GENERATE_PREFILL_PIECE_NS;
+        }
+        uint64_t next = took ? (uint64_t)count * target / took : 1024;
         piece = next < 1 ? 1 : next > 1024 ? 1024 : next >= 16 ? (int)(next / 8 * 8) : (int)next;
     }
     return done;

@@ -42,6 +42,24 @@ static uint64_t capture_clock(void *ctx) {
 static Transformer model;
 static Tokenizer tokenizer;
 
+/* A loaded host's clock: every piece of the prefill takes 150 ms, more than
+ * GENERATE_PREFILL_PIECE_NS, however few its positions (generate_prefill
+ * reads the clock before and after each piece). */
+typedef struct {
+    int calls, pieces;
+    uint64_t now;
+} SlowClock;
+
+static uint64_t slow_clock(void *ctx) {
+    SlowClock *c = ctx;
+    if (++c->calls % 2 == 0) c->now += 150000000ull, c->pieces++;
+    return c->now;
+}
+
+static int never_stop(void *ctx) {
+    return 0;
+}
+
 /* Runs generate() into a fresh Capture (caller frees). */
 static Capture *run(const char *prompt, int steps, float temperature, float topp, uint64_t seed,
                     GenerateStats *stats, int *rc, char *err, size_t err_size, int stop_after) {
@@ -221,6 +239,22 @@ static void test_stops_and_errors(void) {
                 "stop reason names", "wrong name");
 }
 
+/* The pieces grow even when each takes longer than the 100 ms target: a
+ * piece pays one pass over the weights however few its positions, so pieces
+ * sized from the first ones' rate kept a prompt at 1 position a piece,
+ * decode speed (issue 24). 2, 6, 16, 48, 128 here. */
+static void test_prefill_pieces(void) {
+    int tokens[200];
+    for (int i = 0; i < 200; i++) tokens[i] = 1 + i % (model.config.vocab_size - 1);
+    SlowClock clock = {0};
+    GenerateIO io = {NULL, never_stop, slow_clock, NULL, &clock};
+    int ran = generate_prefill(&model, tokens, 200, 0, &io);
+    char why[96];
+    snprintf(why, sizeof why, "ran %d positions in %d pieces", ran, clock.pieces);
+    check_plain(ran == 200 && clock.pieces <= 6,
+                "a slow prefill's pieces grow: 200 positions in 6 pieces or fewer", why);
+}
+
 int main(void) {
     const char *dir = getenv("MODELS_DIR");
     if (!dir) dir = "../shared/models";
@@ -244,6 +278,7 @@ int main(void) {
     check_sampled("2b: -t 1 -p 0.95 -s 42 -n 200", "", 0.95f, text_2b);
     check_sampled("2c: -t 1 -p 0.95 -s 42 -n 200 -i \"There was a big\"", "There was a big", 0.95f, text_2c);
     test_stops_and_errors();
+    test_prefill_pieces();
 
     tokenizer_destroy(&tokenizer);
     transformer_destroy(&model);
