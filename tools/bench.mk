@@ -18,3 +18,14 @@ bench: $(BUILD)/host/bench $(BUILD)/host/gen_model $(BUILD)/host/gguf_convert $(
 bench-1b: $(BUILD)/host/gen_gguf $(BUILD)/host/bench_pp_tg $(BUILD)/host/bench_bandwidth
 	$(BENCH_COMPARE) --shape llama-3.2-1b
 .PHONY: bench-1b
+# make bench-files LLAMA_BENCH=...: the comparison on files made the way users
+# get them (tools/bench_files.py: llama.cpp's gguf-py writes F32/F16/BF16,
+# its llama-quantize the rest; LLAMA_CPP_DIR, default ../llama.cpp, holds
+# gguf-py and build/bin/llama-quantize), stories110M tied and untied, then
+# the Llama-3.2-1B shape (tied, as it ships). Needs numpy.
+BENCH_FILES_TYPES ?= F32,F16,BF16,Q8_0,Q4_0,Q4_K_M,Q6_K
+bench-files: $(BUILD)/host/bench_pp_tg $(BUILD)/host/bench_bandwidth
+	$(BENCH_COMPARE) --files llama --markdown --shape stories110M --types $(BENCH_FILES_TYPES)
+	$(BENCH_COMPARE) --files llama --markdown --shape stories110M --types $(BENCH_FILES_TYPES) --untied
+	$(BENCH_COMPARE) --files llama --markdown --shape llama-3.2-1b --types Q8_0,Q4_0,Q4_K_M,Q6_K
+.PHONY: bench-files

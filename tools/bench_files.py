@@ -25,6 +25,7 @@ import argparse
 import os
 import subprocess
 import sys
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VOCAB_DIR = os.path.join(HERE, "..", "..", "shared", "models", "vocab")
@@ -42,6 +43,12 @@ QUANT_TYPES = ("Q8_0", "Q4_0", "Q4_K_M", "Q6_K")
 
 def load_gguf_py(path):
     sys.path.insert(0, path)
+    try:
+        import yaml  # noqa: F401
+    except ImportError:
+        # gguf-py imports PyYAML for reading model cards only, which nothing
+        # here does; a bare machine (the device run) may lack it.
+        sys.modules["yaml"] = types.ModuleType("yaml")
     try:
         import gguf  # noqa: E402  (llama.cpp's gguf-py, from its checkout)
     except ImportError as e:

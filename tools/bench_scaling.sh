@@ -21,7 +21,8 @@
 # SHAPE (llama-3.2-1b), ROUNDS (3), ROUNDS_FOR (1=1,2=2: fewer rounds at
 # low thread counts, the slow ones), TESTS (pp128,tg128), JOBS (nproc),
 # PACK (build/scaling), WORK (/tmp/bench-scaling), LLAMA_BIN (a folder with
-# llama-bench and llama-quantize already built: no build, for a test run).
+# llama-bench and llama-quantize already built: no build, for a test run),
+# BUILD_OURS (set: build ours from this tree even when the carried ones run).
 set -u
 cd "$(dirname "$0")/.."
 PACK=${PACK:-build/scaling}
@@ -40,8 +41,9 @@ if [ "${1:-}" = "--pack" ]; then
         >"$PACK/llama-src.tar.xz"
     # Our binaries pick their kernels at run time (no -march=native): they run on any x86-64.
     make -j2 build/host/bench_pp_tg build/host/bench_bandwidth >/dev/null
-    cp build/host/bench_pp_tg build/host/bench_bandwidth "$PACK/"
-    cp ../shared/models/vocab/llama3.gguf ../shared/models/vocab/ggml-vocab-llama-spm.gguf "$PACK/vocab/"
+    strip -o "$PACK/bench_pp_tg" build/host/bench_pp_tg
+    strip -o "$PACK/bench_bandwidth" build/host/bench_bandwidth
+    cp -f ../shared/models/vocab/llama3.gguf ../shared/models/vocab/ggml-vocab-llama-spm.gguf "$PACK/vocab/"
     echo "${LLAMA_COMMIT:-$(cat "$LLAMA/.commit" 2>/dev/null || echo d32676d)}" >"$PACK/llama-commit"
     du -sh "$PACK"
     exit 0
@@ -87,7 +89,7 @@ step "our binaries"
 OURS=$WORK/ours
 mkdir -p "$OURS"
 cp "$PACK/bench_pp_tg" "$PACK/bench_bandwidth" "$OURS/" 2>/dev/null
-if ! "$OURS/bench_bandwidth" --threads 1 --sizes 1 >/dev/null 2>&1; then
+if [ -n "${BUILD_OURS:-}" ] || ! "$OURS/bench_bandwidth" --threads 1 --sizes 1 >/dev/null 2>&1; then
     # The carried ones do not run here: build them from this tree (no make needed).
     step "building bench_pp_tg and bench_bandwidth with gcc"
     flags="-std=gnu11 -O2 -I. -fno-builtin -fno-tree-loop-distribute-patterns -msse2 -mfpmath=sse -ffp-contract=off -fno-math-errno"
