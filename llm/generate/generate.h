@@ -25,8 +25,9 @@ typedef struct {
     void *ctx;
 } GenerateIO;
 
-/* transformer_prefill of tokens[0, n) at start_pos in pieces of about
- * GENERATE_PREFILL_PIECE_NS each (timed with io->now_ns), io->should_stop
+/* transformer_prefill of tokens[0, n) at start_pos in pieces of about ten
+ * times the first 2 positions' time, within 1-5x GENERATE_PREFILL_PIECE_NS
+ * (timed with io->now_ns), io->should_stop
  * polled between them (the caller polls before), so a long prompt can be stopped: the pieces fill the
  * KV cache exactly as one call would. Without should_stop or now_ns, one
  * call. Returns the positions run (n, or fewer when stopped), or -1 when
