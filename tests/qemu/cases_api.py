@@ -316,41 +316,86 @@ HTTP_ERRORS = [
 ]
 
 
-def test_api_http_openai_client_and_errors(ctx):
-    """The official openai npm client over HTTP (hostfwd to the guest's 8080):
-    completions and chat, whole and streamed, equal the console's greedy
-    answers; a wrong key gets 401; the error table; a stream cut off by the
-    client stops its generation and the next request is served; the heap is
-    the same at the end."""
+def boot_api_http(ctx, model="virtio-net-pci", machine="q35"):
+    """Boots the HTTP API (net=dhcp, api_key KEY) on NIC MODEL with the
+    guest's 8080 forwarded to a free host port; (vm, port)."""
     port = free_port()
     img = net_image(ctx, "api-http", f"net=dhcp\napi_key={KEY}\n")
-    vm = ctx.boot(img, nic=f"user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:{port}-:8080")
-    with vm:
+    vm = ctx.boot(img, machine=machine, nic=f"user,model={model},hostfwd=tcp:127.0.0.1:{port}-:8080")
+    try:
         vm.expect("api: HTTP on port 8080, API key required", timeout=120)
         vm.wait_prompt(timeout=30)
-        set_all(vm, temp=0, steps=80)  # positions for a prompt, new tokens for a /chat turn
-        console_text, stats = answer(vm, PROMPT)
-        new = int(stats.group(1))
-        vm.command("/chat")
-        chat_text, _ = answer(vm, PROMPT)
-        vm.command("/chat off")
-        before = heap_bytes(vm)
+    except BaseException:
+        vm.close()  # QEMU holds the image's lock: never leave it running
+        raise
+    return vm, port
 
-        got = node_reference(ctx, "openai_client.mjs", f"http://127.0.0.1:{port}/v1", KEY, PROMPT, str(new), "80")
-        assert got["models"] == ["stories260K.bin"], got["models"]
+
+def console_answers(vm):
+    """The console's greedy answers to PROMPT, plain and as a /chat turn:
+    (text, new tokens, chat text)."""
+    set_all(vm, temp=0, steps=80)  # positions for a prompt, new tokens for a /chat turn
+    console_text, stats = answer(vm, PROMPT)
+    vm.command("/chat")
+    chat_text, _ = answer(vm, PROMPT)
+    vm.command("/chat off")
+    return console_text, int(stats.group(1)), chat_text
+
+
+def check_openai_client(ctx, port, console_text, new, chat_text):
+    """The official openai npm client: completions and chat, whole and
+    streamed, equal the console's greedy answers; a wrong key gets 401."""
+    got = node_reference(ctx, "openai_client.mjs", f"http://127.0.0.1:{port}/v1", KEY, PROMPT, str(new), "80")
+    assert got["models"] == ["stories260K.bin"], got["models"]
+    want = console_text[len(PROMPT):]
+    c = got["completion"]
+    assert c["text"] == want, f"completion: {first_difference(c['text'], want)}"
+    assert c["finish_reason"] == "length" and c["usage"]["completion_tokens"] == new, c
+    s = got["completion_stream"]
+    assert s["text"] == want and s["chunks"] > 10, f"streamed completion: {s['chunks']} chunks, " \
+        f"{first_difference(s['text'], want)}"
+    ch = got["chat"]
+    assert ch["role"] == "assistant" and ch["content"] == chat_text, \
+        f"chat: {first_difference(ch['content'], chat_text)}"
+    cs = got["chat_stream"]
+    assert cs["content"] == chat_text and cs["chunks"] > 10 and cs["finish_reason"] == ch["finish_reason"], cs
+    assert got["wrong_key"]["status"] == 401, got["wrong_key"]
+
+
+def check_openai_client_on(ctx, model, machine):
+    """The openai client's checks over one NIC, the heap the same after them."""
+    vm, port = boot_api_http(ctx, model, machine)
+    with vm:
+        console_text, new, chat_text = console_answers(vm)
+        before = heap_bytes(vm)
+        check_openai_client(ctx, port, console_text, new, chat_text)
+        time.sleep(12)  # lwIP's TIME_WAIT (2 x TCP_MSL 5 s) lets go of the closed connections
+        with vm.lock:  # past the console lines of the requests
+            vm.cursor = len(vm.buf)
+        after = heap_bytes(vm)
+        assert after == before, f"heap {before} bytes before the HTTP requests, {after} after"
+
+
+def test_api_http_openai_client_e1000_pc(ctx):
+    """The openai client over QEMU's pc default NIC, the 82540EM."""
+    check_openai_client_on(ctx, "e1000", "pc")
+
+
+def test_api_http_openai_client_e1000e_q35(ctx):
+    """The openai client over QEMU's q35 default NIC, the 82574L."""
+    check_openai_client_on(ctx, "e1000e", "q35")
+
+
+def test_api_http_openai_client_and_errors(ctx):
+    """virtio-net: the openai client's checks (check_openai_client), the
+    error table; a stream cut off by the client stops its generation and the
+    next request is served; the heap is the same at the end."""
+    vm, port = boot_api_http(ctx)
+    with vm:
+        console_text, new, chat_text = console_answers(vm)
         want = console_text[len(PROMPT):]
-        c = got["completion"]
-        assert c["text"] == want, f"completion: {first_difference(c['text'], want)}"
-        assert c["finish_reason"] == "length" and c["usage"]["completion_tokens"] == new, c
-        s = got["completion_stream"]
-        assert s["text"] == want and s["chunks"] > 10, f"streamed completion: {s['chunks']} chunks, " \
-            f"{first_difference(s['text'], want)}"
-        ch = got["chat"]
-        assert ch["role"] == "assistant" and ch["content"] == chat_text, \
-            f"chat: {first_difference(ch['content'], chat_text)}"
-        cs = got["chat_stream"]
-        assert cs["content"] == chat_text and cs["chunks"] > 10 and cs["finish_reason"] == ch["finish_reason"], cs
-        assert got["wrong_key"]["status"] == 401, got["wrong_key"]
+        before = heap_bytes(vm)
+        check_openai_client(ctx, port, console_text, new, chat_text)
 
         for what, raw, want_status, words in HTTP_ERRORS:
             status, head, body = http(port, raw)
@@ -451,4 +496,5 @@ def assert_queue_bounded(port, clients=7):
 
 CASES = [test_api_serial_completion_matches_console_and_golden, test_api_serial_chat_matches_console_chat,
          test_api_serial_tokenize_matches_llama_cpp, test_api_serial_error_table, test_api_serial_from_boot_cfg,
-         test_api_http_openai_client_and_errors]
+         test_api_http_openai_client_and_errors, test_api_http_openai_client_e1000_pc,
+         test_api_http_openai_client_e1000e_q35]

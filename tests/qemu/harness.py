@@ -42,6 +42,7 @@ import cases_chat_templates  # noqa: E402
 import cases_half_weights  # noqa: E402
 import cases_secure_boot  # noqa: E402
 import cases_api  # noqa: E402
+import cases_api_load  # noqa: E402
 import cases_net  # noqa: E402
 import cases_keymap  # noqa: E402
 
@@ -139,6 +140,7 @@ def main():
                    cases_half_weights,
                    cases_secure_boot,
                    cases_api,
+                   cases_api_load,
                    cases_net,
                    ):
         cases += module.CASES
