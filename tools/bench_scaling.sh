@@ -109,6 +109,8 @@ $PYTHON tools/bench_files.py --shape "$SHAPE" --types "$TYPES" --dir "$WORK/mode
 ls -l "$WORK/models" >>"$OUT/files.log"
 
 left=$((BUDGET - SECONDS))
+# bench_compare's --budget 0 means no limit: never hand it that.
+[ "$left" -ge 30 ] || { step "no time left to measure ($left s of $BUDGET)"; exit 1; }
 step "measuring: $TESTS at $THREADS threads, up to $ROUNDS rounds ($ROUNDS_FOR), $left s left of $BUDGET"
 LLAMA_COMMIT=$(cat "$PACK/llama-commit" 2>/dev/null) $PYTHON tools/bench_compare.py --files llama --shape "$SHAPE" \
     --types "$TYPES" --threads "$THREADS" --tests "$TESTS" --rounds "$ROUNDS" --rounds-for "$ROUNDS_FOR" \

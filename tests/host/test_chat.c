@@ -352,7 +352,9 @@ static int stop_on_poll(void *ctx) {
 }
 
 static uint64_t tick(void *ctx) {
-    return ((StopIO *)ctx)->clock += 50000000; /* 50 ms a call: pieces of 2, 4, 6 positions */
+    /* 50 ms a call, so a piece "takes" 50 ms: pieces of 2, then 16 (sized
+     * for 500 ms, ten times the first piece's time, at its rate), then the rest. */
+    return ((StopIO *)ctx)->clock += 50000000;
 }
 
 static void test_stop_in_prefill(Model *m) {
@@ -368,12 +370,12 @@ static void test_stop_in_prefill(Model *m) {
     chat_create(&a, &m->t, &m->tok, CHAT_TEMPLATE_CHATML, "Be brief.", err, sizeof err);
     chat_turn(&a, &m->t, &m->tok, &sa, "Hello there", 6, NULL, &st, err, sizeof err);
     int count = a.count, turns = a.turns;
-    StopIO stop = {0, 3, 0}; /* stopped after three pieces: 12 positions, past the turn's opening tokens */
+    StopIO stop = {0, 2, 0}; /* stopped after two pieces: 18 positions, past the turn's opening tokens */
     GenerateIO io = {NULL, stop_on_poll, tick, NULL, &stop};
     int rc = chat_turn(&a, &m->t, &m->tok, &sa,
                        "Write a long story about a dragon, a knight, a castle and a river, with every detail",
                        6, &io, &st, err, sizeof err);
-    check(rc == 0 && st.reason == STOP_USER && st.generated_tokens == 0 && st.prompt_tokens == 12 &&
+    check(rc == 0 && st.reason == STOP_USER && st.generated_tokens == 0 && st.prompt_tokens == 18 &&
               a.count == count && a.turns == turns,
           "chat: Ctrl-C in the prefill stops it and takes the turn back",
           "rc %d reason %s prompt %d count %d/%d turns %d/%d", rc, stop_reason_name(st.reason),

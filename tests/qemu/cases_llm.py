@@ -147,7 +147,7 @@ def stop_inside_prefill(vm, press_ctrl_c):
 
 def test_ctrl_c_stops_a_prefill(ctx):
     # Ctrl-C is polled between pieces of the prefill (llm/generate/generate.c
-    # generate_prefill, ~100 ms each), not only once the prompt has run.
+    # generate_prefill, 0.1-0.5 s each), not only once the prompt has run.
     with boot_to_prompt(ctx) as vm:
         set_all(vm, temp=0, steps=0)
         for name, press in (("serial", lambda: vm.send(b"\x03")),
