@@ -39,10 +39,13 @@ void shell_cmd_smp(struct session *session, const char *args);
 /* shell_llm.c: the model, its settings and the conversation. */
 void shell_cmd_model(struct session *session, const char *args);
 void shell_cmd_load(struct session *session, const char *args);
-void shell_cmd_set(struct session *session, const char *args);
 void shell_cmd_stats(struct session *session, const char *args);
 void shell_cmd_chat(struct session *session, const char *args);
 void shell_cmd_system(struct session *session, const char *args);
+/* Says a conversation has started (its template, system prompt, context). */
+void shell_chat_started(const struct session *session);
+/* shell_set.c: the settings, a table of them. */
+void shell_cmd_set(struct session *session, const char *args);
 /* shell_input.c: keyboard layouts and what the model was given. */
 void shell_cmd_bytes(struct session *session, const char *args);
 void shell_note_prompt(const char *prompt);
