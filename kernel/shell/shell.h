@@ -7,9 +7,6 @@ __attribute__((noreturn)) void shell_run(void);
 
 struct session;
 
-/* Runs one input line (a /command or a prompt for the model). */
-void shell_execute(struct session *session, const char *line);
-
 /* A command: `args` is the text after the name, trimmed (never NULL).
  * `session` is the shell's one model session; commands that do not use the
  * model ignore it. */
@@ -20,10 +17,6 @@ struct shell_command {
     void (*run)(struct session *session, const char *args);
 };
 
-/* Handlers by theme. shell.c: */
-void shell_cmd_help(struct session *session, const char *args);
-void shell_cmd_echo(struct session *session, const char *args);
-void shell_cmd_api(struct session *session, const char *args);
 /* shell_system.c: */
 void shell_cmd_mem(struct session *session, const char *args);
 void shell_cmd_ls(struct session *session, const char *args);

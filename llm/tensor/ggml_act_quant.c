@@ -24,7 +24,7 @@ static inline int round_away(float v) {
     return t + (frac >= 0.5f) - (frac <= -0.5f);
 }
 
-float ggml_quantize_q8_0_block(int8_t *qs, const float *x) {
+static float ggml_quantize_q8_0_block(int8_t *qs, const float *x) {
     float amax = 0;
     for (int j = 0; j < QK32; j++) {
         float a = fabsf(x[j]);

@@ -163,12 +163,10 @@ static inline float ggml_q8_0_scale(float amax, float *inverse) {
     *inverse = d != 0.0f ? 1.0f / d : 0.0f;
     return d;
 }
-/* One block of 32 values as ggml's reference Q8_0 quantiser rounds it: qs
- * gets round-half-away(x * inverse); returns d. The one scalar Q8_0
- * quantiser: Q8A activations, the KV cache's scalar q8_0 rows and the tools'
- * Q8_0 weights use it; the SIMD ones give its bytes. */
-float ggml_quantize_q8_0_block(int8_t *qs, const float *x);
-/* n values (n % 32 == 0) into Q8_0 blocks with it: the scalar KV store and gguf_convert's Q8_0. */
+/* n values (n % 32 == 0) into Q8_0 blocks as ggml's reference quantiser
+ * rounds them (qs = round-half-away(x * inverse), d in fp16): the one scalar
+ * Q8_0 quantiser, used by Q8A activations, the scalar KV store and
+ * gguf_convert; the SIMD ones give its bytes. */
 void ggml_quantize_row_q8_0(BlockQ8_0 *out, const float *x, size_t n);
 /* Activations: x (n values) into Q8A blocks (n % 32 == 0) / Q8K blocks (n % 256 == 0). */
 void ggml_quantize_act_q8a(BlockQ8A *out, const float *x, int n);
