@@ -186,7 +186,7 @@ static const struct setting settings[] = {
     {"penalty", parse_penalty, show_penalty, "repetition penalty, 1 = off (0.01..100)"},
     {"seed", parse_seed, show_seed, "sampling seed: a number above 0, or random"},
     {"steps", parse_steps, show_steps, "positions an answer runs at most, 0 = the whole context"},
-    {"simd", parse_simd, show_simd, "kernel set: auto, scalar, sse2, avx2, avx512"},
+    {"simd", parse_simd, show_simd, "kernel set: scalar, sse2, avx2, avx512 (one the CPU lacks is refused)"},
     {"think", parse_think, show_think, "think blocks: hide|show; the template's switch: on|off"},
     {"kv", parse_kv, show_kv, "KV cache of GGUF models: f16, q8_0, f32"},
     {"ctx", parse_ctx, show_ctx, "context length in positions, or auto (the model's, as memory allows)"},
