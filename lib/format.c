@@ -77,6 +77,165 @@ static int parse_number(const char **p) {
     return v;
 }
 
+/* The flags, width, precision and length of a conversion (*p just past
+ * the '%'); *p is left on the conversion character. */
+static enum length parse_spec(const char **p, va_list *args, struct format_spec *spec) {
+    spec->width = -1;
+    spec->precision = -1;
+    for (;; (*p)++) {
+        if (**p == '-')
+            spec->left = 1;
+        else if (**p == '+')
+            spec->plus = 1;
+        else if (**p == ' ')
+            spec->space = 1;
+        else if (**p == '#')
+            spec->alt = 1;
+        else if (**p == '0')
+            spec->zero = 1;
+        else
+            break;
+    }
+    if (**p == '*') {
+        (*p)++;
+        int w = va_arg(*args, int);
+        if (w < 0) {
+            spec->left = 1;
+            w = w == INT32_MIN ? INT32_MAX : -w;
+        }
+        spec->width = w;
+    } else if (**p >= '0' && **p <= '9') {
+        spec->width = parse_number(p);
+    }
+    if (**p == '.') {
+        (*p)++;
+        if (**p == '*') {
+            (*p)++;
+            int prec = va_arg(*args, int);
+            spec->precision = prec < 0 ? -1 : prec;
+        } else {
+            spec->precision = parse_number(p);
+        }
+    }
+    static const struct {
+        char c;
+        enum length one, two; /* the letter once, and twice (hh, ll) */
+    } lengths[] = {{'h', LEN_H, LEN_HH},
+                   {'l', LEN_L, LEN_LL},
+                   {'z', LEN_Z, LEN_Z},
+                   {'t', LEN_T, LEN_T},
+                   {'j', LEN_J, LEN_J}};
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+        if (**p != lengths[i].c) continue;
+        (*p)++;
+        if (lengths[i].two != lengths[i].one && **p == lengths[i].c) {
+            (*p)++;
+            return lengths[i].two;
+        }
+        return lengths[i].one;
+    }
+    return LEN_NONE;
+}
+
+/* The argument of %d/%i as its length says. */
+static int64_t signed_arg(va_list *args, enum length len) {
+    switch (len) {
+    case LEN_HH:
+        return (signed char)va_arg(*args, int);
+    case LEN_H:
+        return (short)va_arg(*args, int);
+    case LEN_L:
+        return va_arg(*args, long);
+    case LEN_LL:
+        return va_arg(*args, long long);
+    case LEN_Z:
+        return (int64_t)va_arg(*args, size_t);
+    case LEN_T:
+        return va_arg(*args, ptrdiff_t);
+    case LEN_J:
+        return va_arg(*args, int64_t);
+    default:
+        return va_arg(*args, int);
+    }
+}
+
+/* The argument of %u/%x/%X/%o as its length says. */
+static uint64_t unsigned_arg(va_list *args, enum length len) {
+    switch (len) {
+    case LEN_HH:
+        return (unsigned char)va_arg(*args, unsigned);
+    case LEN_H:
+        return (unsigned short)va_arg(*args, unsigned);
+    case LEN_L:
+        return va_arg(*args, unsigned long);
+    case LEN_LL:
+        return va_arg(*args, unsigned long long);
+    case LEN_Z:
+        return va_arg(*args, size_t);
+    case LEN_T:
+        return (uint64_t)va_arg(*args, ptrdiff_t);
+    case LEN_J:
+        return va_arg(*args, uint64_t);
+    default:
+        return va_arg(*args, unsigned);
+    }
+}
+
+/* One conversion (spec->conv) of its argument; 0, or -1 for a conversion
+ * character this printf does not know. */
+static int format_conversion(struct format_out *out, struct format_spec *spec, enum length len,
+                             va_list *args) {
+    switch (spec->conv) {
+    case 'd':
+    case 'i': {
+        int64_t v = signed_arg(args, len);
+        uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        format_unsigned(out, spec, mag, v < 0);
+        return 0;
+    }
+    case 'u':
+    case 'x':
+    case 'X':
+    case 'o':
+        format_unsigned(out, spec, unsigned_arg(args, len), 0);
+        return 0;
+    case 'p': {
+        void *ptr = va_arg(*args, void *);
+        if (!ptr) {
+            format_text(out, spec, "(nil)", 5); /* as glibc prints it */
+        } else {
+            spec->plus = spec->space = 0;
+            format_unsigned(out, spec, (uint64_t)(uintptr_t)ptr, 0);
+        }
+        return 0;
+    }
+    case 'c': {
+        char c = (char)va_arg(*args, int);
+        format_text(out, spec, &c, 1);
+        return 0;
+    }
+    case 's': {
+        const char *s = va_arg(*args, const char *);
+        if (!s) s = (spec->precision < 0 || spec->precision >= 6) ? "(null)" : "";
+        size_t n = spec->precision < 0 ? strlen(s) : strnlen(s, (size_t)spec->precision);
+        format_text(out, spec, s, (int)n);
+        return 0;
+    }
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G':
+        format_double(out, spec, va_arg(*args, double));
+        return 0;
+    case '%':
+        format_putc(out, '%');
+        return 0;
+    }
+    return -1;
+}
+
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap) {
     struct format_out out = {buf, size, 0};
     va_list args;
@@ -89,178 +248,13 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap) {
         }
         const char *start = p++;
         struct format_spec spec = {0};
-        spec.width = -1;
-        spec.precision = -1;
-        for (;; p++) {
-            if (*p == '-')
-                spec.left = 1;
-            else if (*p == '+')
-                spec.plus = 1;
-            else if (*p == ' ')
-                spec.space = 1;
-            else if (*p == '#')
-                spec.alt = 1;
-            else if (*p == '0')
-                spec.zero = 1;
-            else
-                break;
-        }
-        if (*p == '*') {
-            p++;
-            int w = va_arg(args, int);
-            if (w < 0) {
-                spec.left = 1;
-                w = w == INT32_MIN ? INT32_MAX : -w;
-            }
-            spec.width = w;
-        } else if (*p >= '0' && *p <= '9') {
-            spec.width = parse_number(&p);
-        }
-        if (*p == '.') {
-            p++;
-            if (*p == '*') {
-                p++;
-                int prec = va_arg(args, int);
-                spec.precision = prec < 0 ? -1 : prec;
-            } else {
-                spec.precision = parse_number(&p);
-            }
-        }
-        enum length len = LEN_NONE;
-        if (*p == 'h') {
-            p++;
-            len = LEN_H;
-            if (*p == 'h') {
-                p++;
-                len = LEN_HH;
-            }
-        } else if (*p == 'l') {
-            p++;
-            len = LEN_L;
-            if (*p == 'l') {
-                p++;
-                len = LEN_LL;
-            }
-        } else if (*p == 'z') {
-            p++;
-            len = LEN_Z;
-        } else if (*p == 't') {
-            p++;
-            len = LEN_T;
-        } else if (*p == 'j') {
-            p++;
-            len = LEN_J;
-        }
+        enum length len = parse_spec(&p, &args, &spec);
         spec.conv = *p;
-        switch (*p) {
-        case 'd':
-        case 'i': {
-            int64_t v;
-            switch (len) {
-            case LEN_HH:
-                v = (signed char)va_arg(args, int);
-                break;
-            case LEN_H:
-                v = (short)va_arg(args, int);
-                break;
-            case LEN_L:
-                v = va_arg(args, long);
-                break;
-            case LEN_LL:
-                v = va_arg(args, long long);
-                break;
-            case LEN_Z:
-                v = (int64_t)va_arg(args, size_t);
-                break;
-            case LEN_T:
-                v = va_arg(args, ptrdiff_t);
-                break;
-            case LEN_J:
-                v = va_arg(args, int64_t);
-                break;
-            default:
-                v = va_arg(args, int);
-                break;
-            }
-            uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-            format_unsigned(&out, &spec, mag, v < 0);
-            break;
-        }
-        case 'u':
-        case 'x':
-        case 'X':
-        case 'o': {
-            uint64_t v;
-            switch (len) {
-            case LEN_HH:
-                v = (unsigned char)va_arg(args, unsigned);
-                break;
-            case LEN_H:
-                v = (unsigned short)va_arg(args, unsigned);
-                break;
-            case LEN_L:
-                v = va_arg(args, unsigned long);
-                break;
-            case LEN_LL:
-                v = va_arg(args, unsigned long long);
-                break;
-            case LEN_Z:
-                v = va_arg(args, size_t);
-                break;
-            case LEN_T:
-                v = (uint64_t)va_arg(args, ptrdiff_t);
-                break;
-            case LEN_J:
-                v = va_arg(args, uint64_t);
-                break;
-            default:
-                v = va_arg(args, unsigned);
-                break;
-            }
-            format_unsigned(&out, &spec, v, 0);
-            break;
-        }
-        case 'p': {
-            void *ptr = va_arg(args, void *);
-            if (!ptr) {
-                format_text(&out, &spec, "(nil)", 5); /* as glibc prints it */
-            } else {
-                spec.plus = spec.space = 0;
-                format_unsigned(&out, &spec, (uint64_t)(uintptr_t)ptr, 0);
-            }
-            break;
-        }
-        case 'c': {
-            char c = (char)va_arg(args, int);
-            format_text(&out, &spec, &c, 1);
-            break;
-        }
-        case 's': {
-            const char *s = va_arg(args, const char *);
-            if (!s) s = (spec.precision < 0 || spec.precision >= 6) ? "(null)" : "";
-            size_t n = spec.precision < 0 ? strlen(s) : strnlen(s, (size_t)spec.precision);
-            format_text(&out, &spec, s, (int)n);
-            break;
-        }
-        case 'f':
-        case 'F':
-        case 'e':
-        case 'E':
-        case 'g':
-        case 'G':
-            format_double(&out, &spec, va_arg(args, double));
-            break;
-        case '%':
-            format_putc(&out, '%');
-            break;
-        default:
+        if (format_conversion(&out, &spec, len, &args) != 0) {
             /* Unknown or truncated conversion: print it as written. */
             for (const char *q = start; q < p; q++) format_putc(&out, *q);
-            if (*p)
-                format_putc(&out, *p);
-            else
-                continue;
-            break;
+            if (!*p) continue;
+            format_putc(&out, *p);
         }
         p++;
     }

@@ -57,7 +57,7 @@ float expf(float x) {
     return (float)(p * double_from_bits((uint64_t)(k + 1023) << 52));
 }
 
-double math_log_double(double x) {
+static double math_log_double(double x) {
     uint64_t bits = double_bits(x);
     int e = (int)((bits >> 52) & 0x7ff);
     if (e == 0) { /* subnormal: scale into the normal range */

@@ -40,7 +40,5 @@ static inline float float_from_bits(uint32_t u) {
 
 /* e^x for -1000 < x < 1000 (relative error ~1e-15 where the result is normal). */
 double math_exp_double(double x);
-/* ln(x) for finite x > 0 (relative error ~1e-16). */
-double math_log_double(double x);
 
 #endif

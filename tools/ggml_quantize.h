@@ -1,8 +1,8 @@
 /* ggml_quantize.h - quantising float rows to ggml blocks for the host tools
- * (gguf_convert): Q8_0 and Q4_0 exactly as ggml's reference quantisers do
- * (same bytes as llama-quantize), Q4_K and Q6_K by a simpler direct fit
- * (no iterative search: slightly larger error than llama.cpp's). Header
- * only, like file_util.h: every tools/NAME.c is a program of its own. */
+ * (gguf_convert): Q4_0 exactly as ggml's reference quantiser does (Q8_0 is
+ * llm/tensor's ggml_quantize_row_q8_0; both give llama-quantize's bytes), Q4_K and Q6_K by a simpler direct
+ * fit (no iterative search: slightly larger error than llama.cpp's). Header only, like file_util.h: every
+ * tools/NAME.c is a program of its own. */
 #ifndef TOOLS_GGML_QUANTIZE_H
 #define TOOLS_GGML_QUANTIZE_H
 
@@ -11,11 +11,6 @@
 #include <string.h>
 
 #include "llm/tensor/ggml_types.h"
-
-static void quant_q8_0(BlockQ8_0 *out, const float *x, uint64_t n) {
-    for (uint64_t b = 0; b < n / 32; b++, x += 32)
-        out[b].d = ggml_fp32_to_fp16(ggml_quantize_q8_0_block(out[b].qs, x));
-}
 
 static void quant_q4_0(BlockQ4_0 *out, const float *x, uint64_t n) {
     for (uint64_t b = 0; b < n / 32; b++, x += 32) {
@@ -139,7 +134,7 @@ static inline int quantize_values(uint32_t type, void *out, const float *x, uint
         for (uint64_t i = 0; i < count; i++) ((uint16_t *)out)[i] = fp32_to_bf16(x[i]);
         return 0;
     case GGML_TYPE_Q8_0:
-        quant_q8_0(out, x, count);
+        ggml_quantize_row_q8_0(out, x, count);
         return 0;
     case GGML_TYPE_Q4_0:
         quant_q4_0(out, x, count);

@@ -112,9 +112,3 @@ void apic_send_startup(uint32_t id, uint8_t vector_page) {
 void apic_send_nmi(uint32_t id) {
     send_ipi(id, ICR_NMI | ICR_LEVEL_ASSERT);
 }
-void apic_send_nmi_all_but_self(void) {
-    send_ipi(0, ICR_NMI | ICR_LEVEL_ASSERT | ICR_ALL_BUT_SELF);
-}
-void apic_eoi(void) {
-    if (available) write_reg(REG_EOI, 0);
-}

@@ -21,7 +21,5 @@ uint32_t apic_id(void);
 void apic_send_init(uint32_t apic_id);
 void apic_send_startup(uint32_t apic_id, uint8_t vector_page);
 void apic_send_nmi(uint32_t apic_id);
-void apic_send_nmi_all_but_self(void);
-void apic_eoi(void);
 
 #endif

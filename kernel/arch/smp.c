@@ -54,11 +54,8 @@ static uint32_t stopper_apic_id; /* APIC id + 1 of the CPU that stopped the othe
 int smp_online_count(void) {
     return __atomic_load_n(&online_count, __ATOMIC_ACQUIRE);
 }
-int smp_present_count(void) {
-    return present_count;
-}
 
-int smp_cpu_index(void) {
+static int smp_cpu_index(void) {
     if (online_count <= 1 || !apic_available()) return 0;
     uint32_t id = apic_id();
     for (int i = 0; i < SMP_MAX_CPUS; i++)

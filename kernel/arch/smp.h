@@ -14,10 +14,6 @@
 void smp_init(const struct boot_info *info);
 /* Processors running kernel code, the BSP included (1 before smp_init). */
 int smp_online_count(void);
-/* Processors the MADT lists as enabled. */
-int smp_present_count(void);
-/* This CPU's index: 0 for the BSP, 1.. for the APs in start order. */
-int smp_cpu_index(void);
 /* NMI handler hook: halts this CPU if a stop was requested; returns 1 for
  * an NMI that woke an idle worker (nothing to report), 0 otherwise. */
 int smp_nmi_expected(void);

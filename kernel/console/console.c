@@ -46,10 +46,6 @@ void console_write(const char *s, size_t len) {
     }
 }
 
-void console_puts(const char *s) {
-    console_write(s, strlen(s));
-}
-
 int kvprintf(const char *fmt, va_list ap) {
     char buf[512];
     va_list again;
@@ -200,14 +196,6 @@ int console_poll_key(void) {
         if (key != KEY_NONE) return key;
     }
     return serial_poll_key();
-}
-
-int console_wait_key(void) {
-    for (;;) {
-        int key = console_poll_key();
-        if (key != KEY_NONE) return key;
-        cpu_relax();
-    }
 }
 
 void console_flush_input(void) {

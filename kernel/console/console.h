@@ -46,14 +46,11 @@ static inline int console_vt_final_key(char final) {
 }
 
 void console_write(const char *s, size_t len);
-void console_puts(const char *s);
 int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int kvprintf(const char *fmt, va_list ap);
 
 /* Non-blocking: the next key from any input source, or KEY_NONE. */
 int console_poll_key(void);
-/* Blocks (polling every input) until a key arrives. */
-int console_wait_key(void);
 /* Drops input queued so far (used after Ctrl-C). */
 void console_flush_input(void);
 

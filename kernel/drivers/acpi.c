@@ -133,10 +133,6 @@ static void detect_qemu(const char *firmware_vendor) {
     on_qemu = qemu_evidence[0] != 0;
 }
 
-int acpi_on_qemu(void) {
-    return on_qemu;
-}
-
 void acpi_init(uint64_t rsdp_phys, const char *firmware_vendor) {
     if (!rsdp_phys) {
         kprintf("acpi: no RSDP from the firmware\n");

@@ -19,8 +19,6 @@ int acpi_cpu_apic_ids(uint32_t *ids, int max);
 uint16_t acpi_pm_timer_port(int *bits);
 /* The largest APIC id the MADT lists (x2APIC is needed above 254). */
 uint32_t acpi_max_apic_id(void);
-/* 1 when the machine is QEMU (see detect_qemu in acpi.c). */
-int acpi_on_qemu(void);
 /* S5 through PM1a/PM1b control (or the sleep control register of
  * hardware-reduced ACPI), then, on QEMU only, its isa-debug-exit.
  * Returns only if every method failed. */

@@ -118,7 +118,7 @@ uint32_t pci_read32(const struct pci_device *d, uint16_t offset) {
     return config_read32(d->bus, d->slot, d->func, offset);
 }
 
-void pci_write32(const struct pci_device *d, uint16_t offset, uint32_t value) {
+static void pci_write32(const struct pci_device *d, uint16_t offset, uint32_t value) {
     config_write32(d->bus, d->slot, d->func, offset, value);
 }
 
@@ -126,7 +126,7 @@ uint16_t pci_read16(const struct pci_device *d, uint16_t offset) {
     return (uint16_t)(pci_read32(d, offset & ~3) >> ((offset & 2) * 8));
 }
 
-void pci_write16(const struct pci_device *d, uint16_t offset, uint16_t value) {
+static void pci_write16(const struct pci_device *d, uint16_t offset, uint16_t value) {
     uint32_t v = pci_read32(d, offset & ~3);
     int shift = (offset & 2) * 8;
     v = (v & ~(0xffffu << shift)) | ((uint32_t)value << shift);

@@ -19,9 +19,7 @@ int pci_device_count(void);
 const struct pci_device *pci_device_at(int index);
 
 uint32_t pci_read32(const struct pci_device *dev, uint16_t offset);
-void pci_write32(const struct pci_device *dev, uint16_t offset, uint32_t value);
 uint16_t pci_read16(const struct pci_device *dev, uint16_t offset);
-void pci_write16(const struct pci_device *dev, uint16_t offset, uint16_t value);
 
 /* Physical address and size of a memory BAR (32- or 64-bit); 0 if the BAR is
  * missing, an I/O BAR or unassigned. */

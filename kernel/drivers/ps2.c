@@ -123,7 +123,7 @@ static void decode_byte(uint8_t byte) {
     if (usage) keymap_press(&kbd.keys, usage, kbd.modifiers);
 }
 
-int ps2_poll_key(void) {
+static int ps2_poll_key(void) {
     if (!kbd.present) return KEY_NONE;
     int queued = keymap_next_key(&kbd.keys); /* the rest of a UTF-8 character */
     if (queued != KEY_NONE) return queued;

@@ -4,7 +4,5 @@
 #define KERNEL_PS2_H
 
 void ps2_init(void);
-/* Next key code (see kernel/console/console.h) or KEY_NONE; never blocks. */
-int ps2_poll_key(void);
 
 #endif

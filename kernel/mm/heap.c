@@ -244,7 +244,7 @@ void kfree(void *p) {
     heap_unlock();
 }
 
-void *krealloc(void *p, size_t size) {
+static void *krealloc(void *p, size_t size) {
     if (!p) return kmalloc(size);
     if (size == 0) {
         kfree(p);

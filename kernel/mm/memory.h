@@ -20,8 +20,6 @@ static inline uint64_t virt_to_phys_direct(const void *virt) {
  * when there is no such run. */
 uint64_t page_alloc(size_t count);
 void page_free(uint64_t phys, size_t count);
-/* Like page_alloc, but only pages at or above min_phys (e.g. 4 GiB). */
-uint64_t page_alloc_above(uint64_t min_phys, size_t count);
 /* Like page_alloc, but the whole run lies below limit_phys (DMA for a
  * device limited to 32-bit addresses: limit 4 GiB). */
 uint64_t page_alloc_below(uint64_t limit_phys, size_t count);
@@ -58,7 +56,6 @@ void memory_get_stats(struct memory_stats *out);
  * allocations of a page or more), NULL on failure; never panics. */
 void *kmalloc(size_t size);
 void *kzalloc(size_t size);
-void *krealloc(void *p, size_t size);
 void kfree(void *p);
 
 #endif

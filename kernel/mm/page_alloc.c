@@ -252,7 +252,7 @@ static uint64_t alloc_in_range(uint64_t start, uint64_t end, size_t count) {
     return phys;
 }
 
-uint64_t page_alloc_above(uint64_t min_phys, size_t count) {
+static uint64_t page_alloc_above(uint64_t min_phys, size_t count) {
     return alloc_in_range((min_phys + PAGE_SIZE - 1) / PAGE_SIZE, bitmap_pages, count);
 }
 

@@ -44,10 +44,6 @@ static uint64_t table_pages;
 
 static int is_image_guard(uint64_t page);
 
-uint64_t paging_table_pages(void) {
-    return table_pages;
-}
-
 static uint64_t read_cr3(void) {
     uint64_t v;
     __asm__ volatile("mov %%cr3, %0" : "=r"(v));
@@ -128,10 +124,6 @@ static uint64_t walk(uint64_t cr3, uint64_t virt) {
         table = phys_to_virt(e & PTE_ADDR);
     }
     return ~0ull;
-}
-
-uint64_t paging_kernel_virt_to_phys(uint64_t virt) {
-    return walk(read_cr3(), virt);
 }
 
 int paging_is_mapped(uint64_t virt, uint64_t size) {
@@ -289,7 +281,7 @@ void *paging_map_stack(uint64_t phys, uint64_t size, const char *label) {
     return (void *)virt;
 }
 
-int paging_is_stack_guard(uint64_t virt) {
+static int paging_is_stack_guard(uint64_t virt) {
     uint64_t page = virt & ~(PAGE_SIZE - 1);
     if (pml4 && is_image_guard(page)) return !paging_is_mapped(page, 1);
     if (virt < STACK_REGION_BASE || virt >= next_stack_virt) return 0;

@@ -17,9 +17,6 @@ void *paging_map_mmio(uint64_t phys, uint64_t size);
 void *paging_map_phys(uint64_t phys, uint64_t size);
 /* True when [virt, virt+size) is mapped (present) in the active tables. */
 int paging_is_mapped(uint64_t virt, uint64_t size);
-/* Physical address of a kernel-image virtual address, from the loader's
- * tables before paging_init and ours after. */
-uint64_t paging_kernel_virt_to_phys(uint64_t virt);
 /* Physical address of the kernel's PML4 (what CR3 holds). */
 uint64_t paging_kernel_cr3(void);
 /* On an application processor: the PAT the BSP uses. */
@@ -31,11 +28,7 @@ void *paging_map_stack(uint64_t phys, uint64_t size, const char *label);
 /* Leaves one page of the kernel image unmapped as the guard page below a
  * static stack; must be called before paging_init. */
 void paging_add_image_guard(uint64_t virt, const char *label);
-/* True for an address in an unmapped stack guard page (stack region or image). */
-int paging_is_stack_guard(uint64_t virt);
 /* What the guard page holding virt protects ("CPU 1's stack"), or NULL. */
 const char *paging_stack_guard_name(uint64_t virt);
-/* Page-table pages used by the kernel's own tables. */
-uint64_t paging_table_pages(void);
 
 #endif

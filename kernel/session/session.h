@@ -118,8 +118,6 @@ SamplerConfig session_sampler_config(const struct session *s);
 int session_complete(struct session *s, Sampler *sampler, const char *prompt, int steps, const GenerateIO *io,
                      GenerateStats *st, char *err, size_t err_size);
 
-/* session_chat.c: the template /chat uses (the override, else the model's), with why. */
-ChatTemplate session_chat_template(const struct session *s, char *why, size_t why_size);
 /* One conversation that is not kept (the API's chat requests), rendered
  * with that template: turns[] alternate user, assistant, ..., user (count
  * odd); the earlier answers are history, the last turn is answered like a

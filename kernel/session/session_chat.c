@@ -6,7 +6,7 @@
 #include "kernel/console/console.h"
 #include "lib/string.h"
 
-ChatTemplate session_chat_template(const struct session *s, char *why, size_t why_size) {
+static ChatTemplate session_chat_template(const struct session *s, char *why, size_t why_size) {
     if (s->chat.template_override >= 0) {
         strlcpy(why, "chosen by /chat template", why_size);
         return (ChatTemplate)s->chat.template_override;

@@ -20,6 +20,10 @@
 #define SHELL_PROMPT "> "
 
 /* New commands: one line here plus the handler. */
+static void shell_cmd_help(struct session *session, const char *args);
+static void shell_cmd_echo(struct session *session, const char *args);
+static void shell_cmd_api(struct session *session, const char *args);
+
 static const struct shell_command shell_commands[] = {
     {"/help", "", "list the commands", shell_cmd_help},
     {"/ls", "", "files in the ramdisk with their sizes", shell_cmd_ls},
@@ -33,7 +37,8 @@ static const struct shell_command shell_commands[] = {
      shell_cmd_bench},
     {"/model", "", "the loaded model: config, parameters, memory", shell_cmd_model},
     {"/load", "MODEL [TOKENIZER] [q8]", "switch model (q8: int8 weights, faster)", shell_cmd_load},
-    {"/set", "[NAME VALUE]", "sampling: temp topp topk minp penalty seed steps simd think kv; keymap",
+    {"/set", "[NAME VALUE]",
+     "settings: temp topp topk minp penalty seed steps simd think kv ctx; keymap (/set lists them)",
      shell_cmd_set},
     {"/bytes", "", "the UTF-8 bytes of the last prompt the model was given, in hex", shell_cmd_bytes},
     {"/stats", "", "figures of the last answer and of all answers", shell_cmd_stats},
@@ -52,7 +57,7 @@ static const struct shell_command shell_commands[] = {
 static struct line_editor shell_editor; /* large (history): keep it off the stack */
 static char shell_line[LINE_EDITOR_MAX + 1];
 
-void shell_cmd_help(struct session *session, const char *args) {
+static void shell_cmd_help(struct session *session, const char *args) {
     size_t width = 0;
     for (size_t i = 0; i < SHELL_COMMAND_COUNT; i++) {
         size_t w = strlen(shell_commands[i].name) + 1 + strlen(shell_commands[i].usage);
@@ -68,7 +73,7 @@ void shell_cmd_help(struct session *session, const char *args) {
     shell_print_keymaps();
 }
 
-void shell_cmd_api(struct session *session, const char *args) {
+static void shell_cmd_api(struct session *session, const char *args) {
     if (*args) {
         kprintf("usage: /api (then \"/api off\" to come back)\n");
         return;
@@ -76,7 +81,7 @@ void shell_cmd_api(struct session *session, const char *args) {
     api_serial_run(session);
 }
 
-void shell_cmd_echo(struct session *session, const char *args) {
+static void shell_cmd_echo(struct session *session, const char *args) {
     kprintf("%s\n", args);
 }
 
@@ -87,7 +92,7 @@ static const struct shell_command *find_command(const char *name, size_t len) {
     return NULL;
 }
 
-void shell_execute(struct session *session, const char *line) {
+static void shell_execute(struct session *session, const char *line) {
     while (isspace((unsigned char)*line)) line++;
     size_t len = strlen(line);
     while (len > 0 && isspace((unsigned char)line[len - 1])) len--;

@@ -7,9 +7,6 @@ __attribute__((noreturn)) void shell_run(void);
 
 struct session;
 
-/* Runs one input line (a /command or a prompt for the model). */
-void shell_execute(struct session *session, const char *line);
-
 /* A command: `args` is the text after the name, trimmed (never NULL).
  * `session` is the shell's one model session; commands that do not use the
  * model ignore it. */
@@ -20,10 +17,6 @@ struct shell_command {
     void (*run)(struct session *session, const char *args);
 };
 
-/* Handlers by theme. shell.c: */
-void shell_cmd_help(struct session *session, const char *args);
-void shell_cmd_echo(struct session *session, const char *args);
-void shell_cmd_api(struct session *session, const char *args);
 /* shell_system.c: */
 void shell_cmd_mem(struct session *session, const char *args);
 void shell_cmd_ls(struct session *session, const char *args);
@@ -39,10 +32,13 @@ void shell_cmd_smp(struct session *session, const char *args);
 /* shell_llm.c: the model, its settings and the conversation. */
 void shell_cmd_model(struct session *session, const char *args);
 void shell_cmd_load(struct session *session, const char *args);
-void shell_cmd_set(struct session *session, const char *args);
 void shell_cmd_stats(struct session *session, const char *args);
 void shell_cmd_chat(struct session *session, const char *args);
 void shell_cmd_system(struct session *session, const char *args);
+/* Says a conversation has started (its template, system prompt, context). */
+void shell_chat_started(const struct session *session);
+/* shell_set.c: the settings, a table of them. */
+void shell_cmd_set(struct session *session, const char *args);
 /* shell_input.c: keyboard layouts and what the model was given. */
 void shell_cmd_bytes(struct session *session, const char *args);
 void shell_note_prompt(const char *prompt);

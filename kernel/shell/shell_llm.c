@@ -1,4 +1,4 @@
-/* shell_llm.c - the shell's model commands: /model, /load, /set, /stats.
+/* shell_llm.c - the shell's model commands: /model, /load, /stats, /chat (/set: shell_set.c).
  * They show and change the struct session the shell passes them. */
 #include "kernel/console/console.h"
 #include "kernel/arch/cpu.h"
@@ -102,144 +102,6 @@ void shell_cmd_load(struct session *session, const char *args) {
         kprintf("still using %s\n", session->model.model_name);
 }
 
-static void show_settings(const struct session *session) {
-    const struct session_settings *set = &session->settings;
-    kprintf("temp %.2f, topp %.2f, topk %d, minp %.2f, penalty %.2f, steps %d, seed ", set->temperature,
-            set->topp, set->top_k, set->min_p, set->repeat_penalty, set->steps);
-    if (set->seed)
-        kprintf("%llu", (unsigned long long)set->seed);
-    else
-        kprintf("random");
-    kprintf(", simd %s, think %s, think %s, kv %s, ctx ", isa_name(set->simd),
-            set->hide_think ? "hide" : "show", set->no_think ? "off" : "on", kv_type_name(set->kv_type));
-    if (set->ctx)
-        kprintf("%d", set->ctx);
-    else
-        kprintf("auto");
-    if (session->model.loaded) kprintf(" (%d loaded)", session->model.transformer.config.seq_len);
-    kprintf("\n");
-}
-
-/* Parses a float; returns 0 when the whole text is not a number in [lo, hi]. */
-static int parse_float_in(const char *text, float lo, float hi, float *out) {
-    char *end;
-    float v = strtof(text, &end);
-    if (end == text || *end || !(v >= lo && v <= hi)) return 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_int_in(const char *text, long lo, long hi, long *out) {
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
-static void chat_started(const struct session *session);
-
-/* /set think on|off: the thinking switch of the templates that have one; a
- * conversation starts over with it (the template's system part may change). */
-static void set_thinking(struct session *session, int on) {
-    session->settings.no_think = !on;
-    ChatTemplate t = session->chat.active ? session->chat.chat.template : CHAT_TEMPLATE_NONE;
-    kprintf("set: think %s (the /chat templates with a switch: qwen3, smollm3)\n", on ? "on" : "off");
-    if (session->chat.active && chat_template_has_thinking(t) && session_chat_create(session) == 0) {
-        kprintf("chat: the conversation starts over with it\n");
-        chat_started(session);
-    }
-}
-
-void shell_cmd_set(struct session *session, const char *args) {
-    if (!*args) {
-        show_settings(session);
-        return;
-    }
-    char name[16];
-    size_t n = 0;
-    while (args[n] && !isspace((unsigned char)args[n]) && n < sizeof name - 1) {
-        name[n] = args[n];
-        n++;
-    }
-    name[n] = 0;
-    const char *value = args + n;
-    while (isspace((unsigned char)*value)) value++;
-    if (strcmp(name, "keymap") == 0) {
-        shell_set_keymap(value);
-        return;
-    }
-    long iv = 0;
-    int ok = 1;
-    if (!*value) {
-        kprintf("usage: /set temp|topp|topk|minp|penalty|seed|steps|simd|think|kv|ctx|keymap VALUE\n");
-        return;
-    } else if (strcmp(name, "kv") == 0) {
-        int type = kv_type_parse(value);
-        if (type < 0) {
-            kprintf("set: kv is f16, q8_0 or f32, not '%s'\n", value);
-            return;
-        }
-        if (session_set_kv_type(session, (uint32_t)type) != 0) return;
-    } else if (strcmp(name, "think") == 0 && (strcmp(value, "on") == 0 || strcmp(value, "off") == 0)) {
-        set_thinking(session, strcmp(value, "on") == 0);
-        return;
-    } else if (strcmp(name, "think") == 0) {
-        int hide = strcmp(value, "hide") == 0 ? 1 : strcmp(value, "show") == 0 ? 0 : -1;
-        ok = hide >= 0;
-        if (ok) session->settings.hide_think = hide;
-    } else if (strcmp(name, "temp") == 0) {
-        ok = parse_float_in(value, 0.0f, 100.0f, &session->settings.temperature);
-    } else if (strcmp(name, "topp") == 0) {
-        ok = parse_float_in(value, 0.0f, 1.0f, &session->settings.topp);
-    } else if (strcmp(name, "minp") == 0) {
-        ok = parse_float_in(value, 0.0f, 1.0f, &session->settings.min_p);
-    } else if (strcmp(name, "penalty") == 0) {
-        ok = parse_float_in(value, 0.01f, 100.0f, &session->settings.repeat_penalty);
-    } else if (strcmp(name, "topk") == 0) {
-        ok = parse_int_in(value, 0, 1 << 20, &iv);
-        if (ok) session->settings.top_k = (int)iv;
-    } else if (strcmp(name, "steps") == 0) {
-        ok = parse_int_in(value, 0, 1 << 20, &iv);
-        if (ok) session->settings.steps = (int)iv;
-    } else if (strcmp(name, "ctx") == 0) {
-        /* 2^30: beyond any trained context; the model's own bound comes next. */
-        ok = strcmp(value, "auto") == 0 || parse_int_in(value, 1, 1 << 30, &iv);
-        if (ok && session_set_context(session, (int)iv) != 0) return;
-    } else if (strcmp(name, "seed") == 0) {
-        if (strcmp(value, "random") == 0) {
-            session->settings.seed = 0;
-        } else {
-            char *end;
-            unsigned long long seed = strtoull(value, &end, 0);
-            ok = end != value && !*end && seed != 0;
-            if (ok) session->settings.seed = seed;
-        }
-    } else if (strcmp(name, "simd") == 0) {
-        int simd = isa_parse(value);
-        if (simd == ISA_AVX2 && !isa_usable(ISA_AVX2)) {
-            kprintf("set: this CPU (or its XCR0 state) has no AVX2+FMA\n");
-            return;
-        }
-        if (simd == ISA_AVX512 && !isa_usable(ISA_AVX512)) {
-            kprintf("set: this CPU (or its XCR0 state) has no AVX-512F+BW\n");
-            return;
-        }
-        ok = simd >= 0;
-        if (ok) session_simd_apply(session, simd);
-    } else {
-        kprintf("set: unknown setting '%s' (temp topp topk minp penalty seed steps simd think kv ctx)\n",
-                name);
-        return;
-    }
-    if (!ok) {
-        kprintf("set: bad value for %s: '%s'%s\n", name, value,
-                strcmp(name, "ctx") == 0 ? " (a context length: 1 or more positions, or auto)" : "");
-        return;
-    }
-    show_settings(session);
-}
-
 void shell_cmd_stats(struct session *session, const char *args) {
     if (!session->history.answers) {
         kprintf("no answers yet\n");
@@ -265,7 +127,7 @@ static void chat_usage(void) {
             "llama3|llama3.1|qwen3|smollm3|gemma|chatml|llama2|zephyr|none|auto]\n");
 }
 
-static void chat_started(const struct session *session) {
+void shell_chat_started(const struct session *session) {
     const Chat *c = &session->chat.chat;
     kprintf("chat: on (template %s%s, context %d tokens); plain lines are your turns, /chat off ends it\n",
             chat_template_name(c->template), c->system ? ", with a system prompt" : "", c->capacity);
@@ -277,7 +139,7 @@ void shell_cmd_chat(struct session *session, const char *args) {
             session_chat_destroy(session);
             kprintf("chat: off\n");
         } else if (session_chat_create(session) == 0) {
-            chat_started(session);
+            shell_chat_started(session);
         }
         return;
     }
@@ -341,7 +203,7 @@ void shell_cmd_chat(struct session *session, const char *args) {
             return;
         }
         kprintf("chat: template %s\n", session->chat.template_override < 0 ? "auto (the model's)" : name);
-        if (session->chat.active && session_chat_create(session) == 0) chat_started(session);
+        if (session->chat.active && session_chat_create(session) == 0) shell_chat_started(session);
     } else {
         chat_usage();
     }
@@ -359,6 +221,6 @@ void shell_cmd_system(struct session *session, const char *args) {
         kprintf("system: set\n");
     if (session->chat.active && session_chat_create(session) == 0) {
         kprintf("chat: the conversation starts over with it\n");
-        chat_started(session);
+        shell_chat_started(session);
     }
 }

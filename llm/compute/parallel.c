@@ -27,17 +27,6 @@ void parallel_set_runner(parallel_runner run, int nworkers) {
     runner_workers = runner ? nworkers : 1;
 }
 
-int parallel_workers(void) {
-    return runner_workers;
-}
-
-void parallel_run(parallel_fn fn, void *ctx) {
-    if (runner)
-        runner(fn, ctx, runner_workers);
-    else
-        fn(ctx, 0, 1);
-}
-
 void parallel_split(int count, int align, int worker, int nworkers, int *begin, int *end) {
     if (align < 1) align = 1;
     if (nworkers < 1) nworkers = 1;

@@ -21,17 +21,12 @@ typedef void (*parallel_runner)(parallel_fn fn, void *ctx, int nworkers);
 /* Registers the runner and its worker count; NULL or nworkers <= 1 makes
  * every helper run serially on the caller's thread. */
 void parallel_set_runner(parallel_runner run, int nworkers);
-int parallel_workers(void); /* 1 when serial */
 /* Calls smaller than this many multiply-adds run serially (waking workers
  * would cost more), and a larger call takes one worker per this much work
  * (a small job on many CPUs would spend more waking them than it saves);
  * 0 forces every call through all the workers (tests). */
 void parallel_set_min_work(uint64_t work);
 #define PARALLEL_DEFAULT_MIN_WORK 32768
-
-/* Runs fn through the runner (or fn(ctx, 0, 1) when serial); see
- * parallel_runner for which workers take part. */
-void parallel_run(parallel_fn fn, void *ctx);
 
 /* Worker `worker` of `nworkers`'s share [*begin, *end) of 0..count-1, in
  * contiguous chunks whose boundaries are multiples of align (except count). */

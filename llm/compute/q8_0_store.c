@@ -1,6 +1,6 @@
-/* q8_0_store.c - the KV cache's q8_0 rows (see q8_0_store.h): the scale of
- * each block in scalar code (the same division and reciprocal everywhere),
- * the 32 values 4, 8 or 16 at a time. */
+/* q8_0_store.c - the KV cache's q8_0 rows (see q8_0_store.h): the scalar
+ * one is tensor/'s block quantiser; the SIMD ones take its scale
+ * (ggml_q8_0_scale) and round the 32 values 4, 8 or 16 at a time. */
 #include <immintrin.h>
 
 #include "lib/math.h"
@@ -9,19 +9,13 @@
 
 /* The block's scale into b->d; returns the factor its values are multiplied by. */
 static inline float block_scale(BlockQ8_0 *b, float amax) {
-    float d = amax / 127.0f;
-    b->d = ggml_fp32_to_fp16(d);
-    return d != 0.0f ? 1.0f / d : 0.0f;
+    float id;
+    b->d = ggml_fp32_to_fp16(ggml_q8_0_scale(amax, &id));
+    return id;
 }
 
 void q8_0_store_scalar(BlockQ8_0 *out, const float *x, int n) {
-    for (int b = 0; b < n / QK32; b++, x += QK32) {
-        float amax = 0.0f;
-        for (int j = 0; j < QK32; j++)
-            if (fabsf(x[j]) > amax) amax = fabsf(x[j]);
-        float id = block_scale(&out[b], amax);
-        for (int j = 0; j < QK32; j++) out[b].qs[j] = (int8_t)roundf(x[j] * id);
-    }
+    ggml_quantize_row_q8_0(out, x, (size_t)n);
 }
 
 /* v rounded half away from zero: the truncation, then one step away from
@@ -62,7 +56,8 @@ TARGET_AVX2 static inline __m256i avx2_round_away(__m256 v) {
 
 TARGET_AVX2 void q8_0_store_avx2(BlockQ8_0 *out, const float *x, int n) {
     const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    /* The packs work within 128-bit halves: this puts the 4-byte groups back in order. */
+    /* The packs work within 128-bit halves: this puts the 4-byte groups back in
+     * order. */
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     for (int b = 0; b < n / QK32; b++, x += QK32) {
         __m256 m = _mm256_setzero_ps();

@@ -2,6 +2,7 @@
  * chat_template.c). */
 #include "llm/generate/chat.h"
 #include "llm/generate/chat_internal.h"
+#include "llm/generate/decode_loop.h"
 
 #include "lib/format.h"
 #include "lib/stdlib.h"
@@ -135,10 +136,6 @@ int chat_slide(Chat *c, const Tokenizer *tok, int needed) {
     return -1;
 }
 
-static uint64_t clock_now(const GenerateIO *io) {
-    return io && io->now_ns ? io->now_ns(io->ctx) : 0;
-}
-
 /* Streams a token's text unless it belongs to a hidden think block. */
 static void emit_token(Chat *c, const Tokenizer *tok, const GenerateIO *io, int prev, int token) {
     if (c->hide_think && c->think_open >= 0) {
@@ -159,6 +156,19 @@ static void emit_token(Chat *c, const Tokenizer *tok, const GenerateIO *io, int 
         c->after_think = 0;
     }
     if (len && io && io->emit) io->emit(io->ctx, piece, len);
+}
+
+typedef struct {
+    Chat *c;
+    const Tokenizer *tok;
+    const GenerateIO *io;
+} Keeper;
+
+/* An answer token into the history, and streamed. */
+static void keep_token(void *ctx, int prev, int token) {
+    Keeper *k = ctx;
+    k->c->tokens[k->c->count++] = token;
+    emit_token(k->c, k->tok, k->io, prev, token);
 }
 
 /* The turn's prefix length when it is the first turn: the BOS and system
@@ -233,7 +243,7 @@ static int stopped_in_prefill(Chat *c, int ran, int turn_start, uint64_t start, 
         c->count = turn_start;
     }
     c->turns--;
-    uint64_t end = clock_now(io);
+    uint64_t end = generate_clock(io);
     stats->prompt_tokens = stats->positions = ran;
     stats->total_ns = stats->prefill_ns = end - start;
     stats->reason = STOP_USER;
@@ -286,7 +296,7 @@ int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const c
     }
     c->thinking = c->after_think = 0;
 
-    uint64_t start = clock_now(io);
+    uint64_t start = generate_clock(io);
     int prefill = c->count - c->pos;
     stats->prompt_tokens = prefill;
     for (int i = c->pos; i < c->count; i++) sampler_accept(s, c->tokens[i]);
@@ -299,41 +309,27 @@ int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const c
     }
     if (ran < prefill) return stopped_in_prefill(c, ran, turn_start, start, io, stats);
     c->pos = c->count;
-    uint64_t prefill_end = clock_now(io), first_end = 0;
-    float *logits = t->state.logits;
-    int limit = c->capacity - c->suffix_count;
-    StopReason reason = STOP_STEPS;
-    int prev = c->tokens[c->count - 1];
-    for (;;) {
-        if (io && io->should_stop && io->should_stop(io->ctx)) {
-            reason = STOP_USER;
-            break;
-        }
-        int next = sampler_sample(s, logits);
-        if (is_stop(c, next)) {
-            reason = next == tok->bos_id && next != tok->eos_id ? STOP_BOS : STOP_EOS;
-            break;
-        }
-        c->tokens[c->count++] = next;
-        stats->generated_tokens++;
-        sampler_accept(s, next);
-        emit_token(c, tok, io, prev, next);
-        if (io && io->on_token) io->on_token(io->ctx, next);
-        prev = next;
-        if (max_new > 0 && stats->generated_tokens >= max_new) break;
-        if (c->count >= limit) {
-            reason = STOP_CONTEXT;
-            break;
-        }
-        logits = transformer_forward(t, next, c->count - 1);
-        if (!logits) {
-            snprintf(err, err_size, "forward pass failed at position %d", c->count - 1);
-            stats->reason = STOP_ERROR;
-            return -1;
-        }
-        c->pos = c->count;
-        if (!first_end) first_end = clock_now(io);
+    uint64_t prefill_end = generate_clock(io), first_end = 0;
+    Keeper keeper = {c, tok, io};
+    DecodeLoop d = {.stop_ids = c->stop_ids,
+                    .stop_count = c->stop_count,
+                    .bos_id = is_stop(c, tok->bos_id) && tok->bos_id != tok->eos_id ? tok->bos_id : -1,
+                    .max_new = max_new,
+                    .end = c->capacity - c->suffix_count - 1, /* room for the suffix that closes the answer */
+                    .at_end = STOP_CONTEXT,
+                    .keep = keep_token,
+                    .ctx = &keeper,
+                    .pos = c->pos,
+                    .last = c->tokens[c->count - 1],
+                    .kept_end = &first_end};
+    StopReason reason = decode_loop(&d, t, s, t->state.logits, io, stats, err, err_size);
+    if (reason == STOP_ERROR) {
+        stats->reason = STOP_ERROR;
+        return -1;
     }
+    c->pos = d.pos;
+    /* Every token of the history goes through the sampler's record, the last one kept too. */
+    if (reason == STOP_STEPS || reason == STOP_CONTEXT) sampler_accept(s, d.last);
     if (c->jinja) {
         /* the next turn's rendering closes the answer */
         if (chat_jinja_end(c, tok, err, err_size) != 0) {
@@ -347,7 +343,7 @@ int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const c
         if (chat_template_drops_think(c->template)) drop_think_block(c, tok, turn_start + n);
     }
 
-    uint64_t end = clock_now(io);
+    uint64_t end = generate_clock(io);
     stats->positions = prefill + stats->generated_tokens; /* so positions - prompt_tokens = answer tokens */
     stats->total_ns = end - start;
     stats->prefill_ns = prefill_end - start;

@@ -31,15 +31,7 @@ typedef struct {
  * 0, or -1 when out of memory. */
 int chat_parts_turn(ChatParts *p, ChatTemplate t, const ChatOptions *o, const char *system, const char *user,
                     int first, int bos);
-/* Appends an earlier answer as the template writes it in history, with the
- * text that closes it. */
-void chat_parts_answer(ChatParts *p, ChatTemplate t, const char *answer);
 void chat_parts_destroy(ChatParts *p);
-/* Token ids of the parts; *gen_think_at (may be NULL) gets the index of the
- * first SEG_GEN_THINK token, or the count when there is none. Returns the
- * count, or -1 with a reason. */
-int chat_parts_encode(const ChatParts *p, const Tokenizer *tok, int *ids, int capacity, int *gen_think_at,
-                      char *err, size_t err_size);
 /* Token ids of the parts in a fresh malloc'd array (*out). */
 int chat_parts_encode_alloc(const ChatParts *p, const Tokenizer *tok, int **out, int *gen_think_at, char *err,
                             size_t err_size);

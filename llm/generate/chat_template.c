@@ -297,7 +297,7 @@ const char *chat_answer_suffix(ChatTemplate t) {
     return (unsigned)t < CHAT_TEMPLATE_COUNT ? specs[t].suffix : "";
 }
 
-void chat_parts_answer(ChatParts *p, ChatTemplate t, const char *answer) {
+static void chat_parts_answer(ChatParts *p, ChatTemplate t, const char *answer) {
     if (specs[t].drops_think) {
         /* content.split('</think>')[-1].lstrip('\n') when it has a block */
         const char *after = NULL, *at = answer;
@@ -318,8 +318,8 @@ void chat_parts_destroy(ChatParts *p) {
     p->n = 0;
 }
 
-int chat_parts_encode(const ChatParts *p, const Tokenizer *tok, int *ids, int capacity, int *gen_think_at,
-                      char *err, size_t err_size) {
+static int chat_parts_encode(const ChatParts *p, const Tokenizer *tok, int *ids, int capacity,
+                             int *gen_think_at, char *err, size_t err_size) {
     int count = 0;
     if (gen_think_at) *gen_think_at = -1;
     for (int i = 0; i < p->n; i++) {

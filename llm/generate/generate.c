@@ -1,5 +1,6 @@
 /* generate.c - llama2.c's generation loop over callbacks. */
 #include "llm/generate/generate.h"
+#include "llm/generate/decode_loop.h"
 
 #include "lib/format.h"
 #include "lib/stdlib.h"
@@ -45,10 +46,6 @@ static int is_stop_token(const int *ids, int count, int token) {
     for (int i = 0; i < count; i++)
         if (ids[i] == token) return 1;
     return 0;
-}
-
-static uint64_t clock_now(const GenerateIO *io) {
-    return io && io->now_ns ? io->now_ns(io->ctx) : 0;
 }
 
 int generate_prefill(Transformer *t, const int *tokens, int n, int start_pos, const GenerateIO *io) {
@@ -124,6 +121,65 @@ static void finish_times(GenerateStats *stats, uint64_t start, uint64_t prefill_
     stats->after_first_ns = end - first_end;
 }
 
+typedef struct {
+    const Tokenizer *tok;
+    const GenerateIO *io;
+} Streamer;
+
+/* Streams a token's piece as run.c prints it. */
+static void stream_piece(void *ctx, int prev, int token) {
+    const Streamer *st = ctx;
+    size_t len;
+    const char *piece = tokenizer_decode(st->tok, prev, token, &len);
+    if (len && st->io && st->io->emit) st->io->emit(st->io->ctx, piece, len);
+}
+
+/* The prompt: its prefill, then its tokens forced and streamed one position
+ * at a time as run.c does (their logits unused), polling before each, the
+ * last one included. Returns the positions gone through (prompt_count - 1
+ * with *reason STOP_STEPS where the answer follows), or -1 with a reason in
+ * message. */
+static int run_prompt(Transformer *t, Sampler *s, const int *prompt, int prompt_count, int steps,
+                      const Streamer *st, StopReason *reason, int *stopped_in_prefill, uint64_t *first_end,
+                      char *message, size_t message_size) {
+    const GenerateIO *io = st->io;
+    int prefill_count = prompt_count < steps ? prompt_count : steps;
+    *reason = STOP_USER;
+    int pos = 0;
+    for (;; pos++) {
+        if (io && io->should_stop && io->should_stop(io->ctx)) return pos;
+        sampler_accept(s, prompt[pos]);
+        if (pos == 0) {
+            /* The prompt's positions run as one batched prefill; only the
+             * logits after the last prompt token are ever sampled from. */
+            int ran = generate_prefill(t, prompt, prefill_count, 0, io);
+            if (ran < 0) {
+                snprintf(message, message_size, "prefill of %d prompt tokens failed", prefill_count);
+                return -1;
+            }
+            if (ran < prefill_count) {
+                *stopped_in_prefill = ran;
+                return pos;
+            }
+        }
+        if (pos == prompt_count - 1) break; /* the answer's first token is sampled next */
+        int next = prompt[pos + 1];
+        if (next == st->tok->bos_id && st->tok->bos_id >= 0) {
+            *reason = STOP_BOS; /* run.c's rule, inside the prompt too */
+            return pos + 1;
+        }
+        stream_piece((void *)st, prompt[pos], next);
+        if (io && io->on_token) io->on_token(io->ctx, next);
+        if (pos == 0) *first_end = generate_clock(io);
+        if (pos + 1 >= steps) {
+            *reason = STOP_STEPS;
+            return pos + 1;
+        }
+    }
+    *reason = STOP_STEPS;
+    return pos;
+}
+
 int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *prompt, int steps,
              const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size) {
     char message[160];
@@ -151,76 +207,38 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
     int stop_ids[8], stop_count;
     generate_stop_tokens(tok, stop_ids, 8, &stop_count);
 
-    int token = prompt_tokens[0];
-    int pos = 0;
-    int prefill_count = prompt_count < steps ? prompt_count : steps;
-    StopReason reason = STOP_STEPS;
-    int failed = 0;
+    StopReason reason;
     int stopped_in_prefill = -1; /* positions the prefill ran before Ctrl-C */
-    uint64_t start = clock_now(io), first_end = 0, prefill_end = 0;
-    if (io && io->on_token) io->on_token(io->ctx, token);
-
-    while (pos < steps) {
-        if (io && io->should_stop && io->should_stop(io->ctx)) {
-            reason = STOP_USER;
-            break;
-        }
-        sampler_accept(s, token);
-        float *logits;
-        if (pos < prefill_count) {
-            /* The prompt's positions run as one batched prefill; only the
-             * logits after the last prompt token are ever sampled from. */
-            int ran = pos == 0 ? generate_prefill(t, prompt_tokens, prefill_count, 0, io) : prefill_count;
-            if (ran < 0) {
-                snprintf(message, sizeof message, "prefill of %d prompt tokens failed", prefill_count);
-                failed = 1;
-                break;
-            }
-            if (ran < prefill_count) {
-                stopped_in_prefill = ran;
-                reason = STOP_USER;
-                break;
-            }
-            logits = t->state.logits;
-        } else {
-            logits = transformer_forward(t, token, pos);
-        }
-        if (!logits) {
-            snprintf(message, sizeof message, "forward pass failed at position %d (token %d)", pos, token);
-            failed = 1;
-            break;
-        }
-        int next;
-        if (pos < prompt_count - 1) {
-            next = prompt_tokens[pos + 1]; /* still inside the prompt: force it */
-        } else {
-            next = sampler_sample(s, logits);
-        }
-        pos++;
-        if (pos == prompt_count) prefill_end = clock_now(io);
-
-        /* The answer ends at EOS (or an end-of-turn token); run.c's rule:
-         * BOS delimits sequences (ids from the vocabulary: 1/2 for tokenizer.bin). */
-        if (pos >= prompt_count && is_stop_token(stop_ids, stop_count, next)) {
-            reason = STOP_EOS;
-            break;
-        }
-        if (next == tok->bos_id && tok->bos_id >= 0) {
-            reason = STOP_BOS;
-            break;
-        }
-        if (pos >= prompt_count) stats->generated_tokens++;
-
-        size_t len;
-        const char *piece = tokenizer_decode(tok, token, next, &len);
-        if (len && io && io->emit) io->emit(io->ctx, piece, len);
-        if (io && io->on_token) io->on_token(io->ctx, next);
-        token = next;
-        if (pos == 1) first_end = clock_now(io);
+    uint64_t start = generate_clock(io), first_end = 0, prefill_end = 0;
+    if (io && io->on_token) io->on_token(io->ctx, prompt_tokens[0]);
+    Streamer streamer = {tok, io};
+    int pos = run_prompt(t, s, prompt_tokens, prompt_count, steps, &streamer, &reason, &stopped_in_prefill,
+                         &first_end, message, sizeof message);
+    int failed = pos < 0;
+    if (failed) pos = 0;
+    if (pos == prompt_count - 1 && reason == STOP_STEPS && prompt_count <= steps) {
+        /* The answer. A BOS among the stop tokens stops as one of them. */
+        DecodeLoop d = {.stop_ids = stop_ids,
+                        .stop_count = stop_count,
+                        .bos_id = is_stop_token(stop_ids, stop_count, tok->bos_id) ? -1 : tok->bos_id,
+                        .end = steps,
+                        .at_end = STOP_STEPS,
+                        .keep = stream_piece,
+                        .ctx = &streamer,
+                        .pos = prompt_count,
+                        .last = prompt_tokens[prompt_count - 1],
+                        .sampled_end = &prefill_end,
+                        .kept_end = &first_end,
+                        .polled = 1};
+        reason = decode_loop(&d, t, s, t->state.logits, io, stats, message, sizeof message);
+        failed = reason == STOP_ERROR;
+        /* llama2.c's final pos: one a sample (a stopping one too), or where the forward pass failed. */
+        int stopped_by_token = reason == STOP_EOS || reason == STOP_BOS;
+        pos = failed ? d.pos : prompt_count - 1 + stats->generated_tokens + stopped_by_token;
     }
     free(prompt_tokens);
 
-    uint64_t end = clock_now(io);
+    uint64_t end = generate_clock(io);
     if (stopped_in_prefill >= 0) pos = stats->prompt_tokens = stopped_in_prefill; /* what ran, no more */
     stats->positions = pos;
     finish_times(stats, start, prefill_end, first_end, end); /* a stop inside the prompt leaves both 0 */

@@ -1,12 +1,10 @@
-/* jinja_eval.c - runs the syntax tree: scopes (a for loop and a macro call
- * open one, if does not), statements writing into an output buffer, and
- * expressions with the reference's operator rules. Every node costs a step;
- * steps and call depth are bounded. */
+/* jinja_eval.c - expressions: scopes (a for loop and a macro call open one,
+ * if does not), the reference's operator rules, members and slices, and
+ * eval() over an expression node. Statements are in jinja_exec.c, calls in
+ * jinja_call.c. Every node costs a step; steps and call depth are bounded. */
 #include "lib/format.h"
 #include "lib/string.h"
 #include "llm/jinja/jinja_internal.h"
-
-#define MAX_EVAL_DEPTH 160
 
 Scope *scope_new(Jinja *J, Scope *parent) {
     Scope *s = jalloc(J, sizeof *s);
@@ -26,7 +24,7 @@ static JVal lookup(Scope *sc, const JStr *name) {
     return v_undef();
 }
 
-static int step(Jinja *J) {
+int eval_step(Jinja *J) {
     if (J->failed) return -1;
     if (++J->steps > J->max_steps) {
         jfail(J, "the template ran more than %lu steps", J->max_steps);
@@ -256,7 +254,7 @@ static JVal slice(Jinja *J, JVal obj, const Node *s, Scope *sc) {
     JVal out = obj.t == JT_STR ? v_undef() : v_list(J, JT_LIST);
     JBuf b = {0};
     for (int64_t i = start; dir > 0 ? i < stop : dir < 0 && i > stop;) {
-        if (step(J)) return v_undef();
+        if (eval_step(J)) return v_undef();
         if (obj.t == JT_STR)
             buf_put(J, &b, obj.s->s + at[i], at[i + 1] - at[i]);
         else
@@ -323,133 +321,6 @@ static JVal member(Jinja *J, const Node *n, Scope *sc) {
     return v_undef();
 }
 
-/* ------------------------------------------------------------ calls */
-void eval_args(Jinja *J, const NodeList *args, Scope *sc, JList *pos, JDict *kw) {
-    for (int k = 0; k < args->n && !J->failed; k++) {
-        const Node *a = args->v[k];
-        if (a->type == N_SPREAD) {
-            JVal v = eval(J, a->a, sc);
-            if (J->failed) return;
-            if (!is_list(v)) {
-                jfail(J, "Cannot unpack non-iterable type: %s", type_name(v));
-                return;
-            }
-            for (int i = 0; i < v.l->n; i++) list_push(J, pos, v.l->v[i]);
-        } else if (a->type != N_KWARG && a->type != N_KWSPREAD) {
-            list_push(J, pos, eval(J, a, sc));
-        }
-    }
-    for (int k = 0; k < args->n && !J->failed; k++) {
-        const Node *a = args->v[k];
-        if (a->type == N_KWARG) {
-            if (dict_get(kw, a->str->s, a->str->len)) {
-                jfail(J, "Got multiple values for keyword argument '%s'", a->str->s);
-                return;
-            }
-            dict_set(J, kw, a->str, eval(J, a->a, sc));
-        } else if (a->type == N_KWSPREAD) {
-            JVal v = eval(J, a->a, sc);
-            if (J->failed) return;
-            if (!is_mapping(v)) {
-                jfail(J, "Argument after ** must be a mapping, not %s", type_name(v));
-                return;
-            }
-            for (int i = 0; i < v.d->n; i++) {
-                if (dict_get(kw, v.d->k[i]->s, v.d->k[i]->len)) {
-                    jfail(J, "Got multiple values for keyword argument '%s'", v.d->k[i]->s);
-                    return;
-                }
-                dict_set(J, kw, v.d->k[i], v.d->v[i]);
-            }
-        }
-    }
-}
-
-static JVal call_macro(Jinja *J, const Node *m, JList *args, Scope *caller) {
-    Scope *sc = scope_new(J, caller);
-    if (!sc) return v_undef();
-    int npos = args->n;
-    JDict *kw = NULL;
-    if (npos && args->v[npos - 1].t == JT_KWARGS) kw = args->v[--npos].d;
-    const NodeList *params = &m->list2;
-    /* defaults are evaluated after every parameter is bound; on the arena, not the (kernel) stack */
-    const Node **pending = jalloc(J, (size_t)(params->n ? params->n : 1) * sizeof *pending);
-    int npending = 0;
-    if (!pending) return v_undef();
-    for (int i = 0; i < params->n; i++) {
-        const Node *p = params->v[i];
-        JStr *name = p->str;
-        JVal v = i < npos ? args->v[i] : v_undef();
-        int given = i < npos;
-        if (!given && kw) {
-            JVal *k = dict_get(kw, name->s, name->len);
-            if (k) {
-                v = *k;
-                given = 1;
-                /* taken: removed from the keyword arguments */
-                for (int j = 0; j < kw->n; j++)
-                    if (kw->k[j] == name ||
-                        (kw->k[j]->len == name->len && !memcmp(kw->k[j]->s, name->s, name->len))) {
-                        memmove(&kw->k[j], &kw->k[j + 1], (size_t)(kw->n - j - 1) * sizeof *kw->k);
-                        memmove(&kw->v[j], &kw->v[j + 1], (size_t)(kw->n - j - 1) * sizeof *kw->v);
-                        kw->n--;
-                        break;
-                    }
-            }
-        }
-        if (!given && p->type == N_KWARG) pending[npending++] = p;
-        scope_set(J, sc, name, v);
-    }
-    if (kw && kw->n > 0) {
-        jfail(J, "macro '%s' takes no keyword argument '%s'", m->str->s, kw->k[0]->s);
-        return v_undef();
-    }
-    if (npos > params->n) {
-        jfail(J, "macro '%s' takes not more than %d argument(s)", m->str->s, params->n);
-        return v_undef();
-    }
-    for (int i = 0; i < npending; i++) scope_set(J, sc, pending[i]->str, eval(J, pending[i]->a, sc));
-    JBuf out = {0};
-    eval_block(J, &m->list, sc, &out);
-    return buf_value(J, &out);
-}
-
-JVal call_function(Jinja *J, JVal fn, JList *args, Scope *caller) {
-    if (fn.t != JT_FUNC) {
-        jfail(J, "Cannot call something that is not a function: got %s", type_name(fn));
-        return v_undef();
-    }
-    if (++J->depth > MAX_EVAL_DEPTH) {
-        jfail(J, "calls nested too deep");
-        return v_undef();
-    }
-    JVal r;
-    if (fn.fn->kind == FN_MACRO)
-        r = call_macro(J, fn.fn->macro, args, caller);
-    else if (fn.fn->kind == FN_METHOD)
-        r = call_method(J, fn.fn, args);
-    else
-        r = call_global(J, fn.fn, args);
-    J->depth--;
-    return r;
-}
-
-static JVal call(Jinja *J, const Node *n, Scope *sc) {
-    JList args = {0};
-    JDict kw = {0};
-    eval_args(J, &n->list, sc, &args, &kw);
-    if (J->failed) return v_undef();
-    if (kw.n > 0) {
-        JDict *d = jalloc(J, sizeof *d);
-        if (!d) return v_undef();
-        *d = kw;
-        list_push(J, &args, (JVal){.t = JT_KWARGS, .d = d});
-    }
-    JVal fn = eval(J, n->a, sc);
-    if (J->failed) return fn;
-    return call_function(J, fn, &args, sc);
-}
-
 static JVal test(Jinja *J, const Node *n, Scope *sc) {
     JVal v = eval(J, n->a, sc);
     if (J->failed) return v;
@@ -460,7 +331,7 @@ static JVal test(Jinja *J, const Node *n, Scope *sc) {
 
 JVal eval(Jinja *J, const Node *n, Scope *sc) {
     if (!n) return v_undef();
-    if (step(J)) return v_undef();
+    if (eval_step(J)) return v_undef();
     if (++J->depth > MAX_EVAL_DEPTH) {
         jfail(J, "expressions nested too deep");
         return v_undef();
@@ -497,7 +368,7 @@ JVal eval(Jinja *J, const Node *n, Scope *sc) {
         r = member(J, n, sc);
         break;
     case N_CALL:
-        r = call(J, n, sc);
+        r = eval_call(J, n, sc);
         break;
     case N_UNARY:
         r = unary(J, n, sc);
@@ -529,192 +400,4 @@ JVal eval(Jinja *J, const Node *n, Scope *sc) {
     }
     J->depth--;
     return J->failed ? v_undef() : r;
-}
-
-/* ------------------------------------------------------------ statements */
-static void bind_target(Jinja *J, const Node *target, JVal v, Scope *sc, const char *what) {
-    if (target->type == N_IDENT) {
-        scope_set(J, sc, target->str, v);
-        return;
-    }
-    /* a tuple of names */
-    if (v.t != JT_LIST && !(v.t == JT_TUPLE && what[0] == 's')) {
-        jfail(J, "Cannot unpack non-iterable type: %s", type_name(v));
-        return;
-    }
-    if (v.l->n != target->list.n) {
-        jfail(J, "Too %s items to unpack", target->list.n > v.l->n ? "few" : "many");
-        return;
-    }
-    for (int i = 0; i < target->list.n; i++) {
-        if (target->list.v[i]->type != N_IDENT) {
-            jfail(J, "Cannot unpack to a non-identifier");
-            return;
-        }
-        scope_set(J, sc, target->list.v[i]->str, v.l->v[i]);
-    }
-}
-
-static void exec_set(Jinja *J, const Node *n, Scope *sc) {
-    JVal rhs;
-    if (n->b) {
-        rhs = eval(J, n->b, sc);
-    } else {
-        JBuf b = {0};
-        eval_block(J, &n->list, sc, &b);
-        rhs = buf_value(J, &b);
-    }
-    if (J->failed) return;
-    const Node *target = n->a;
-    if (target->type == N_IDENT || target->type == N_TUPLE) {
-        bind_target(J, target, rhs, sc, "set");
-    } else if (target->type == N_MEMBER) {
-        JVal obj = eval(J, target->a, sc);
-        if (J->failed) return;
-        if (obj.t != JT_NS) {
-            jfail(J, "cannot assign attribute on non-namespace object");
-            return;
-        }
-        if (target->flag || target->b->type != N_IDENT) {
-            jfail(J, "Cannot assign to member with non-identifier property");
-            return;
-        }
-        dict_set(J, obj.d, target->b->str, rhs);
-    } else {
-        jfail(J, "Invalid left-hand side of set");
-    }
-}
-
-static void exec_for(Jinja *J, const Node *n, Scope *sc, JBuf *out) {
-    Scope *scope = scope_new(J, sc);
-    if (!scope) return;
-    const Node *src = n->b, *filter = NULL;
-    if (src->type == N_SELECT) {
-        filter = src->b;
-        src = src->a;
-    }
-    JVal it = eval(J, src, scope);
-    if (J->failed) return;
-    if (is_mapping(it)) {
-        JVal keys = v_list(J, JT_LIST);
-        for (int i = 0; keys.l && i < it.d->n; i++)
-            list_push(J, keys.l, (JVal){.t = JT_STR, .s = it.d->k[i]});
-        it = keys;
-    }
-    if (!is_list(it)) {
-        jfail(J, "Expected iterable or object type in for loop: got %s", type_name(it));
-        return;
-    }
-    JList items = {0};
-    for (int i = 0; i < it.l->n && !J->failed; i++) {
-        JVal cur = it.l->v[i];
-        if (filter) {
-            Scope *ls = scope_new(J, scope);
-            bind_target(J, n->a, cur, ls, "for");
-            JVal t = eval(J, filter, ls);
-            if (J->failed || !truthy(t)) continue;
-        } else if (n->a->type == N_TUPLE) {
-            if (cur.t != JT_LIST) {
-                jfail(J, "Cannot unpack non-iterable type: %s", type_name(cur));
-                return;
-            }
-            if (cur.l->n != n->a->list.n) {
-                jfail(J, "Too %s items to unpack", n->a->list.n > cur.l->n ? "few" : "many");
-                return;
-            }
-        }
-        list_push(J, &items, cur);
-    }
-    static const char *const names[9] = {"index", "index0", "revindex", "revindex0", "first",
-                                         "last",  "length", "previtem", "nextitem"};
-    JStr *keys[9], *loop_name = jstr(J, "loop", 4);
-    for (int k = 0; k < 9; k++) keys[k] = jstr(J, names[k], strlen(names[k]));
-    int any = 0;
-    for (int i = 0; i < items.n && !J->failed; i++) {
-        JVal loop = v_dict(J, JT_DICT);
-        if (!loop.d) return;
-        JVal vals[9] = {v_int(i + 1),
-                        v_int(i),
-                        v_int(items.n - i),
-                        v_int(items.n - i - 1),
-                        v_bool(i == 0),
-                        v_bool(i == items.n - 1),
-                        v_int(items.n),
-                        i > 0 ? items.v[i - 1] : v_undef(),
-                        i < items.n - 1 ? items.v[i + 1] : v_undef()};
-        for (int k = 0; k < 9; k++) dict_set(J, loop.d, keys[k], vals[k]);
-        scope_set(J, scope, loop_name, loop);
-        bind_target(J, n->a, items.v[i], scope, "for");
-        size_t mark = out->len;
-        eval_block(J, &n->list, scope, out);
-        if (J->ctrl != CTRL_NONE) {
-            /* the reference drops what a broken-off iteration wrote */
-            out->len = mark;
-            if (out->s) out->s[mark] = '\0';
-            Ctrl c = J->ctrl;
-            J->ctrl = CTRL_NONE;
-            if (c == CTRL_BREAK) break;
-            continue;
-        }
-        any = 1;
-    }
-    if (!any && !J->failed) eval_block(J, &n->list2, scope, out);
-}
-
-static void exec_macro(Jinja *J, const Node *n, Scope *sc) {
-    JFunc *f = jalloc(J, sizeof *f);
-    if (!f) return;
-    f->kind = FN_MACRO;
-    f->macro = n;
-    scope_set(J, sc, n->str, (JVal){.t = JT_FUNC, .fn = f});
-}
-
-void eval_block(Jinja *J, const NodeList *body, Scope *sc, JBuf *out) {
-    if (++J->depth > MAX_EVAL_DEPTH) {
-        jfail(J, "blocks nested too deep");
-        return;
-    }
-    for (int i = 0; i < body->n && !J->failed && J->ctrl == CTRL_NONE; i++) {
-        const Node *n = body->v[i];
-        if (step(J)) break;
-        switch ((NodeType)n->type) {
-        case N_IF: {
-            JVal t = eval(J, n->a, sc);
-            if (!J->failed) eval_block(J, truthy(t) ? &n->list : &n->list2, sc, out);
-            break;
-        }
-        case N_FOR:
-            exec_for(J, n, sc, out);
-            break;
-        case N_BREAK:
-            J->ctrl = CTRL_BREAK;
-            break;
-        case N_CONTINUE:
-            J->ctrl = CTRL_CONTINUE;
-            break;
-        case N_SET:
-            exec_set(J, n, sc);
-            break;
-        case N_MACRO:
-            exec_macro(J, n, sc);
-            break;
-        case N_COMMENT:
-            break;
-        case N_FILTER_BLOCK: {
-            JBuf b = {0};
-            eval_block(J, &n->list, sc, &b);
-            JVal v = apply_filter(J, buf_value(J, &b), n->a, sc);
-            if (!J->failed) value_print(J, out, v);
-            break;
-        }
-        case N_STR:
-            buf_put(J, out, n->str->s, n->str->len);
-            break;
-        default: {
-            JVal v = eval(J, n, sc);
-            if (!J->failed) value_print(J, out, v);
-        }
-        }
-    }
-    J->depth--;
 }

@@ -282,13 +282,20 @@ int lex(Jinja *J, const char *src, size_t len, Token **out);
 /* jinja_parser.c */
 NodeList parse(Jinja *J, const Token *t, int n);
 
-/* jinja_eval.c */
-void eval_block(Jinja *J, const NodeList *body, Scope *sc, JBuf *out);
+/* The deepest nesting of evaluations and calls (bounds the C stack). */
+#define MAX_EVAL_DEPTH 160
+/* jinja_eval.c: expressions and scopes. eval_step counts a node against the
+ * step budget: non-zero when the run must stop (failed, or over budget). */
 JVal eval(Jinja *J, const Node *n, Scope *sc);
+int eval_step(Jinja *J);
 Scope *scope_new(Jinja *J, Scope *parent);
 void scope_set(Jinja *J, Scope *sc, JStr *name, JVal v);
+/* jinja_call.c: calls. */
+JVal eval_call(Jinja *J, const Node *n, Scope *sc);
 JVal call_function(Jinja *J, JVal fn, JList *args, Scope *caller);
 void eval_args(Jinja *J, const NodeList *args, Scope *sc, JList *pos, JDict *kw);
+/* jinja_exec.c: statements. */
+void eval_block(Jinja *J, const NodeList *body, Scope *sc, JBuf *out);
 
 /* jinja_filters.c */
 JVal apply_filter(Jinja *J, JVal operand, const Node *filter, Scope *sc);

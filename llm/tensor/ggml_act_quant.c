@@ -24,15 +24,20 @@ static inline int round_away(float v) {
     return t + (frac >= 0.5f) - (frac <= -0.5f);
 }
 
-float ggml_quantize_q8_0_block(int8_t *qs, const float *x) {
+static float ggml_quantize_q8_0_block(int8_t *qs, const float *x) {
     float amax = 0;
     for (int j = 0; j < QK32; j++) {
         float a = fabsf(x[j]);
         if (a > amax) amax = a;
     }
-    float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    float id, d = ggml_q8_0_scale(amax, &id);
     for (int j = 0; j < QK32; j++) qs[j] = (int8_t)round_away(x[j] * id);
     return d;
+}
+
+void ggml_quantize_row_q8_0(BlockQ8_0 *out, const float *x, size_t n) {
+    for (size_t b = 0; b < n / QK32; b++, x += QK32)
+        out[b].d = ggml_fp32_to_fp16(ggml_quantize_q8_0_block(out[b].qs, x));
 }
 
 void ggml_quantize_act_q8a(BlockQ8A *out, const float *x, int n) {

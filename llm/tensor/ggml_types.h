@@ -154,11 +154,20 @@ float ggml_bf16_to_fp32(uint16_t h);
 /* Dequantises one row of n values (n a multiple of the block size). */
 void ggml_dequantize_row(uint32_t type, const void *row, float *out, int n);
 
-/* One block of 32 values as ggml's reference Q8_0 quantiser rounds it: qs
- * gets round-half-away(x / d); returns d = max |x| / 127 (before the fp16
- * rounding Q8_0 stores). The one scalar Q8_0 rounding: Q8A activations and
- * the tools' Q8_0 weights use it. */
-float ggml_quantize_q8_0_block(int8_t *qs, const float *x);
+/* Q8_0's scale for a block whose largest magnitude is amax: d = amax / 127
+ * (returned, before the fp16 rounding Q8_0 stores) and the factor each value
+ * is multiplied by (0 for an all-zero block). Every Q8_0/Q8A quantiser, scalar
+ * or SIMD, takes its scale from here. */
+static inline float ggml_q8_0_scale(float amax, float *inverse) {
+    float d = amax / 127.0f;
+    *inverse = d != 0.0f ? 1.0f / d : 0.0f;
+    return d;
+}
+/* n values (n % 32 == 0) into Q8_0 blocks as ggml's reference quantiser
+ * rounds them (qs = round-half-away(x * inverse), d in fp16): the one scalar
+ * Q8_0 quantiser, used by Q8A activations, the scalar KV store and
+ * gguf_convert; the SIMD ones give its bytes. */
+void ggml_quantize_row_q8_0(BlockQ8_0 *out, const float *x, size_t n);
 /* Activations: x (n values) into Q8A blocks (n % 32 == 0) / Q8K blocks (n % 256 == 0). */
 void ggml_quantize_act_q8a(BlockQ8A *out, const float *x, int n);
 void ggml_quantize_act_q8k(BlockQ8K *out, const float *x, int n);

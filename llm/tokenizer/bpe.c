@@ -27,6 +27,9 @@ typedef struct {
     int spm; /* 1: SentencePiece scores, 0: BPE merge ranks */
 } MergeState;
 
+/* Rank of the merge (from, to), or -1. */
+static int bpe_merge_rank(const Tokenizer *t, int from, int to);
+
 static void try_pair(MergeState *m, int left, int right) {
     if (left < 0 || right < 0) return;
     const Symbol *l = &m->symbols[left], *r = &m->symbols[right];
@@ -131,7 +134,7 @@ TokenizerMergeSlot *bpe_merge_slot(const Tokenizer *t, int from, int to) {
     }
 }
 
-int bpe_merge_rank(const Tokenizer *t, int from, int to) {
+static int bpe_merge_rank(const Tokenizer *t, int from, int to) {
     return t->merge_slots ? bpe_merge_slot(t, from, to)->rank : -1;
 }
 

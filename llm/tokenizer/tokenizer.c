@@ -13,7 +13,7 @@
  * below it are never merged. */
 #define MERGE_SCORE_FLOOR (-1e10f)
 
-void tokenizer_set_error(char *err, size_t err_size, const char *message) {
+static void tokenizer_set_error(char *err, size_t err_size, const char *message) {
     if (err && err_size) strlcpy(err, message, err_size);
 }
 #define set_error tokenizer_set_error

@@ -16,7 +16,6 @@ int tokenizer_lookup_pair(const Tokenizer *t, const char *a, size_t alen, const 
 /* The same, with hash = the chained tokenizer_hash_bytes of a then b. */
 int tokenizer_lookup_hashed(const Tokenizer *t, uint32_t hash, const char *a, size_t alen, const char *b,
                             size_t blen);
-void tokenizer_set_error(char *err, size_t err_size, const char *message);
 /* Formats the message into err (when given); returns -1. */
 int tokenizer_fail(char *err, size_t err_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -47,8 +46,6 @@ size_t bpe_byte_encoding(unsigned b, char *out);
 /* Where the probe for (from, to) starts, before masking. */
 uint32_t bpe_merge_hash(int from, int to);
 TokenizerMergeSlot *bpe_merge_slot(const Tokenizer *t, int from, int to);
-/* Rank of the merge (from, to), or -1. */
-int bpe_merge_rank(const Tokenizer *t, int from, int to);
 
 /* Makes the end-of-turn and fill-in-the-middle markers control tokens, as
  * llama.cpp's vocabulary loader does (tokenizer_token_types.c); needs the

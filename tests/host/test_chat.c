@@ -302,6 +302,27 @@ static void test_gemma_slide(Model *m) {
     chat_destroy(&c);
 }
 
+/* An answer that runs into the end of the context stops there with
+ * STOP_CONTEXT, and the suffix that closes it still fits: the history ends
+ * exactly at the context's last position. */
+static void test_answer_reaches_context(Model *m) {
+    char err[200];
+    Chat c;
+    Sampler s;
+    greedy_chat(m, &c, &s, CHAT_TEMPLATE_CHATML);
+    int turn = chat_turn_tokens(&c, &m->tok, "Hi", err, sizeof err);
+    c.capacity = turn + 1 + c.suffix_count + 7; /* room for 8 answer tokens (the buffers keep their size) */
+    GenerateStats st;
+    int rc = chat_turn(&c, &m->t, &m->tok, &s, "Hi", 0, NULL, &st, err, sizeof err);
+    check(rc == 0 && st.reason == STOP_CONTEXT && st.generated_tokens == 8 && c.count == c.capacity &&
+              c.pos == c.capacity - c.suffix_count - 1,
+          "an answer that reaches the context stops there, its closing suffix still fits",
+          "rc %d reason %s generated %d count %d pos %d capacity %d", rc, stop_reason_name(st.reason),
+          st.generated_tokens, c.count, c.pos, c.capacity);
+    sampler_destroy(&s);
+    chat_destroy(&c);
+}
+
 static void test_context_limit(Model *m) {
     char err[200];
     Chat c;
@@ -414,6 +435,7 @@ int main(void) {
     test_kv_reuse(&qwen, "qwen3 chatml", CHAT_TEMPLATE_CHATML, "Be brief.");
     test_kv_reuse(&stories, "stories260K none", CHAT_TEMPLATE_NONE, NULL);
     test_context_limit(&qwen);
+    test_answer_reaches_context(&qwen);
     test_stop_in_prefill(&qwen);
     test_qwen3_history(&qwen);
     test_gemma_slide(&qwen);

@@ -346,8 +346,9 @@ static void test_attend_kv(const KernelSet *ks, uint32_t type) {
     }
 }
 
-/* Writing rows: f16 rounds to nearest even; q8_0 gives the bytes of the
- * tools' ggml reference quantiser (tools/ggml_quantize.h). */
+/* Writing rows: f16 rounds to nearest even; q8_0 (the active kernel set's
+ * store) gives the bytes of the one scalar Q8_0 quantiser, the one whose
+ * gguf_convert output test_gguf_convert.py compares with llama-quantize's. */
 static void test_kv_store(void) {
     float x[64];
     uint16_t h[4];
@@ -362,10 +363,10 @@ static void test_kv_store(void) {
         fill(x, 64, trial % 2 ? 3.0f : 0.01f);
         if (trial == 7) memset(x, 0, sizeof x);
         kv_store_row(GGML_TYPE_Q8_0, got, x, 64);
-        quant_q8_0(want, x, 64);
+        ggml_quantize_row_q8_0(want, x, 64);
         same &= memcmp(got, want, sizeof got) == 0;
     }
-    check(same, "q8_0 KV rows equal ggml's reference quantiser", "bytes differ");
+    check(same, "q8_0 KV rows equal the scalar Q8_0 quantiser (llama-quantize's bytes)", "bytes differ");
     check(kv_type_parse("F16") == GGML_TYPE_F16 && kv_type_parse("q8_0") == GGML_TYPE_Q8_0 &&
               kv_type_parse("f32") == GGML_TYPE_F32 && kv_type_parse("bogus") == -1 &&
               kv_type_parse("q4_0") == -1,

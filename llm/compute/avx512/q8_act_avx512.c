@@ -13,7 +13,7 @@ TARGET_AVX512_VNNI void ggml_quantize_act_q8a_avx512(void *blocks, const float *
         __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
         __m512 m = _mm512_max_ps(_mm512_abs_ps(x1), _mm512_max_ps(_mm512_abs_ps(x0), _mm512_setzero_ps()));
         float amax = _mm512_reduce_max_ps(m);
-        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        float id, d = ggml_q8_0_scale(amax, &id);
         __m512i sum = _mm512_setzero_si512();
         for (int h = 0; h < 2; h++) {
             __m512 v = _mm512_mul_ps(h ? x1 : x0, _mm512_set1_ps(id));
