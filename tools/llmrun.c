@@ -30,8 +30,8 @@
 #include "llm/format/gguf.h"
 #include "llm/format/gguf_split.h"
 #include "llm/tokenizer/tokenizer.h"
-#include "llm/model/transformer.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/model.h"
+#include "llm/model/gguf_runtime.h"
 #include "tools/file_util.h"
 #include "tools/render_template.h"
 #include "tools/thread_pool.h"
@@ -163,8 +163,8 @@ static double per_second(double count, uint64_t ns) {
 /* -m chat: each stdin line is a user turn; each answer is printed on one
  * line (figures on stderr). The KV cache is kept across turns unless
  * scratch asks for a from-scratch run of the whole conversation each turn. */
-static int run_chat(Transformer *t, const Tokenizer *tok, Sampler *s, const char *system,
-                    const char *template_name, int steps, int scratch, int thinking) {
+static int run_chat(Model *t, const Tokenizer *tok, Sampler *s, const char *system, const char *template_name,
+                    int steps, int scratch, int thinking) {
     char err[256], why[400];
     ChatTemplate tmpl = chat_template_detect_why(tok, why, sizeof why);
     if (template_name && chat_template_parse(template_name, &tmpl) != 0)
@@ -274,8 +274,8 @@ static int run_tokenize(const Tokenizer *tok, int cases, int chat_ids, int think
     return 0;
 }
 
-static int run_logits(Transformer *t, const char *out_path, const char *token_list) {
-    const TransformerConfig *c = &t->config;
+static int run_logits(Model *t, const char *out_path, const char *token_list) {
+    const ModelConfig *c = &t->config;
     int *ids = malloc((size_t)c->seq_len * sizeof(int));
     int n = 0;
     const char *s = token_list;
@@ -305,7 +305,7 @@ static int run_logits(Transformer *t, const char *out_path, const char *token_li
         exit(EXIT_FAILURE);
     }
     for (int pos = 0; pos < n; pos++) {
-        float *logits = transformer_forward(t, ids[pos], pos);
+        float *logits = model_forward(t, ids[pos], pos);
         if (!logits) die("forward pass failed", NULL);
         if (fwrite(logits, sizeof(float), (size_t)c->vocab_size, out) != (size_t)c->vocab_size)
             die("write error on", out_path);
@@ -317,7 +317,7 @@ static int run_logits(Transformer *t, const char *out_path, const char *token_li
 
 /* What main has loaded, handed back by finish in reverse order. */
 typedef struct {
-    Transformer transformer;
+    Model model;
     Tokenizer tokenizer;
     Sampler sampler;
     int have_transformer, have_tokenizer, have_sampler;
@@ -327,7 +327,7 @@ typedef struct {
 static int finish(Loaded *l, int rc) {
     if (l->have_sampler) sampler_destroy(&l->sampler);
     if (l->have_tokenizer) tokenizer_destroy(&l->tokenizer);
-    if (l->have_transformer) transformer_destroy(&l->transformer);
+    if (l->have_transformer) model_destroy(&l->model);
     free_model_files(l->model_data);
     return rc;
 }
@@ -336,7 +336,7 @@ static int finish(Loaded *l, int rc) {
 static void load_tokenizer(Loaded *l, const char *checkpoint, int tokenizer_given, const char *tokenizer_path,
                            size_t model_size, int vocab_size) {
     char err[256];
-    if (checkpoint && !tokenizer_given && l->transformer.gguf) {
+    if (checkpoint && !tokenizer_given && model_has_vocabulary(&l->model)) {
         if (tokenizer_create_gguf(&l->tokenizer, l->model_data, model_size, err, sizeof err) != 0)
             die(checkpoint, err);
         if (l->tokenizer.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", l->tokenizer.warning);
@@ -529,7 +529,7 @@ int main(int argc, char **argv) {
 
     char err[256];
     Loaded l = {0};
-    Transformer *transformer = &l.transformer;
+    Model *transformer = &l.model;
     int vocab_size = 0;
     size_t model_size = 0;
     if (checkpoint) {
@@ -544,18 +544,18 @@ int main(int argc, char **argv) {
             return finish(&l, run_tokenize(&l.tokenizer, tokenize_cases, chat_ids, chat_thinking));
         }
         GgufPieces pieces = {checkpoint, read_piece, NULL};
-        if (transformer_create_pieces(transformer, l.model_data, model_size, &pieces, ctx, err, sizeof err) !=
-            0)
+        if (model_create(transformer, l.model_data, model_size, &(ModelOptions){ctx, &pieces}, err,
+                         sizeof err) != 0)
             die(checkpoint, err);
         l.have_transformer = 1;
         vocab_size = transformer->config.vocab_size;
         char features[448];
-        if (*gguf_model_features(transformer, features, sizeof features))
-            fprintf(stderr, "llmrun: %s: %s\n", gguf_model_arch_name(transformer), features);
-        if (f32_matmul) gguf_model_set_reference(transformer, 1);
-        if (kv_type >= 0 && !transformer->gguf)
-            fprintf(stderr, "llmrun: --kv ignored: llama2.c checkpoints keep an fp32 KV cache\n");
-        else if (kv_type >= 0 && gguf_model_set_kv_type(transformer, (uint32_t)kv_type, err, sizeof err) != 0)
+        if (*model_features(transformer, features, sizeof features))
+            fprintf(stderr, "llmrun: %s: %s\n", model_arch_name(transformer), features);
+        if (f32_matmul) model_set_reference(transformer, 1);
+        if (kv_type >= 0 && model_kv_fixed(transformer, err, sizeof err))
+            fprintf(stderr, "llmrun: --kv ignored: %s\n", err);
+        else if (kv_type >= 0 && model_set_kv_type(transformer, (uint32_t)kv_type, err, sizeof err) != 0)
             die("--kv", err);
     }
     if (logits_out) return finish(&l, run_logits(transformer, logits_out, token_list));

@@ -46,7 +46,7 @@ static int is_stop(const Chat *c, int id) {
     return 0;
 }
 
-int chat_create(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplate tmpl, const char *system,
+int chat_create(Chat *c, const Model *t, const Tokenizer *tok, ChatTemplate tmpl, const char *system,
                 char *err, size_t err_size) {
     memset(c, 0, sizeof *c);
     c->template = tmpl;
@@ -266,7 +266,7 @@ static int prepare_turn(Chat *c, const Tokenizer *tok, const char *user, int *n_
     return 0;
 }
 
-int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const char *user, int max_new,
+int chat_turn(Chat *c, Model *t, const Tokenizer *tok, Sampler *s, const char *user, int max_new,
               const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size) {
     memset(stats, 0, sizeof *stats);
     if (!user) user = "";
@@ -300,7 +300,7 @@ int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const c
     if (ran < prefill) return stopped_in_prefill(c, ran, turn_start, start, io, stats);
     c->pos = c->count;
     uint64_t prefill_end = clock_now(io), first_end = 0;
-    float *logits = t->state.logits;
+    float *logits = model_logits(t);
     int limit = c->capacity - c->suffix_count;
     StopReason reason = STOP_STEPS;
     int prev = c->tokens[c->count - 1];
@@ -325,7 +325,7 @@ int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const c
             reason = STOP_CONTEXT;
             break;
         }
-        logits = transformer_forward(t, next, c->count - 1);
+        logits = model_forward(t, next, c->count - 1);
         if (!logits) {
             snprintf(err, err_size, "forward pass failed at position %d", c->count - 1);
             stats->reason = STOP_ERROR;

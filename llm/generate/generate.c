@@ -51,8 +51,8 @@ static uint64_t clock_now(const GenerateIO *io) {
     return io && io->now_ns ? io->now_ns(io->ctx) : 0;
 }
 
-int generate_prefill(Transformer *t, const int *tokens, int n, int start_pos, const GenerateIO *io) {
-    if (!io || !io->should_stop || !io->now_ns) return transformer_prefill(t, tokens, n, start_pos) ? -1 : n;
+int generate_prefill(Model *t, const int *tokens, int n, int start_pos, const GenerateIO *io) {
+    if (!io || !io->should_stop || !io->now_ns) return model_prefill(t, tokens, n, start_pos) ? -1 : n;
     /* The first piece is 2 positions (a slow or loaded machine may run
      * only a few a second); later ones are sized from the rate measured so
      * far, in multiples of 8 positions from 16 on (the batches' sizes). */
@@ -61,7 +61,7 @@ int generate_prefill(Transformer *t, const int *tokens, int n, int start_pos, co
     while (done < n) {
         if (done > 0 && io->should_stop(io->ctx)) break; /* the caller polled before the first */
         int count = n - done < piece ? n - done : piece;
-        if (transformer_prefill(t, tokens + done, count, start_pos + done) != 0) return -1;
+        if (model_prefill(t, tokens + done, count, start_pos + done) != 0) return -1;
         done += count;
         uint64_t spent = io->now_ns(io->ctx) - start;
         uint64_t next = spent ? (uint64_t)done * GENERATE_PREFILL_PIECE_NS / spent : 1024;
@@ -112,8 +112,8 @@ static void finish_times(GenerateStats *stats, uint64_t start, uint64_t prefill_
     stats->after_first_ns = end - first_end;
 }
 
-int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *prompt, int steps,
-             const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size) {
+int generate(Model *t, const Tokenizer *tok, Sampler *s, const char *prompt, int steps, const GenerateIO *io,
+             GenerateStats *stats, char *err, size_t err_size) {
     char message[160];
     memset(stats, 0, sizeof *stats);
     if (!prompt) prompt = "";
@@ -169,9 +169,9 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
                 reason = STOP_USER;
                 break;
             }
-            logits = t->state.logits;
+            logits = model_logits(t);
         } else {
-            logits = transformer_forward(t, token, pos);
+            logits = model_forward(t, token, pos);
         }
         if (!logits) {
             snprintf(message, sizeof message, "forward pass failed at position %d (token %d)", pos, token);

@@ -27,22 +27,22 @@ typedef struct {
 int model_shape_read(ModelShape *shape, const void *file, size_t size);
 /* Bytes of run state (activations, attention scores, logits, KV cache, RoPE
  * tables / quantised-activation buffers) that transformer_create_ctx allocates
- * for ctx positions: exactly transformer_state_bytes() after that load, with the
+ * for ctx positions: exactly model_state_bytes() after that load, with the
  * KV cache of shape->kv_type (int8
- * copies made by transformer_quantize, the GGUF index and the tokenizer are
+ * copies made by model_quantize, the GGUF index and the tokenizer are
  * not included). 0 when it would overflow. */
-uint64_t model_state_bytes(const ModelShape *shape, int ctx);
+uint64_t model_shape_state_bytes(const ModelShape *shape, int ctx);
 /* Of which the KV cache (keys and values of every layer). */
-uint64_t model_kv_bytes(const ModelShape *shape, int ctx);
+uint64_t model_shape_kv_bytes(const ModelShape *shape, int ctx);
 /* The largest context in 1..wanted whose run state fits in budget bytes;
  * 0 when not even one position does. */
 int model_ctx_that_fits(const ModelShape *shape, int wanted, uint64_t budget);
 
 /* model_state_bytes at the trained context; -1 when model_shape_read fails. */
-int64_t transformer_state_bytes_estimate(const void *file, size_t size);
+int64_t model_state_bytes_estimate(const void *file, size_t size);
 /* The same with a GGUF model's KV cache of kv_type (llm/model/kv_cache.h; the
  * function above assumes the default, f16; a model that refuses q8_0, its
  * head size not a multiple of 32, keeps f16); llama2.c checkpoints keep fp32. */
-int64_t transformer_state_bytes_estimate_kv(const void *file, size_t size, uint32_t kv_type);
+int64_t model_state_bytes_estimate_kv(const void *file, size_t size, uint32_t kv_type);
 
 #endif
