@@ -64,15 +64,20 @@ int loaded_model_tokenizer(LoadedModel *l, const void *tok_data, size_t tok_size
     int vocab = l->model.config.vocab_size;
     if (tok_data) {
         if (tokenizer_create(&l->tokenizer, tok_data, tok_size, vocab, err, err_size) != 0) return -1;
-    } else {
-        if (tokenizer_create_gguf(&l->tokenizer, l->data, l->size, err, err_size) != 0) return -1;
-        if (l->tokenizer.vocab_size != vocab) {
-            snprintf(err, err_size, "its vocabulary has %d tokens, the model %d", l->tokenizer.vocab_size,
-                     vocab);
-            tokenizer_destroy(&l->tokenizer);
-            return -1;
-        }
+        l->have_tokenizer = 1;
+        return 0;
     }
+    if (loaded_model_vocabulary(l, l->data, l->size, err, err_size) != 0) return -1;
+    if (l->tokenizer.vocab_size != vocab) {
+        snprintf(err, err_size, "its vocabulary has %d tokens, the model %d", l->tokenizer.vocab_size, vocab);
+        loaded_model_drop_tokenizer(l);
+        return -1;
+    }
+    return 0;
+}
+
+int loaded_model_vocabulary(LoadedModel *l, const void *data, size_t size, char *err, size_t err_size) {
+    if (tokenizer_create_gguf(&l->tokenizer, data, size, err, err_size) != 0) return -1;
     l->have_tokenizer = 1;
     return 0;
 }

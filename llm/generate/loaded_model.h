@@ -52,6 +52,10 @@ int loaded_model_open(LoadedModel *l, const void *data, size_t size, const LoadO
  * vocabulary of the model file itself, which must match the model's. 0, or -1
  * with the reason (nothing allocated). */
 int loaded_model_tokenizer(LoadedModel *l, const void *tok_data, size_t tok_size, char *err, size_t err_size);
+/* The tokenizer from a GGUF file's vocabulary alone, with or without a model
+ * (vocabulary-only files, architectures no runtime runs). 0, or -1 with the
+ * reason. */
+int loaded_model_vocabulary(LoadedModel *l, const void *data, size_t size, char *err, size_t err_size);
 /* Frees the tokenizer alone (one that did not fit), so that another may be tried. */
 void loaded_model_drop_tokenizer(LoadedModel *l);
 /* A sampler over the model's vocabulary. 0, or -1 with the reason. */
