@@ -28,6 +28,7 @@
 #include "llm/compute/kernels.h"
 #include "llm/model/kv_cache.h"
 #include "llm/compute/kernel_sets.h"
+#include "llm/generate/loaded_model.h"
 #include "llm/model/model.h"
 #include "llm/model/gguf_runtime.h"
 #include "tools/file_util.h"
@@ -204,8 +205,8 @@ __attribute__((format(printf, 1, 2))) static int bad_argument(const char *fmt, .
 }
 
 /* Frees the model and its file, returns rc (main's way out once loaded). */
-static int finish(Model *t, void *data, int rc) {
-    model_destroy(t);
+static int finish(LoadedModel *loaded, void *data, int rc) {
+    loaded_model_close(loaded);
     free(data);
     return rc;
 }
@@ -264,53 +265,55 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_forward: cannot read %s\n", path);
         return 1;
     }
-    Model t;
+    LoadedModel loaded;
     char err[256];
-    if (model_create(&t, data, size, &(ModelOptions){ctx, NULL}, err, sizeof(err)) != 0) {
+    LoadOptions options = {ctx, NULL, 0, -1, 0};
+    if (loaded_model_open(&loaded, data, size, &options, NULL, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "bench_forward: %s: %s\n", path, err);
         free(data);
         return 1;
     }
-    if (group_size && model_quantize(&t, group_size, err, sizeof(err)) != 0) {
+    Model *t = &loaded.model;
+    if (group_size && model_quantize(t, group_size, err, sizeof(err)) != 0) {
         fprintf(stderr, "bench_forward: %s: %s\n", path, err);
-        return finish(&t, data, 1);
+        return finish(&loaded, data, 1);
     }
-    if ((kv >= 0 || at) && !gguf_model_of(&t)) {
+    if ((kv >= 0 || at) && !gguf_model_of(t)) {
         fprintf(stderr, "bench_forward: --kv and --at are for GGUF models\n");
-        return finish(&t, data, 2);
+        return finish(&loaded, data, 2);
     }
-    if (kv >= 0 && model_set_kv_type(&t, (uint32_t)kv, err, sizeof err) != 0) {
+    if (kv >= 0 && model_set_kv_type(t, (uint32_t)kv, err, sizeof err) != 0) {
         fprintf(stderr, "bench_forward: %s: %s\n", path, err);
-        return finish(&t, data, 1);
+        return finish(&loaded, data, 1);
     }
-    const ModelConfig *c = &t.config;
+    const ModelConfig *c = &t->config;
     if (at >= c->seq_len || at < 0) {
         fprintf(stderr, "bench_forward: --at %d is past the context (%d)\n", at, c->seq_len);
-        return finish(&t, data, 2);
+        return finish(&loaded, data, 2);
     }
     if (positions > c->seq_len) positions = c->seq_len;
     if (prefill > c->seq_len) prefill = c->seq_len;
     printf("model: %s version %d dim %d hidden %d layers %d heads %d/%d vocab %d seq %d, %.2fM params, state "
            "%.1f MB, matmuls %s",
            path, c->version, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
-           c->seq_len, model_param_count(&t) / 1e6, model_state_bytes(&t) / 1e6, model_matmul_name(&t));
-    if (model_quant_group_size(&t)) printf(" (group %d)", model_quant_group_size(&t));
+           c->seq_len, model_param_count(t) / 1e6, model_state_bytes(t) / 1e6, model_matmul_name(t));
+    if (model_quant_group_size(t)) printf(" (group %d)", model_quant_group_size(t));
     printf("\n");
 
     thread_pool_start(threads);
     if (at) {
-        bench_at(&t, at, positions);
+        bench_at(t, at, positions);
         thread_pool_stop();
-        return finish(&t, data, 0);
+        return finish(&loaded, data, 0);
     }
     int token = 1;
     double start = now_seconds();
-    for (int pos = 0; pos < positions; pos++) token = argmax(model_forward(&t, token, pos), c->vocab_size);
+    for (int pos = 0; pos < positions; pos++) token = argmax(model_forward(t, token, pos), c->vocab_size);
     double elapsed = now_seconds() - start;
     printf("kernels %s, %d thread%s: %d positions in %.3f s: %.3f ms/token, %.1f tok/s\n",
            kernels_active()->name, threads, threads == 1 ? "" : "s", positions, elapsed,
            1e3 * elapsed / positions, positions / elapsed);
-    if (prefill) bench_prefill(&t, prefill, prefill_only);
+    if (prefill) bench_prefill(t, prefill, prefill_only);
     thread_pool_stop();
-    return finish(&t, data, 0);
+    return finish(&loaded, data, 0);
 }

@@ -113,38 +113,40 @@ void shell_cmd_bench(struct session *session, const char *args) {
         return;
     }
     char err[200];
-    Model t;
+    LoadedModel copy;
     /* Sized for the positions the bench runs, within the loaded model's context. */
     int loaded_ctx = session->model.llm.model.config.seq_len;
     int ctx = tokens < loaded_ctx ? tokens + 1 : loaded_ctx;
-    if (model_create(&t, mf->data, mf->size, &(ModelOptions){ctx, NULL}, err, sizeof err) != 0) {
+    LoadOptions options = {ctx, NULL, 0, -1, 0};
+    if (loaded_model_open(&copy, mf->data, mf->size, &options, NULL, NULL, err, sizeof err) != 0) {
         kprintf("bench: a second copy of %s does not fit: %s\n", session->model.model_name, err);
         return;
     }
+    Model *t = &copy.model;
     int *prompt = malloc((size_t)tokens * sizeof(int));
-    float *first_logits = malloc((size_t)t.config.vocab_size * sizeof(float));
+    float *first_logits = malloc((size_t)t->config.vocab_size * sizeof(float));
     if (!prompt || !first_logits) {
         free(prompt);
         free(first_logits);
         kprintf("bench: out of memory\n");
-        model_destroy(&t);
+        loaded_model_close(&copy);
         return;
     }
     int all = session_use_workers(smp_online_count()); /* every CPU, even those that do not pay off */
     kprintf("bench: %s, prefill %d tokens (batched), decode %d tokens, %d worker%s\n",
-            session->model.model_name, tokens < t.config.seq_len ? tokens : t.config.seq_len,
-            tokens < t.config.seq_len - 1 ? tokens : t.config.seq_len - 1, all, all > 1 ? "s" : "");
+            session->model.model_name, tokens < t->config.seq_len ? tokens : t->config.seq_len,
+            tokens < t->config.seq_len - 1 ? tokens : t->config.seq_len - 1, all, all > 1 ? "s" : "");
     kprintf("%-22s %7s %11s %11s %10s %8s\n", "format", "workers", "prefill/s", "decode/s", "ms/token",
             "speedup");
-    bench_format(&t, model_matmul_name(&t), tokens, prompt, all, first_logits);
-    if (model_can_quantize(&t)) {
+    bench_format(t, model_matmul_name(t), tokens, prompt, all, first_logits);
+    if (model_can_quantize(t)) {
         static const int groups[] = {32, 64, 16};
         int quantized = -2; /* -2: no group size fits, -1: model_quantize failed */
         for (size_t i = 0; i < sizeof groups / sizeof groups[0] && quantized != 0; i++)
-            if (t.config.dim % groups[i] == 0 && t.config.hidden_dim % groups[i] == 0)
-                quantized = model_quantize(&t, groups[i], err, sizeof err);
+            if (t->config.dim % groups[i] == 0 && t->config.hidden_dim % groups[i] == 0)
+                quantized = model_quantize(t, groups[i], err, sizeof err);
         if (quantized == 0)
-            bench_format(&t, "int8 (quantised here)", tokens, prompt, all, first_logits);
+            bench_format(t, "int8 (quantised here)", tokens, prompt, all, first_logits);
         else
             kprintf("bench: no int8 run: %s\n",
                     quantized == -1 ? err : "dim and hidden_dim fit no group size");
@@ -152,5 +154,5 @@ void shell_cmd_bench(struct session *session, const char *args) {
     session_use_workers(0);
     free(first_logits);
     free(prompt);
-    model_destroy(&t);
+    loaded_model_close(&copy);
 }
