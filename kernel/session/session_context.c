@@ -35,7 +35,7 @@ uint64_t session_state_budget(uint64_t *free_bytes) {
 int session_context_for(const struct session *s, const struct ramdisk_file *file) {
     ModelShape shape;
     if (model_shape_read(&shape, file->data, file->size) != 0) return 0; /* the load says what is wrong */
-    if (shape.gguf) shape.kv_type = s->settings.kv_type;                 /* the cache the load will make */
+    shape.kv_type = s->settings.kv_type;                                 /* the cache the load will make */
     const int trained = shape.trained_ctx, asked = s->settings.ctx;
     int wanted = asked ? asked : trained;
     if (asked > trained) {

@@ -124,7 +124,7 @@ void shell_cmd_ls(struct session *session, const char *args) {
         int gguf = gguf_is_gguf(f->data, f->size);
         ModelShape shape;
         int read = state > budget && model_shape_read(&shape, f->data, f->size) == 0;
-        if (read && shape.gguf) shape.kv_type = session->settings.kv_type;
+        if (read) shape.kv_type = session->settings.kv_type;
         int fit = read ? model_ctx_that_fits(&shape, shape.trained_ctx, budget) : 0;
         int lowered =
             fit > 0 && fit >= (shape.trained_ctx < SESSION_MIN_CTX ? shape.trained_ctx : SESSION_MIN_CTX);

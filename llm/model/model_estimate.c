@@ -2,7 +2,7 @@
  * checkpoints through checkpoint_parse (allocates nothing), GGUF through a
  * bounded walk of the metadata and tensor infos. The sizes come from the
  * allocators' own measures (llama2c_state_bytes in
- * llm/model/transformer.c, gguf_state_bytes in llm/model/gguf_state.c);
+ * llm/model/llama2c.c, gguf_state_bytes in llm/model/gguf_state.c);
  * tests/host/test_model_estimate.c checks them against real loads. */
 #include "llm/model/model_estimate.h"
 
@@ -20,7 +20,8 @@ static int checkpoint_shape(ModelShape *shape, const void *file, size_t size) {
     Llama2cWeights w;
     char err[8];
     if (checkpoint_parse(&c, &w, file, size, err, sizeof err) != 0) return -1;
-    *shape = (ModelShape){.trained_ctx = c.seq_len,
+    *shape = (ModelShape){.runtime = MODEL_RUNTIME_LLAMA2C,
+                          .trained_ctx = c.seq_len,
                           .dim = (uint64_t)c.dim,
                           .hidden = (uint64_t)c.hidden_dim,
                           .layers = (uint64_t)c.n_layers,
@@ -32,7 +33,7 @@ static int checkpoint_shape(ModelShape *shape, const void *file, size_t size) {
     return 0;
 }
 
-/* The allocator's own measure (llm/model/transformer.c). */
+/* The allocator's own measure (llm/model/llama2c.c). */
 static uint64_t checkpoint_state_bytes(const ModelShape *s, uint64_t seq) {
     ModelConfig c = {.dim = (int)s->dim,
                      .hidden_dim = (int)s->hidden,
@@ -200,7 +201,7 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
     if (h[H_LAYERS] > 1024 || heads > 4096 || kv_heads > heads || heads % kv_heads ||
         key_len != (uint64_t)h[H_VALUE])
         return -1;
-    *shape = (ModelShape){.gguf = 1,
+    *shape = (ModelShape){.runtime = MODEL_RUNTIME_GGUF,
                           .trained_ctx = (int)h[H_CTX],
                           .dim = (uint64_t)h[H_DIM],
                           .hidden = (uint64_t)h[H_HIDDEN],
@@ -231,7 +232,7 @@ static uint32_t shape_kv_type(const ModelShape *s) {
 
 uint64_t model_shape_state_bytes(const ModelShape *s, int ctx) {
     if (ctx < 1) return 0;
-    if (!s->gguf) return checkpoint_state_bytes(s, (uint64_t)ctx);
+    if (s->runtime != MODEL_RUNTIME_GGUF) return checkpoint_state_bytes(s, (uint64_t)ctx);
     return gguf_state_bytes(s->dim, s->hidden, s->q_dim, s->kv_dim, s->heads, s->layers, (uint64_t)ctx,
                             s->vocab, s->n_rot, shape_kv_type(s), s->swa_window, s->swa_pattern,
                             gguf_prefill_rows(s->weight_type));
@@ -239,7 +240,7 @@ uint64_t model_shape_state_bytes(const ModelShape *s, int ctx) {
 
 uint64_t model_shape_kv_bytes(const ModelShape *s, int ctx) {
     uint64_t positions = (uint64_t)(ctx > 0 ? ctx : 0);
-    if (!s->gguf) return 2 * s->layers * positions * s->kv_dim * sizeof(float);
+    if (s->runtime != MODEL_RUNTIME_GGUF) return 2 * s->layers * positions * s->kv_dim * sizeof(float);
     return gguf_kv_cache_bytes_swa(s->layers, positions, s->kv_dim, shape_kv_type(s), s->swa_window,
                                    s->swa_pattern);
 }
@@ -261,7 +262,7 @@ int model_ctx_that_fits(const ModelShape *s, int wanted, uint64_t budget) {
 int64_t model_state_bytes_estimate_kv(const void *file, size_t size, uint32_t kv_type) {
     ModelShape shape;
     if (model_shape_read(&shape, file, size) != 0) return -1;
-    if (shape.gguf) shape.kv_type = kv_type;
+    shape.kv_type = kv_type; /* a llama2.c cache is fp32 whatever it says */
     uint64_t bytes = model_shape_state_bytes(&shape, shape.trained_ctx);
     return bytes ? (int64_t)bytes : -1;
 }

@@ -7,10 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "llm/model/model.h"
+
 /* What the run state's size depends on, read from a file's headers. */
 typedef struct {
-    int gguf;
-    int trained_ctx; /* GGUF <arch>.context_length (2048 when absent), llama2.c seq_len */
+    ModelRuntime runtime; /* whose measure applies (llm/model/model.h) */
+    int trained_ctx;      /* GGUF <arch>.context_length (2048 when absent), llama2.c seq_len */
     uint64_t dim, hidden, layers, heads, kv_dim, head_size, q_dim, vocab, n_rot;
     /* GGUF: the KV cache type the sizes below assume (llm/model/kv_cache.h; model_shape_read
      * sets the default, f16; a caller may choose another). llama2.c: always fp32. */
@@ -26,7 +28,7 @@ typedef struct {
  * header is malformed or names an unsupported architecture. */
 int model_shape_read(ModelShape *shape, const void *file, size_t size);
 /* Bytes of run state (activations, attention scores, logits, KV cache, RoPE
- * tables / quantised-activation buffers) that transformer_create_ctx allocates
+ * tables / quantised-activation buffers) that model_create allocates
  * for ctx positions: exactly model_state_bytes() after that load, with the
  * KV cache of shape->kv_type (int8
  * copies made by model_quantize, the GGUF index and the tokenizer are

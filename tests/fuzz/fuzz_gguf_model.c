@@ -1,5 +1,5 @@
 /* fuzz_gguf_model.c - the GGUF model builder: a file's bytes through
- * transformer_create_ctx (llm/model/gguf_load.c read_hparams, build, bind;
+ * model_create (llm/model/gguf_load.c read_hparams, build, bind;
  * moe.c, arch_gemma3.c, the state allocator), then one forward step and a
  * two-position prefill, for every architecture the reader knows. Seeds are
  * tiny complete models (make_corpus.sh): mutations reach the shape checks,

@@ -64,9 +64,9 @@ static __attribute__((unused)) void run_case(const char *group, const char *what
     int rc = model_create(&t, copy, size, NULL, err, sizeof err);
     if (rc == 0) {
         model_destroy(&t);
-        if (must & MODEL) report(group, what, "transformer_create", "accepted", "");
+        if (must & MODEL) report(group, what, "model_create", "accepted", "");
     } else {
-        report(group, what, "transformer_create", bad_reason(rc, err, sizeof err), err);
+        report(group, what, "model_create", bad_reason(rc, err, sizeof err), err);
     }
 
     memset(err, 0x55, sizeof err);

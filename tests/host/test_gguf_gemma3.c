@@ -318,7 +318,11 @@ static void test_memory(const void *data, size_t size) {
     model_destroy(&t);
     /* The Gemma 3 1B shape at ctx 8192: 22 local layers hold 512 + 63 + 511 positions, 4 global 8192. */
     /* (the KV cache depends on these fields alone) */
-    ModelShape g1b = {.gguf = 1, .layers = 26, .kv_dim = 256, .head_size = 256, .kv_type = GGML_TYPE_F16};
+    ModelShape g1b = {.runtime = MODEL_RUNTIME_GGUF,
+                      .layers = 26,
+                      .kv_dim = 256,
+                      .head_size = 256,
+                      .kv_type = GGML_TYPE_F16};
     g1b.swa_window = 512, g1b.swa_pattern = 6;
     uint64_t bounded = model_shape_kv_bytes(&g1b, 8192);
     g1b.swa_window = 0;

@@ -1,6 +1,6 @@
 /* test_model_estimate.c - model_state_bytes_estimate against real
  * loads: for every shared llama2.c checkpoint and GGUF model the estimate
- * equals model_state_bytes() after transformer_create; malformed,
+ * equals model_state_bytes() after model_create; malformed,
  * truncated and unsupported files give -1. */
 #include <string.h>
 
@@ -36,7 +36,7 @@ static void exact(const char *name) {
     free(data);
 }
 
-/* transformer_create_ctx at chosen contexts: the run state model_state_bytes
+/* model_create at chosen contexts: the run state model_state_bytes
  * predicts, the KV cache 2 * layers * ctx * kv_dim elements, the context
  * model_ctx_that_fits picks for a budget, and the refusals. */
 static void context_choices(const char *name) {
@@ -66,7 +66,7 @@ static void context_choices(const char *name) {
     }
     snprintf(label, sizeof label, "%s: KV cache bytes", name);
     /* GGUF: the default f16 cache, 2 bytes an element; llama2.c: fp32. */
-    uint64_t kv = 2 * shape.layers * 100 * shape.kv_dim * (shape.gguf ? 2 : 4);
+    uint64_t kv = 2 * shape.layers * 100 * shape.kv_dim * (shape.runtime == MODEL_RUNTIME_GGUF ? 2 : 4);
     check(model_shape_kv_bytes(&shape, 100) == kv, label, "%llu, expected %llu",
           (unsigned long long)model_shape_kv_bytes(&shape, 100), (unsigned long long)kv);
     Model t;
