@@ -23,8 +23,8 @@
 
 #include "llm/compute/kernels.h"
 #include "llm/compute/parallel.h"
-#include "llm/model/transformer.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/model.h"
+#include "llm/model/gguf_runtime.h"
 #include "tools/file_util.h"
 #include "tools/read_bandwidth.h"
 #include "tools/thread_pool.h"
@@ -103,11 +103,11 @@ static void *gguf_file(const char *dir, const char *gen, const char *convert, co
 
 /* Matrix bytes one decode step reads (classifier included; norms, the
  * embedding row and the KV cache are small and left out). */
-static double weight_bytes_per_token(const Transformer *t) {
-    const TransformerConfig *c = &t->config;
+static double weight_bytes_per_token(const Model *t) {
+    const ModelConfig *c = &t->config;
     double D = c->dim, H = c->hidden_dim, KV = c->kv_dim, V = c->vocab_size;
     double values = c->n_layers * (2 * D * D + 2 * D * KV + 3 * D * H) + V * D;
-    if (transformer_is_quantized(t)) return values * (1.0 + 4.0 / t->quant_group_size);
+    if (model_is_quantized(t)) return values * (1.0 + 4.0 / model_quant_group_size(t));
     return values * 4.0;
 }
 
@@ -122,7 +122,7 @@ static int compare_doubles(const void *a, const void *b) {
 
 /* Greedy decode of `steps` tokens from position 0, after one untimed pass
  * over the same positions; the median tok/s of `runs` timed passes. */
-static double decode_from_start(Transformer *t, int steps, int runs) {
+static double decode_from_start(Model *t, int steps, int runs) {
     double speeds[8];
     if (runs > 8) runs = 8;
     if (steps > t->config.seq_len) steps = t->config.seq_len;
@@ -130,7 +130,7 @@ static double decode_from_start(Transformer *t, int steps, int runs) {
         int token = 1;
         double t0 = now_seconds();
         for (int pos = 0; pos < steps; pos++) {
-            float *logits = transformer_forward(t, token, pos);
+            float *logits = model_forward(t, token, pos);
             int best = 0;
             for (int i = 1; i < t->config.vocab_size; i++)
                 if (logits[i] > logits[best]) best = i;
@@ -142,20 +142,20 @@ static double decode_from_start(Transformer *t, int steps, int runs) {
     return speeds[runs / 2];
 }
 
-static Speeds measure(Transformer *t, int prompt_len, int decode_steps) {
-    const TransformerConfig *c = &t->config;
+static Speeds measure(Model *t, int prompt_len, int decode_steps) {
+    const ModelConfig *c = &t->config;
     Speeds sp = {0, 0};
     int *tokens = malloc((size_t)prompt_len * sizeof(int));
     if (prompt_len > c->seq_len) prompt_len = c->seq_len;
     for (int i = 0; i < prompt_len; i++) tokens[i] = 1 + (i * 7919) % (c->vocab_size - 1);
     double t0 = now_seconds();
-    if (transformer_prefill(t, tokens, prompt_len, 0) == 0) sp.prefill = prompt_len / (now_seconds() - t0);
+    if (model_prefill(t, tokens, prompt_len, 0) == 0) sp.prefill = prompt_len / (now_seconds() - t0);
     /* Decode from the start of the context (positions 0..steps-1). */
     int token = 1;
-    transformer_forward(t, token, 0); /* warm-up */
+    model_forward(t, token, 0); /* warm-up */
     t0 = now_seconds();
     for (int pos = 1; pos <= decode_steps && pos < c->seq_len; pos++) {
-        float *logits = transformer_forward(t, token, pos);
+        float *logits = model_forward(t, token, pos);
         int best = 0;
         for (int i = 1; i < c->vocab_size; i++)
             if (logits[i] > logits[best]) best = i;
@@ -246,9 +246,9 @@ int main(int argc, char **argv) {
         if (!data) return 1;
         for (int quant = 0; quant <= 1; quant++) {
             char err[256];
-            Transformer t;
-            if (transformer_create(&t, data, size, err, sizeof err) != 0 ||
-                (quant && transformer_quantize(&t, INT8_GROUP, err, sizeof err) != 0)) {
+            Model t;
+            if (model_create(&t, data, size, NULL, err, sizeof err) != 0 ||
+                (quant && model_quantize(&t, INT8_GROUP, err, sizeof err) != 0)) {
                 fprintf(stderr, "bench: %s: %s\n", models[m].name, err);
                 return 1;
             }
@@ -263,7 +263,7 @@ int main(int argc, char **argv) {
                        100.0 * sp.decode / limit);
                 fflush(stdout);
             }
-            transformer_destroy(&t);
+            model_destroy(&t);
         }
         free(data);
     }
@@ -286,8 +286,8 @@ int main(int argc, char **argv) {
         void *data = gguf_file(dir, gen, convert, gm, gguf_types[g], &size);
         if (!data) return 1;
         char err[256];
-        Transformer t;
-        if (transformer_create(&t, data, size, err, sizeof err) != 0) {
+        Model t;
+        if (model_create(&t, data, size, NULL, err, sizeof err) != 0) {
             fprintf(stderr, "bench: %s %s: %s\n", gm->name, gguf_types[g], err);
             return 1;
         }
@@ -306,7 +306,7 @@ int main(int argc, char **argv) {
                    100.0 * decode / (file_bw / bytes));
             fflush(stdout);
         }
-        transformer_destroy(&t);
+        model_destroy(&t);
         free(data);
     }
     return 0;

@@ -8,8 +8,8 @@
  * TCG picks swar: profile that with tools/tcg_cost.py).
  * Decode: feeds its own greedy argmax back in (from BOS), prints ms/token and
  * tok/s. --q8 quantises an fp32 model to int8 at load (group size GS, default
- * 32). --prefill N also times one batched transformer_prefill of N tokens
- * against N single transformer_forward calls, and checks both give the same
+ * 32). --prefill N also times one batched model_prefill of N tokens
+ * against N single model_forward calls, and checks both give the same
  * last logits (--prefill-only N: the prefill alone, median of five, wall
  * and CPU seconds). --threads N runs the matmuls and attention on N threads
  * (default 1). GGUF: --kv f16|q8_0|f32 sets the KV cache type; --at P
@@ -28,8 +28,9 @@
 #include "llm/compute/kernels.h"
 #include "llm/model/kv_cache.h"
 #include "llm/compute/kernel_sets.h"
-#include "llm/model/transformer.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/generate/loaded_model.h"
+#include "llm/model/model.h"
+#include "llm/model/gguf_runtime.h"
 #include "tools/file_util.h"
 #include "tools/thread_pool.h"
 
@@ -62,11 +63,11 @@ static int positive_int(const char *s, int *out) {
 /* Seconds of wall clock and of process CPU for one prefill of n tokens
  * from position 0; the CPU time moves far less than the wall clock on a
  * machine shared with other work. */
-static int timed_prefill(Transformer *t, const int *tokens, int n, double *wall, double *cpu) {
+static int timed_prefill(Model *t, const int *tokens, int n, double *wall, double *cpu) {
     struct timespec cpu0, cpu1;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
     double start = now_seconds();
-    int rc = transformer_prefill(t, tokens, n, 0);
+    int rc = model_prefill(t, tokens, n, 0);
     *wall = now_seconds() - start;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1);
     *cpu = (double)(cpu1.tv_sec - cpu0.tv_sec) + (double)(cpu1.tv_nsec - cpu0.tv_nsec) * 1e-9;
@@ -79,7 +80,7 @@ static int compare_doubles(const void *a, const void *b) {
 }
 
 /* --prefill-only: the median of five prefills of the same tokens. */
-static void bench_prefill_only(Transformer *t, const int *tokens, int n) {
+static void bench_prefill_only(Model *t, const int *tokens, int n) {
     double wall[5], cpu[5];
     for (int r = 0; r < 5; r++)
         if (timed_prefill(t, tokens, n, &wall[r], &cpu[r]) != 0) {
@@ -94,8 +95,8 @@ static void bench_prefill_only(Transformer *t, const int *tokens, int n) {
 
 /* Times prefill of n tokens vs n single forwards from position 0 (only:
  * the prefill alone, five times). */
-static void bench_prefill(Transformer *t, int n, int only) {
-    const TransformerConfig *c = &t->config;
+static void bench_prefill(Model *t, int n, int only) {
+    const ModelConfig *c = &t->config;
     int *tokens = malloc(sizeof(int) * n);
     float *single = malloc(sizeof(float) * c->vocab_size);
     if (!tokens || !single) {
@@ -114,14 +115,14 @@ static void bench_prefill(Transformer *t, int n, int only) {
         return;
     }
     double start = now_seconds();
-    for (int pos = 0; pos < n; pos++) transformer_forward(t, tokens[pos], pos);
+    for (int pos = 0; pos < n; pos++) model_forward(t, tokens[pos], pos);
     double single_s = now_seconds() - start;
-    memcpy(single, t->state.logits, sizeof(float) * c->vocab_size);
+    memcpy(single, model_logits(t), sizeof(float) * c->vocab_size);
     double batch_s, batch_cpu;
     int rc = timed_prefill(t, tokens, n, &batch_s, &batch_cpu);
     double worst = 0, range = 0;
     for (int i = 0; i < c->vocab_size; i++) {
-        worst = fmax(worst, fabs((double)single[i] - t->state.logits[i]));
+        worst = fmax(worst, fabs((double)single[i] - model_logits(t)[i]));
         range = fmax(range, fabs((double)single[i]));
     }
     printf("prefill %d tokens: %d single forwards %.3f s (%.1f tok/s), batched prefill %.3f s (%.1f tok/s, "
@@ -140,10 +141,10 @@ static double cpu_seconds(void) {
 /* Mean seconds of `reps` decode steps at position pos (after one untimed);
  * *cpu: their mean CPU seconds, all threads (what a loaded machine's other
  * work does not stretch). */
-static double decode_at(Transformer *t, int pos, int reps, double *cpu) {
-    transformer_forward(t, 1, pos);
+static double decode_at(Model *t, int pos, int reps, double *cpu) {
+    model_forward(t, 1, pos);
     double start = now_seconds(), cpu_start = cpu_seconds();
-    for (int i = 0; i < reps; i++) transformer_forward(t, 1 + i, pos);
+    for (int i = 0; i < reps; i++) model_forward(t, 1 + i, pos);
     *cpu = (cpu_seconds() - cpu_start) / reps;
     return (now_seconds() - start) / reps;
 }
@@ -153,12 +154,12 @@ static double decode_at(Transformer *t, int pos, int reps, double *cpu) {
  * copied to every position up to `at`, so attention reads real values from
  * memory of its own at each position (running `at` positions would take
  * minutes on a 1B model). */
-static void bench_at(Transformer *t, int at, int reps) {
-    GgufModel *m = t->gguf;
-    const TransformerConfig *c = &t->config;
+static void bench_at(Model *t, int at, int reps) {
+    GgufModel *m = gguf_model_of(t);
+    const ModelConfig *c = &t->config;
     int tokens[GGUF_PREFILL_BATCH];
     for (int i = 0; i < GGUF_PREFILL_BATCH; i++) tokens[i] = 1 + i * 7919 % (c->vocab_size - 1);
-    transformer_prefill(t, tokens, GGUF_PREFILL_BATCH, 0);
+    model_prefill(t, tokens, GGUF_PREFILL_BATCH, 0);
     for (int l = 0; l < c->n_layers; l++)
         for (int kv = 0; kv < c->n_kv_heads; kv++)
             for (int p = GGUF_PREFILL_BATCH; p < at && p < m->layers[l].kv_slots;
@@ -179,14 +180,14 @@ static void bench_at(Transformer *t, int at, int reps) {
     printf(
         "decode, %s KV cache: position 0 %.2f ms/token, position %d %.2f ms/token (%+.1f%%); CPU time %.2f / "
         "%.2f ms (%+.1f%%)\n",
-        kv_type_name(gguf_model_kv_type(t)), 1e3 * first, at, 1e3 * late, 100.0 * (late / first - 1.0),
+        kv_type_name(model_kv_type(t)), 1e3 * first, at, 1e3 * late, 100.0 * (late / first - 1.0),
         1e3 * first_cpu, 1e3 * late_cpu, 100.0 * (late_cpu / first_cpu - 1.0));
     /* The last step ran at `at`: its logits must all be finite. */
     int finite = 1;
     double largest = 0;
     for (int i = 0; i < c->vocab_size; i++) {
-        finite &= isfinite(t->state.logits[i]);
-        largest = fmax(largest, fabs((double)t->state.logits[i]));
+        finite &= isfinite(model_logits(t)[i]);
+        largest = fmax(largest, fabs((double)model_logits(t)[i]));
     }
     printf("logits at position %d: %s (max |logit| %.3g); KV cache %.1f MiB for %d positions\n", at,
            finite ? "all finite" : "NOT FINITE", largest, m->kv_bytes / 1048576.0, c->seq_len);
@@ -204,8 +205,8 @@ __attribute__((format(printf, 1, 2))) static int bad_argument(const char *fmt, .
 }
 
 /* Frees the model and its file, returns rc (main's way out once loaded). */
-static int finish(Transformer *t, void *data, int rc) {
-    transformer_destroy(t);
+static int finish(LoadedModel *loaded, void *data, int rc) {
+    loaded_model_close(loaded);
     free(data);
     return rc;
 }
@@ -264,55 +265,55 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_forward: cannot read %s\n", path);
         return 1;
     }
-    Transformer t;
+    LoadedModel loaded;
     char err[256];
-    if (transformer_create_ctx(&t, data, size, ctx, err, sizeof(err)) != 0) {
+    LoadOptions options = {ctx, NULL, 0, -1, 0};
+    if (loaded_model_open(&loaded, data, size, &options, NULL, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "bench_forward: %s: %s\n", path, err);
         free(data);
         return 1;
     }
-    if (group_size && transformer_quantize(&t, group_size, err, sizeof(err)) != 0) {
+    Model *t = &loaded.model;
+    if (group_size && model_quantize(t, group_size, err, sizeof(err)) != 0) {
         fprintf(stderr, "bench_forward: %s: %s\n", path, err);
-        return finish(&t, data, 1);
+        return finish(&loaded, data, 1);
     }
-    if ((kv >= 0 || at) && !t.gguf) {
+    if ((kv >= 0 || at) && !gguf_model_of(t)) {
         fprintf(stderr, "bench_forward: --kv and --at are for GGUF models\n");
-        return finish(&t, data, 2);
+        return finish(&loaded, data, 2);
     }
-    if (kv >= 0 && gguf_model_set_kv_type(&t, (uint32_t)kv, err, sizeof err) != 0) {
+    if (kv >= 0 && model_set_kv_type(t, (uint32_t)kv, err, sizeof err) != 0) {
         fprintf(stderr, "bench_forward: %s: %s\n", path, err);
-        return finish(&t, data, 1);
+        return finish(&loaded, data, 1);
     }
-    const TransformerConfig *c = &t.config;
+    const ModelConfig *c = &t->config;
     if (at >= c->seq_len || at < 0) {
         fprintf(stderr, "bench_forward: --at %d is past the context (%d)\n", at, c->seq_len);
-        return finish(&t, data, 2);
+        return finish(&loaded, data, 2);
     }
     if (positions > c->seq_len) positions = c->seq_len;
     if (prefill > c->seq_len) prefill = c->seq_len;
     printf("model: %s version %d dim %d hidden %d layers %d heads %d/%d vocab %d seq %d, %.2fM params, state "
            "%.1f MB, matmuls %s",
            path, c->version, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
-           c->seq_len, transformer_param_count(&t) / 1e6, transformer_state_bytes(&t) / 1e6,
-           transformer_matmul_name(&t));
-    if (transformer_is_quantized(&t) && !t.gguf) printf(" (group %d)", t.quant_group_size);
+           c->seq_len, model_param_count(t) / 1e6, model_state_bytes(t) / 1e6, model_matmul_name(t));
+    if (model_quant_group_size(t)) printf(" (group %d)", model_quant_group_size(t));
     printf("\n");
 
     thread_pool_start(threads);
     if (at) {
-        bench_at(&t, at, positions);
+        bench_at(t, at, positions);
         thread_pool_stop();
-        return finish(&t, data, 0);
+        return finish(&loaded, data, 0);
     }
     int token = 1;
     double start = now_seconds();
-    for (int pos = 0; pos < positions; pos++)
-        token = argmax(transformer_forward(&t, token, pos), c->vocab_size);
+    for (int pos = 0; pos < positions; pos++) token = argmax(model_forward(t, token, pos), c->vocab_size);
     double elapsed = now_seconds() - start;
     printf("kernels %s, %d thread%s: %d positions in %.3f s: %.3f ms/token, %.1f tok/s\n",
            kernels_active()->name, threads, threads == 1 ? "" : "s", positions, elapsed,
            1e3 * elapsed / positions, positions / elapsed);
-    if (prefill) bench_prefill(&t, prefill, prefill_only);
+    if (prefill) bench_prefill(t, prefill, prefill_only);
     thread_pool_stop();
-    return finish(&t, data, 0);
+    return finish(&loaded, data, 0);
 }

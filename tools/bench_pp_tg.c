@@ -5,7 +5,7 @@
  *   bench_pp_tg MODEL.gguf        then lines on stdin:
  *     threads N     run on N threads from now on
  *     pp N          prefill of an N-token prompt from position 0 (one
- *                   transformer_prefill, as llama-bench's ppN is one batch)
+ *                   model_prefill, as llama-bench's ppN is one batch)
  *     tg N          N single-token decode steps at positions 0..N-1
  *                   (llama-bench's tgN: no prompt, no sampling)
  *     warmup        one untimed pp 16 and tg 16
@@ -29,8 +29,8 @@
 #include "llm/format/gguf.h"
 #include "llm/compute/kernels.h"
 #include "llm/model/kv_cache.h"
-#include "llm/model/transformer.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/model.h"
+#include "llm/model/gguf_runtime.h"
 #include "tools/file_util.h"
 #include "tools/thread_pool.h"
 
@@ -42,23 +42,23 @@ static double now_seconds(void) {
 
 /* A fixed token sequence (any ids of the vocabulary do: the cost of a step
  * does not depend on which token it is). */
-static int token_at(const Transformer *t, int i) {
+static int token_at(const Model *t, int i) {
     return 1 + (int)((unsigned)i * 7919u % (unsigned)(t->config.vocab_size - 1));
 }
 
-static double time_prefill(Transformer *t, int *tokens, int n) {
+static double time_prefill(Model *t, int *tokens, int n) {
     for (int i = 0; i < n; i++) tokens[i] = token_at(t, i);
     double start = now_seconds();
-    if (transformer_prefill(t, tokens, n, 0) != 0) {
+    if (model_prefill(t, tokens, n, 0) != 0) {
         fprintf(stderr, "bench_pp_tg: prefill of %d tokens failed\n", n);
         exit(1);
     }
     return n / (now_seconds() - start);
 }
 
-static double time_decode(Transformer *t, int n) {
+static double time_decode(Model *t, int n) {
     double start = now_seconds();
-    for (int pos = 0; pos < n; pos++) transformer_forward(t, token_at(t, pos), pos);
+    for (int pos = 0; pos < n; pos++) model_forward(t, token_at(t, pos), pos);
     return n / (now_seconds() - start);
 }
 
@@ -108,9 +108,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_pp_tg: cannot read %s\n", argv[1]);
         return 1;
     }
-    Transformer t;
+    Model t;
     char err[256];
-    if (transformer_create(&t, data, size, err, sizeof err) != 0) {
+    if (model_create(&t, data, size, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "bench_pp_tg: %s: %s\n", argv[1], err);
         free(data);
         return 1;
@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
         }
         if (sscanf(line, "kv %15s", kv_name) == 1) {
             int type = kv_type_parse(kv_name);
-            if (type < 0 || gguf_model_set_kv_type(&t, (uint32_t)type, err, sizeof err) != 0) {
+            if (type < 0 || model_set_kv_type(&t, (uint32_t)type, err, sizeof err) != 0) {
                 fprintf(stderr, "bench_pp_tg: kv %s: %s\n", kv_name, type < 0 ? "unknown type" : err);
                 return 1;
             }
@@ -174,7 +174,7 @@ int main(int argc, char **argv) {
     }
     thread_pool_stop();
     free(tokens);
-    transformer_destroy(&t);
+    model_destroy(&t);
     free(data);
     return 0;
 }

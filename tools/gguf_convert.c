@@ -72,8 +72,8 @@ static void pad(FILE *f, uint64_t *pos) {
 /* A llama2.c fp32 checkpoint to GGUF. */
 static int convert_checkpoint(const void *data, size_t size, const char *in_path, const char *out_path,
                               uint32_t qtype, int k_mix, const char *tokenizer_path) {
-    TransformerConfig c;
-    TransformerWeights w;
+    ModelConfig c;
+    Llama2cWeights w;
     char err[256];
     if (checkpoint_parse(&c, &w, data, size, err, sizeof err) != 0) die(in_path, err);
     if (c.version == 2) die("int8 (version 2) checkpoints are not supported; convert the fp32 file", NULL);

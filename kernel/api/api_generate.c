@@ -197,7 +197,7 @@ static int make_sampler(struct session *s, const struct api_request *r, Sampler 
     if (r->has & API_HAS_TOP_K) sc.top_k = r->top_k;
     if (r->has & API_HAS_MIN_P) sc.min_p = r->min_p;
     if ((r->has & API_HAS_SEED) && r->seed) sc.seed = r->seed;
-    return sampler_create(sampler, s->model.transformer.config.vocab_size, &sc, err, n);
+    return sampler_create(sampler, s->model.llm.model.config.vocab_size, &sc, err, n);
 }
 
 /* Prompt tokens of a completion (BOS included, as generate() counts them); -1 (err) when it cannot be
@@ -209,7 +209,7 @@ static int prompt_tokens(const struct session *s, const char *prompt, char *err,
         strlcpy(err, "out of memory for the prompt", n);
         return -1;
     }
-    int count = tokenizer_encode(&s->model.tokenizer, prompt, 1, 0, ids, cap, err, n);
+    int count = tokenizer_encode(&s->model.llm.tokenizer, prompt, 1, 0, ids, cap, err, n);
     free(ids);
     return count;
 }
@@ -222,7 +222,7 @@ static int run(struct generation *g, Sampler *sampler, GenerateStats *st, char *
     if (!g->chat) {
         g->prompt_count = prompt_tokens(g->s, r->prompt, err, n);
         if (g->prompt_count < 0) return -1;
-        int seq_len = g->s->model.transformer.config.seq_len;
+        int seq_len = g->s->model.llm.model.config.seq_len;
         /* generate() samples one token after each of its `steps` positions
          * from the prompt's last on: N new tokens take prompt + N - 1 positions. */
         if (max_new && g->prompt_count + max_new - 1 > seq_len) {
@@ -261,7 +261,7 @@ static int run(struct generation *g, Sampler *sampler, GenerateStats *st, char *
 int api_generate(struct session *s, enum api_kind kind, const struct api_request *r, struct api_reply *reply,
                  struct api_result *result) {
     static unsigned next_id;
-    int seq_len = s->model.transformer.config.seq_len;
+    int seq_len = s->model.llm.model.config.seq_len;
     if ((r->has & API_HAS_MAX_TOKENS) && (r->max_tokens < 1 || r->max_tokens >= seq_len)) {
         char why[120];
         snprintf(why, sizeof why, "max_tokens must be from 1 to %d (the context is %d)", seq_len - 1,

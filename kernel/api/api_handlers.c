@@ -54,9 +54,9 @@ static int handle_models(struct session *s, struct api_reply *reply) {
         json_stringz(&b, s->model.model_name);
         json_rawz(
             &b, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"llm-kernel\",\"meta\":{\"n_ctx_train\":");
-        json_int(&b, s->model.transformer.config.seq_len);
+        json_int(&b, s->model.llm.model.config.seq_len);
         json_rawz(&b, ",\"n_vocab\":");
-        json_int(&b, s->model.transformer.config.vocab_size);
+        json_int(&b, s->model.llm.model.config.vocab_size);
         json_rawz(&b, "}}");
     }
     json_rawz(&b, "]}");
@@ -66,7 +66,7 @@ static int handle_models(struct session *s, struct api_reply *reply) {
 }
 
 static int handle_tokenize(struct session *s, const struct api_request *r, struct api_reply *reply) {
-    const Tokenizer *tok = &s->model.tokenizer;
+    const Tokenizer *tok = &s->model.llm.tokenizer;
     size_t len = strlen(r->prompt), cap = tokenizer_max_tokens(len);
     int *ids = malloc(cap * sizeof(int));
     char err[200];
@@ -103,7 +103,7 @@ static int handle_tokenize(struct session *s, const struct api_request *r, struc
 }
 
 static int handle_detokenize(struct session *s, const struct api_request *r, struct api_reply *reply) {
-    const Tokenizer *tok = &s->model.tokenizer;
+    const Tokenizer *tok = &s->model.llm.tokenizer;
     for (int i = 0; i < r->token_count; i++)
         if (r->tokens[i] >= tok->vocab_size) {
             api_send_error(reply, 400, "tokens: an id is not in the vocabulary");

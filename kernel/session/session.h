@@ -11,6 +11,7 @@
 #include "llm/compute/isa.h"
 #include "llm/generate/chat.h"
 #include "llm/generate/generate.h"
+#include "llm/generate/loaded_model.h"
 #include "llm/generate/sampler.h"
 
 #define SESSION_NAME_MAX 257 /* any ramdisk file name (lib/tar.h TAR_NAME_MAX) */
@@ -22,8 +23,7 @@
 
 struct session_model {
     int loaded;
-    Transformer transformer;
-    Tokenizer tokenizer;
+    LoadedModel llm; /* the model and its tokenizer */
     char model_name[SESSION_NAME_MAX];
     char tokenizer_name[SESSION_NAME_MAX];
     size_t file_bytes; /* every piece of a split GGUF model together */

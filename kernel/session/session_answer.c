@@ -48,7 +48,7 @@ SamplerConfig session_sampler_config(const struct session *s) {
 int session_sampler_create(const struct session *s, Sampler *sampler) {
     SamplerConfig sc = session_sampler_config(s);
     char err[200];
-    if (sampler_create(sampler, s->model.transformer.config.vocab_size, &sc, err, sizeof err) != 0) {
+    if (sampler_create(sampler, s->model.llm.model.config.vocab_size, &sc, err, sizeof err) != 0) {
         kprintf("error: %s\n", err);
         return -1;
     }
@@ -104,6 +104,6 @@ int session_complete(struct session *s, Sampler *sampler, const char *prompt, in
                      GenerateStats *st, char *err, size_t err_size) {
     /* generate() overwrites the KV cache from position 0: a /chat conversation re-prefills its next turn. */
     if (s->chat.active) s->chat.chat.pos = 0;
-    return generate(&s->model.transformer, &s->model.tokenizer, sampler, prompt, steps, io, st, err,
+    return generate(&s->model.llm.model, &s->model.llm.tokenizer, sampler, prompt, steps, io, st, err,
                     err_size);
 }

@@ -11,7 +11,7 @@ static ChatTemplate session_chat_template(const struct session *s, char *why, si
         strlcpy(why, "chosen by /chat template", why_size);
         return (ChatTemplate)s->chat.template_override;
     }
-    return chat_template_detect_why(&s->model.tokenizer, why, why_size);
+    return chat_template_detect_why(&s->model.llm.tokenizer, why, why_size);
 }
 
 int session_chat_create(struct session *s) {
@@ -29,14 +29,14 @@ int session_chat_create(struct session *s) {
     ChatTemplate tmpl = session_chat_template(s, why, sizeof why);
     /* The GGUF's own template through the Jinja engine, unless /chat template chose a built-in one. */
     int jinja = c->template_override < 0 &&
-                chat_template_check_jinja(&s->model.tokenizer, tmpl, why, sizeof why) == 0;
+                chat_template_check_jinja(&s->model.llm.tokenizer, tmpl, why, sizeof why) == 0;
     kprintf("chat: template %s (%s)\n", jinja ? "jinja" : chat_template_name(tmpl), why);
-    if (chat_create(&c->chat, &s->model.transformer, &s->model.tokenizer, tmpl, c->system, err, sizeof err) !=
-        0) {
+    if (chat_create(&c->chat, &s->model.llm.model, &s->model.llm.tokenizer, tmpl, c->system, err,
+                    sizeof err) != 0) {
         kprintf("chat: %s\n", err);
         return -1;
     }
-    if (jinja) chat_use_jinja(&c->chat, s->model.tokenizer.chat_template);
+    if (jinja) chat_use_jinja(&c->chat, s->model.llm.tokenizer.chat_template);
     c->chat.options.enable_thinking = !s->settings.no_think;
     c->active = 1;
     return 0;
@@ -87,8 +87,8 @@ void session_chat_answer(struct session *s, const char *line) {
     int column = 0;
     GenerateIO io = session_console_io(&column);
     GenerateStats st;
-    int rc = chat_turn(&c->chat, &s->model.transformer, &s->model.tokenizer, sampler, line, s->settings.steps,
-                       &io, &st, err, sizeof err);
+    int rc = chat_turn(&c->chat, &s->model.llm.model, &s->model.llm.tokenizer, sampler, line,
+                       s->settings.steps, &io, &st, err, sizeof err);
     if (column) console_write("\n", 1);
     if (rc == CHAT_NO_ROOM) {
         c->full = 1;
@@ -110,7 +110,7 @@ int session_chat_once(struct session *s, Sampler *sampler, const char *system, c
                       size_t err_size) {
     char why[200];
     Chat chat;
-    if (chat_create(&chat, &s->model.transformer, &s->model.tokenizer,
+    if (chat_create(&chat, &s->model.llm.model, &s->model.llm.tokenizer,
                     session_chat_template(s, why, sizeof why), system, err, err_size) != 0)
         return -1;
     chat.options.enable_thinking = !s->settings.no_think;
@@ -119,10 +119,10 @@ int session_chat_once(struct session *s, Sampler *sampler, const char *system, c
     if (s->chat.active) s->chat.chat.pos = 0;
     int rc = 0;
     for (int i = 0; rc == 0 && i + 1 < count; i += 2)
-        rc = chat_add_answered_turn(&chat, &s->model.tokenizer, turns[i], turns[i + 1], err, err_size);
+        rc = chat_add_answered_turn(&chat, &s->model.llm.tokenizer, turns[i], turns[i + 1], err, err_size);
     if (rc == 0)
-        rc = chat_turn(&chat, &s->model.transformer, &s->model.tokenizer, sampler, turns[count - 1], max_new,
-                       io, st, err, err_size);
+        rc = chat_turn(&chat, &s->model.llm.model, &s->model.llm.tokenizer, sampler, turns[count - 1],
+                       max_new, io, st, err, err_size);
     chat_destroy(&chat);
     return rc;
 }

@@ -35,7 +35,7 @@ uint64_t session_state_budget(uint64_t *free_bytes) {
 int session_context_for(const struct session *s, const struct ramdisk_file *file) {
     ModelShape shape;
     if (model_shape_read(&shape, file->data, file->size) != 0) return 0; /* the load says what is wrong */
-    if (shape.gguf) shape.kv_type = s->settings.kv_type;                 /* the cache the load will make */
+    shape.kv_type = s->settings.kv_type;                                 /* the cache the load will make */
     const int trained = shape.trained_ctx, asked = s->settings.ctx;
     int wanted = asked ? asked : trained;
     if (asked > trained) {
@@ -44,7 +44,7 @@ int session_context_for(const struct session *s, const struct ramdisk_file *file
         wanted = trained;
     }
     uint64_t free_bytes, budget = session_state_budget(&free_bytes);
-    uint64_t needed = model_state_bytes(&shape, wanted);
+    uint64_t needed = model_shape_state_bytes(&shape, wanted);
     if (needed && needed <= budget) return wanted;
     /* Lowered when the context is the model's default, or when there is no
      * model to keep answering (at boot); an explicit one is refused. */
@@ -55,16 +55,17 @@ int session_context_for(const struct session *s, const struct ramdisk_file *file
             "context: lowered from %d to %d positions (trained %d): the KV cache of %d needs %.1f MiB, the "
             "run state %.1f MiB; free RAM %.1f MiB, %.1f MiB of it usable; the KV cache of %d takes %.1f "
             "MiB\n",
-            wanted, lowered, trained, wanted, mib(model_kv_bytes(&shape, wanted)), mib(needed),
-            mib(free_bytes), mib(budget), lowered, mib(model_kv_bytes(&shape, lowered)));
+            wanted, lowered, trained, wanted, mib(model_shape_kv_bytes(&shape, wanted)), mib(needed),
+            mib(free_bytes), mib(budget), lowered, mib(model_shape_kv_bytes(&shape, lowered)));
         return lowered;
     }
     int shown = asked && s->model.loaded ? wanted : floor;
     kprintf(
         "load: %s does not fit: at context %d it needs %.1f MiB of run state (KV cache %.1f MiB), free RAM "
         "%.1f MiB, %.1f MiB of it usable%s\n",
-        file->name, shown, mib(model_state_bytes(&shape, shown)), mib(model_kv_bytes(&shape, shown)),
-        mib(free_bytes), mib(budget), shown == wanted ? "" : " (never lowered below 2048 positions)");
+        file->name, shown, mib(model_shape_state_bytes(&shape, shown)),
+        mib(model_shape_kv_bytes(&shape, shown)), mib(free_bytes), mib(budget),
+        shown == wanted ? "" : " (never lowered below 2048 positions)");
     return -1;
 }
 
@@ -87,10 +88,10 @@ int session_set_context(struct session *s, int ctx) {
     if (strcmp(m->tokenizer_name, SESSION_OWN_VOCABULARY) != 0)
         strlcpy(tokenizer, m->tokenizer_name, sizeof tokenizer);
     s->settings.ctx = ctx;
-    if (session_load(s, model, tokenizer, m->transformer.quant_block != NULL) != 0) {
+    if (session_load(s, model, tokenizer, m->llm.quantized_q8) != 0) {
         s->settings.ctx = previous;
         kprintf("set: ctx stays as it was; %s still loaded with context %d\n", m->model_name,
-                m->transformer.config.seq_len);
+                m->llm.model.config.seq_len);
         return -1;
     }
     return 0;

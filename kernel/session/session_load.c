@@ -13,14 +13,14 @@
 #include "lib/string.h"
 #include "llm/format/gguf_split.h"
 #include "llm/model/kv_cache.h"
-#include "llm/model/transformer_gguf.h"
 
-static int tokenizer_fits(const struct ramdisk_file *f, int vocab_size, Tokenizer *out, char *err,
-                          size_t err_size) {
-    if (tokenizer_create(out, f->data, f->size, vocab_size, err, err_size) != 0) return 0;
-    if (out->bytes_read != f->size) {
-        snprintf(err, err_size, "%s holds more than the model's %d tokens", f->name, vocab_size);
-        tokenizer_destroy(out);
+/* l's tokenizer from f when f holds exactly the model's vocabulary. */
+static int tokenizer_fits(const struct ramdisk_file *f, LoadedModel *l, char *err, size_t err_size) {
+    if (loaded_model_tokenizer(l, f->data, f->size, err, err_size) != 0) return 0;
+    if (l->tokenizer.bytes_read != f->size) {
+        snprintf(err, err_size, "%s holds more than the model's %d tokens", f->name,
+                 l->model.config.vocab_size);
+        loaded_model_drop_tokenizer(l);
         return 0;
     }
     return 1;
@@ -35,15 +35,15 @@ static int ends_with(const char *s, const char *suffix) {
  * boot.cfg one, else any ramdisk file with "tok" in its name whose entry
  * count is exactly the model's vocabulary. */
 static const struct ramdisk_file *choose_tokenizer(const struct session_model *current, const char *requested,
-                                                   int vocab_size, Tokenizer *out, char *err,
-                                                   size_t err_size) {
+                                                   LoadedModel *out, char *err, size_t err_size) {
+    int vocab_size = out->model.config.vocab_size;
     if (requested && *requested) {
         const struct ramdisk_file *f = ramdisk_find(requested);
         if (!f) {
             snprintf(err, err_size, "no file '%s' in the ramdisk (see /ls)", requested);
             return NULL;
         }
-        return tokenizer_fits(f, vocab_size, out, err, err_size) ? f : NULL;
+        return tokenizer_fits(f, out, err, err_size) ? f : NULL;
     }
     char cfg_name[SESSION_NAME_MAX] = "";
     config_get(boot_info->cmdline, strnlen(boot_info->cmdline, BOOT_CMDLINE_MAX), "tokenizer", cfg_name,
@@ -52,12 +52,12 @@ static const struct ramdisk_file *choose_tokenizer(const struct session_model *c
     char reason[160];
     for (int i = 0; i < 2; i++) {
         const struct ramdisk_file *f = preferred[i][0] ? ramdisk_find(preferred[i]) : NULL;
-        if (f && tokenizer_fits(f, vocab_size, out, reason, sizeof reason)) return f;
+        if (f && tokenizer_fits(f, out, reason, sizeof reason)) return f;
     }
     for (int i = 0; i < ramdisk_count(); i++) {
         const struct ramdisk_file *f = ramdisk_file_at(i);
         if (strstr(f->name, "tok") && ends_with(f->name, ".bin") &&
-            tokenizer_fits(f, vocab_size, out, reason, sizeof reason))
+            tokenizer_fits(f, out, reason, sizeof reason))
             return f;
     }
     snprintf(err, err_size,
@@ -66,12 +66,8 @@ static const struct ramdisk_file *choose_tokenizer(const struct session_model *c
     return NULL;
 }
 
-/* Group size for quantising at load: the largest multiple of 16 up to 64
- * dividing dim and hidden_dim (15M shape: 48); 0 when there is none. */
-static int q8_group_size(const TransformerConfig *c) {
-    for (int gs = 64; gs >= 16; gs -= 16)
-        if (c->dim % gs == 0 && c->hidden_dim % gs == 0) return gs;
-    return 0;
+static void print_note(void *model_name, const char *line) {
+    kprintf("load: %s%s\n", (const char *)model_name, line);
 }
 
 /* The other pieces of a split GGUF model, in place in the ramdisk. */
@@ -94,45 +90,25 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
     int ctx = session_context_for(s, mf);
     if (ctx < 0) return -1;
     uint64_t t0 = timer_ns();
-    Transformer t;
     GgufPieces pieces = {mf->name, ramdisk_piece, NULL};
-    if (transformer_create_pieces(&t, mf->data, mf->size, &pieces, ctx, err, sizeof err) != 0) {
+    LoadOptions options = {ctx, &pieces, quantize_q8, (int)s->settings.kv_type, 0};
+    LoadedModel l;
+    if (loaded_model_open(&l, mf->data, mf->size, &options, print_note, (void *)model_name, err,
+                          sizeof err) != 0) {
         kprintf("load: %s: %s\n", model_name, err);
         return -1;
     }
-    if (quantize_q8) {
-        int gs = q8_group_size(&t.config);
-        if (t.gguf || transformer_is_quantized(&t))
-            kprintf("load: %s already has its own weight format; q8 not applied\n", model_name);
-        else if (!gs)
-            kprintf("load: %s: q8 needs dim and hidden_dim multiples of 16; staying fp32\n", model_name);
-        else if (transformer_quantize(&t, gs, err, sizeof err) != 0)
-            kprintf("load: %s: %s; staying fp32\n", model_name, err);
-        else
-            kprintf("load: %s quantised to int8 (groups of %d)\n", model_name, gs);
-    }
-    if (t.gguf && s->settings.kv_type != gguf_model_kv_type(&t) &&
-        gguf_model_set_kv_type(&t, s->settings.kv_type, err, sizeof err) != 0)
-        kprintf("load: %s: %s; its KV cache stays %s\n", model_name, err,
-                kv_type_name(gguf_model_kv_type(&t)));
-    Tokenizer tok;
     const struct ramdisk_file *tf;
-    if (t.gguf && !(tokenizer_name && *tokenizer_name)) {
+    if (model_has_vocabulary(&l.model) && !(tokenizer_name && *tokenizer_name)) {
         /* A GGUF file carries its own vocabulary. */
-        tf = tokenizer_create_gguf(&tok, mf->data, mf->size, err, sizeof err) == 0 ? mf : NULL;
-        if (tf && tok.vocab_size != t.config.vocab_size) {
-            snprintf(err, sizeof err, "its vocabulary has %d tokens, the model %d", tok.vocab_size,
-                     t.config.vocab_size);
-            tokenizer_destroy(&tok);
-            tf = NULL;
-        }
-        if (tf && tok.warning[0]) kprintf("load: %s: warning: %s\n", model_name, tok.warning);
+        tf = loaded_model_tokenizer(&l, NULL, 0, err, sizeof err) == 0 ? mf : NULL;
+        if (tf && l.tokenizer.warning[0]) kprintf("load: %s: warning: %s\n", model_name, l.tokenizer.warning);
     } else {
-        tf = choose_tokenizer(&s->model, tokenizer_name, t.config.vocab_size, &tok, err, sizeof err);
+        tf = choose_tokenizer(&s->model, tokenizer_name, &l, err, sizeof err);
     }
     if (!tf) {
         kprintf("load: %s: %s\n", model_name, err);
-        transformer_destroy(&t);
+        loaded_model_close(&l);
         return -1;
     }
     if (s->chat.active) {
@@ -140,23 +116,19 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
         kprintf("chat: ended (another model)\n");
     }
     struct session_model *current = &s->model;
-    if (current->loaded) {
-        transformer_destroy(&current->transformer);
-        tokenizer_destroy(&current->tokenizer);
-    }
-    current->transformer = t;
-    current->tokenizer = tok;
+    if (current->loaded) loaded_model_close(&current->llm);
+    current->llm = l;
     current->loaded = 1;
     uint64_t pieces_bytes;
-    current->pieces = gguf_model_pieces(&t, &pieces_bytes);
-    current->file_bytes = t.gguf ? (size_t)pieces_bytes : mf->size;
+    current->pieces = model_pieces(&l.model, &pieces_bytes);
+    current->file_bytes = pieces_bytes ? (size_t)pieces_bytes : mf->size;
     strlcpy(current->model_name, mf->name, sizeof current->model_name);
     if (tf == mf)
         strlcpy(current->tokenizer_name, SESSION_OWN_VOCABULARY, sizeof current->tokenizer_name);
     else
         strlcpy(current->tokenizer_name, tf->name, sizeof current->tokenizer_name);
     current->load_ms = (timer_ns() - t0) / 1000000;
-    const TransformerConfig *c = &t.config;
+    const ModelConfig *c = &l.model.config;
     kprintf("model: %s (dim %d, %d layers, %d/%d heads, vocab %d, context %d) with %s, loaded in %llu ms\n",
             current->model_name, c->dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len,
             current->tokenizer_name, (unsigned long long)current->load_ms);
@@ -168,10 +140,12 @@ int session_load(struct session *s, const char *model_name, const char *tokenize
 }
 
 int session_set_kv_type(struct session *s, uint32_t kv_type) {
-    Transformer *t = &s->model.transformer;
-    if (s->model.loaded && t->gguf && gguf_model_kv_type(t) != kv_type) {
-        char err[200];
-        if (gguf_model_kv_type_check(t, kv_type, err, sizeof err) != 0) {
+    Model *t = &s->model.llm.model;
+    char err[200];
+    if (s->model.loaded && model_kv_fixed(t, err, sizeof err)) {
+        kprintf("kv: %s applies to GGUF models; %s\n", kv_type_name(kv_type), err);
+    } else if (s->model.loaded && model_kv_type(t) != kv_type) {
+        if (model_kv_type_check(t, kv_type, err, sizeof err) != 0) {
             kprintf("kv: %s\n", err); /* nothing changed: a conversation goes on */
             return -1;
         }
@@ -179,13 +153,10 @@ int session_set_kv_type(struct session *s, uint32_t kv_type) {
             session_chat_destroy(s);
             kprintf("chat: ended (the KV cache is re-created)\n");
         }
-        if (gguf_model_set_kv_type(t, kv_type, err, sizeof err) != 0) {
+        if (model_set_kv_type(t, kv_type, err, sizeof err) != 0) {
             kprintf("kv: %s\n", err);
             return -1;
         }
-    } else if (s->model.loaded && !t->gguf) {
-        kprintf("kv: %s applies to GGUF models; llama2.c checkpoints keep an fp32 KV cache\n",
-                kv_type_name(kv_type));
     }
     s->settings.kv_type = kv_type;
     return 0;

@@ -11,7 +11,7 @@
 #include "kernel/drivers/timer.h"
 #include "lib/stdlib.h"
 #include "lib/string.h"
-#include "llm/model/transformer.h"
+#include "llm/model/model.h"
 
 #define BENCH_DEFAULT_TOKENS 32
 #define BENCH_MAX_TOKENS 1024
@@ -24,19 +24,19 @@ typedef struct {
 
 /* Prefill of `tokens` prompt tokens from position 0, then `tokens` greedy
  * decode steps from position 1 (the context permitting). */
-static int bench_run(Transformer *t, int tokens, int *prompt, BenchTimes *out) {
-    const TransformerConfig *c = &t->config;
+static int bench_run(Model *t, int tokens, int *prompt, BenchTimes *out) {
+    const ModelConfig *c = &t->config;
     int n = tokens < c->seq_len ? tokens : c->seq_len;
     for (int i = 0; i < n; i++) prompt[i] = 1 + (i * 7919) % (c->vocab_size > 1 ? c->vocab_size - 1 : 1);
     uint64_t t0 = timer_ns();
-    if (transformer_prefill(t, prompt, n, 0) != 0) return -1;
+    if (model_prefill(t, prompt, n, 0) != 0) return -1;
     out->prefill_ns = timer_ns() - t0;
     out->prefill_tokens = n;
     int steps = tokens < c->seq_len - 1 ? tokens : c->seq_len - 1, token = prompt[0];
     out->last_logits = NULL;
     t0 = timer_ns();
     for (int pos = 1; pos <= steps; pos++) {
-        float *logits = transformer_forward(t, token, pos);
+        float *logits = model_forward(t, token, pos);
         if (!logits) return -1;
         out->last_logits = logits;
         int best = 0;
@@ -56,7 +56,7 @@ static uint64_t tenths_per_second(int count, uint64_t ns) {
 
 /* Runs one format on 1 worker and on all; the last logits of both runs must
  * match bit for bit (every row is computed by the same code either way). */
-static void bench_format(Transformer *t, const char *format, int tokens, int *prompt, int all,
+static void bench_format(Model *t, const char *format, int tokens, int *prompt, int all,
                          float *first_logits) {
     uint64_t decode_one = 0;
     size_t logits_bytes = (size_t)t->config.vocab_size * sizeof(float);
@@ -113,38 +113,40 @@ void shell_cmd_bench(struct session *session, const char *args) {
         return;
     }
     char err[200];
-    Transformer t;
+    LoadedModel copy;
     /* Sized for the positions the bench runs, within the loaded model's context. */
-    int loaded_ctx = session->model.transformer.config.seq_len;
+    int loaded_ctx = session->model.llm.model.config.seq_len;
     int ctx = tokens < loaded_ctx ? tokens + 1 : loaded_ctx;
-    if (transformer_create_ctx(&t, mf->data, mf->size, ctx, err, sizeof err) != 0) {
+    LoadOptions options = {ctx, NULL, 0, -1, 0};
+    if (loaded_model_open(&copy, mf->data, mf->size, &options, NULL, NULL, err, sizeof err) != 0) {
         kprintf("bench: a second copy of %s does not fit: %s\n", session->model.model_name, err);
         return;
     }
+    Model *t = &copy.model;
     int *prompt = malloc((size_t)tokens * sizeof(int));
-    float *first_logits = malloc((size_t)t.config.vocab_size * sizeof(float));
+    float *first_logits = malloc((size_t)t->config.vocab_size * sizeof(float));
     if (!prompt || !first_logits) {
         free(prompt);
         free(first_logits);
         kprintf("bench: out of memory\n");
-        transformer_destroy(&t);
+        loaded_model_close(&copy);
         return;
     }
     int all = session_use_workers(smp_online_count()); /* every CPU, even those that do not pay off */
     kprintf("bench: %s, prefill %d tokens (batched), decode %d tokens, %d worker%s\n",
-            session->model.model_name, tokens < t.config.seq_len ? tokens : t.config.seq_len,
-            tokens < t.config.seq_len - 1 ? tokens : t.config.seq_len - 1, all, all > 1 ? "s" : "");
+            session->model.model_name, tokens < t->config.seq_len ? tokens : t->config.seq_len,
+            tokens < t->config.seq_len - 1 ? tokens : t->config.seq_len - 1, all, all > 1 ? "s" : "");
     kprintf("%-22s %7s %11s %11s %10s %8s\n", "format", "workers", "prefill/s", "decode/s", "ms/token",
             "speedup");
-    bench_format(&t, transformer_matmul_name(&t), tokens, prompt, all, first_logits);
-    if (!t.gguf && !transformer_is_quantized(&t)) {
+    bench_format(t, model_matmul_name(t), tokens, prompt, all, first_logits);
+    if (model_can_quantize(t)) {
         static const int groups[] = {32, 64, 16};
-        int quantized = -2; /* -2: no group size fits, -1: transformer_quantize failed */
+        int quantized = -2; /* -2: no group size fits, -1: model_quantize failed */
         for (size_t i = 0; i < sizeof groups / sizeof groups[0] && quantized != 0; i++)
-            if (t.config.dim % groups[i] == 0 && t.config.hidden_dim % groups[i] == 0)
-                quantized = transformer_quantize(&t, groups[i], err, sizeof err);
+            if (t->config.dim % groups[i] == 0 && t->config.hidden_dim % groups[i] == 0)
+                quantized = model_quantize(t, groups[i], err, sizeof err);
         if (quantized == 0)
-            bench_format(&t, "int8 (quantised here)", tokens, prompt, all, first_logits);
+            bench_format(t, "int8 (quantised here)", tokens, prompt, all, first_logits);
         else
             kprintf("bench: no int8 run: %s\n",
                     quantized == -1 ? err : "dim and hidden_dim fit no group size");
@@ -152,5 +154,5 @@ void shell_cmd_bench(struct session *session, const char *args) {
     session_use_workers(0);
     free(first_logits);
     free(prompt);
-    transformer_destroy(&t);
+    loaded_model_close(&copy);
 }

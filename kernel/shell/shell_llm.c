@@ -12,7 +12,7 @@
 #include "llm/compute/kernels.h"
 #include "llm/model/gguf_arch.h"
 #include "llm/model/kv_cache.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/model.h"
 
 static double mib(uint64_t bytes) {
     return (double)bytes / (1024.0 * 1024.0);
@@ -23,22 +23,13 @@ void shell_cmd_model(struct session *session, const char *args) {
         kprintf("no model loaded (see /ls and /load)\n");
         return;
     }
-    const TransformerConfig *c = &session->model.transformer.config;
-    static const char *const formats[] = {"llama2.c legacy (v0) fp32", "llama2.c v1 fp32",
-                                          "llama2.c v2 int8"};
-    if (session->model.transformer.gguf) {
-        kprintf("model:      %s (GGUF, arch %s, tensors %s (mostly)", session->model.model_name,
-                gguf_model_arch_name(&session->model.transformer),
-                gguf_model_weight_type(&session->model.transformer));
-        if (session->model.pieces > 1) kprintf(", split in %u pieces", session->model.pieces);
-        kprintf(")\n");
-    } else {
-        kprintf("model:      %s (%s", session->model.model_name, c->version < 3 ? formats[c->version] : "?");
-        if (c->version == 2) kprintf(", group size %d", c->group_size);
-        kprintf(")\n");
-    }
+    const Model *t = &session->model.llm.model;
+    const ModelConfig *c = &t->config;
+    char line[448];
+    model_describe(t, line, sizeof line);
+    kprintf("model:      %s (%s)\n", session->model.model_name, line);
     static const char *const kinds[] = {"tokenizer.bin", "SentencePiece", "byte-level BPE"};
-    const Tokenizer *tok = &session->model.tokenizer;
+    const Tokenizer *tok = &session->model.llm.tokenizer;
     kprintf("tokenizer:  %s (%s, %d tokens", session->model.tokenizer_name, kinds[tok->kind],
             tok->vocab_size);
     if (tok->kind != TOKENIZER_LLAMA2C) kprintf(", bos %d, eos %d", tok->bos_id, tok->eos_id);
@@ -48,19 +39,16 @@ void shell_cmd_model(struct session *session, const char *args) {
             "%s classifier\n",
             c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size,
             c->seq_len, c->shared_classifier ? "shared" : "separate");
-    char features[448];
-    if (*gguf_model_features(&session->model.transformer, features, sizeof features))
-        kprintf("features:   %s\n", features);
-    uint64_t params = transformer_param_count(&session->model.transformer);
+    if (*model_features(t, line, sizeof line)) kprintf("features:   %s\n", line);
+    uint64_t params = model_param_count(t);
     kprintf("parameters: %llu (%.2f M)\n", (unsigned long long)params, (double)params / 1e6);
-    if (c->version == 3)
-        kprintf("rope:       theta %.0f, rms eps %g\n", (double)c->rope_theta, (double)c->norm_eps);
-    const Transformer *t = &session->model.transformer;
+    kprintf("rope:       theta %.0f, rms eps %g\n", (double)c->rope_theta, (double)c->norm_eps);
     kprintf("memory:     weights %.1f MiB in place in the ramdisk, run state and KV cache %.1f MiB\n",
-            mib(session->model.file_bytes), mib(transformer_state_bytes(t)));
-    uint32_t kv = gguf_model_kv_type(t);
-    kprintf("kv cache:   %s, %.1f MiB%s\n", kv_type_name(kv), mib(gguf_model_kv_bytes(t)),
-            t->gguf ? " (/set kv f16|q8_0|f32)" : " (llama2.c checkpoints keep fp32)");
+            mib(session->model.file_bytes), mib(model_state_bytes(t)));
+    uint32_t kv = model_kv_type(t);
+    char fixed[120];
+    kprintf("kv cache:   %s, %.1f MiB (%s)\n", kv_type_name(kv), mib(model_kv_bytes(t)),
+            model_kv_fixed(t, fixed, sizeof fixed) ? fixed : "/set kv f16|q8_0|f32");
     kprintf("kernels:    %s; loaded in %llu ms\n", kernels_active()->name,
             (unsigned long long)session->model.load_ms);
 }
@@ -162,7 +150,8 @@ void shell_cmd_chat(struct session *session, const char *args) {
         }
         const char *line = session->chat.full ? session->chat.pending : "";
         char err[160];
-        int needed = chat_turn_tokens(&session->chat.chat, &session->model.tokenizer, line, err, sizeof err);
+        int needed =
+            chat_turn_tokens(&session->chat.chat, &session->model.llm.tokenizer, line, err, sizeof err);
         if (needed < 0) {
             kprintf("chat: %s\n", err);
             return;
@@ -170,7 +159,7 @@ void shell_cmd_chat(struct session *session, const char *args) {
         /* Room for the turn and a short answer, at most half the context. */
         needed += 1 + session->chat.chat.suffix_count + 16;
         if (needed > session->chat.chat.capacity / 2 + 16) needed = session->chat.chat.capacity / 2 + 16;
-        int dropped = chat_slide(&session->chat.chat, &session->model.tokenizer, needed);
+        int dropped = chat_slide(&session->chat.chat, &session->model.llm.tokenizer, needed);
         if (dropped < 0) {
             kprintf("chat: even without old turns this line does not fit; /chat reset, or a shorter line\n");
             return;

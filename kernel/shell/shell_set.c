@@ -175,7 +175,7 @@ static void show_kv(const struct session *s, char *b, size_t n) {
 static void show_ctx(const struct session *s, char *b, size_t n) {
     int used = s->settings.ctx ? snprintf(b, n, "%d", s->settings.ctx) : snprintf(b, n, "auto");
     if (s->model.loaded && used >= 0 && (size_t)used < n)
-        snprintf(b + used, n - (size_t)used, " (%d loaded)", s->model.transformer.config.seq_len);
+        snprintf(b + used, n - (size_t)used, " (%d loaded)", s->model.llm.model.config.seq_len);
 }
 
 static const struct setting settings[] = {

@@ -24,8 +24,8 @@
 #include "llm/model/kv_cache.h"
 #include "llm/model/model_estimate.h"
 #include "llm/tensor/quant.h"
-#include "llm/model/transformer.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/model.h"
+#include "llm/model/gguf_runtime.h"
 
 #define MIB (1024ull * 1024ull)
 #define MEM_TEST_MAX_MIB (1024ull * 1024ull) /* 1 TiB: anything more is a typo */
@@ -79,10 +79,10 @@ void shell_cmd_mem(struct session *session, const char *args) {
     print_mib("ramdisk", st.ramdisk_bytes);
     if (session->model.loaded) {
         /* The model's share of the heap: run state with its KV cache, of this type. */
-        const Transformer *t = &session->model.transformer;
+        const Model *t = &session->model.llm.model;
         char label[24];
-        snprintf(label, sizeof label, "model+kv %s", kv_type_name(gguf_model_kv_type(t)));
-        print_mib(label, transformer_state_bytes(t));
+        snprintf(label, sizeof label, "model+kv %s", kv_type_name(model_kv_type(t)));
+        print_mib(label, model_state_bytes(t));
     }
     kprintf("  %-14s 0x%llx\n", "highest phys", (unsigned long long)st.highest_phys);
 }
@@ -117,14 +117,14 @@ void shell_cmd_ls(struct session *session, const char *args) {
             kprintf("  (GGUF piece %u of %u: loads with the first)\n", piece + 1, pieces);
             continue;
         }
-        int64_t estimate = transformer_state_bytes_estimate_kv(f->data, f->size, session->settings.kv_type);
+        int64_t estimate = model_state_bytes_estimate_kv(f->data, f->size, session->settings.kv_type);
         uint64_t state = estimate > 0 ? (uint64_t)estimate : 0;
         size_t len = strlen(f->name);
         int named_bin = len > 4 && strcmp(f->name + len - 4, ".bin") == 0 && !strstr(f->name, "tok");
         int gguf = gguf_is_gguf(f->data, f->size);
         ModelShape shape;
         int read = state > budget && model_shape_read(&shape, f->data, f->size) == 0;
-        if (read && shape.gguf) shape.kv_type = session->settings.kv_type;
+        if (read) shape.kv_type = session->settings.kv_type;
         int fit = read ? model_ctx_that_fits(&shape, shape.trained_ctx, budget) : 0;
         int lowered =
             fit > 0 && fit >= (shape.trained_ctx < SESSION_MIN_CTX ? shape.trained_ctx : SESSION_MIN_CTX);
@@ -142,8 +142,8 @@ void shell_cmd_ls(struct session *session, const char *args) {
             kprintf("  (GGUF model: unsupported or malformed)");
         } else if (named_bin) {
             char err[160] = "";
-            TransformerConfig c;
-            TransformerWeights w;
+            ModelConfig c;
+            Llama2cWeights w;
             checkpoint_parse(&c, &w, f->data, f->size, err, sizeof err);
             kprintf("  (not a loadable checkpoint: %s)", err);
         }

@@ -56,7 +56,7 @@ static int32_t read_i32(const uint8_t *p) {
     return v;
 }
 
-static int validate_config(const TransformerConfig *c, char *err, size_t err_size) {
+static int validate_config(const ModelConfig *c, char *err, size_t err_size) {
     const char *what = NULL;
     long value = 0, limit = 0;
 #define CHECK_RANGE(field, max)                                                                              \
@@ -107,7 +107,7 @@ typedef struct {
     uint64_t stride_emb, stride_q, stride_kv, stride_o, stride_ffn, stride_cls;
 } Layout;
 
-static int fp32_layout(const TransformerConfig *c, Cursor *cur, Layout *lay) {
+static int fp32_layout(const ModelConfig *c, Cursor *cur, Layout *lay) {
     uint64_t L = c->n_layers, D = c->dim, H = c->hidden_dim, V = c->vocab_size, KV = c->kv_dim;
     int of = 0;
     uint64_t n_qo = product3(L, D, D, &of), n_kv = product3(L, D, KV, &of), n_ffn = product3(L, D, H, &of);
@@ -154,7 +154,7 @@ static uint64_t quant_take(Cursor *cur, uint64_t count, uint64_t numel, int grou
     return cursor_take(cur, count, *stride);
 }
 
-static int quant_layout(const TransformerConfig *c, Cursor *cur, Layout *lay, char *err, size_t err_size) {
+static int quant_layout(const ModelConfig *c, Cursor *cur, Layout *lay, char *err, size_t err_size) {
     uint64_t L = c->n_layers, D = c->dim, H = c->hidden_dim, V = c->vocab_size, KV = c->kv_dim;
     int gs = c->group_size, bad_group = 0;
     lay->rms_att = cursor_take(cur, L * D, 4);
@@ -181,8 +181,8 @@ static int quant_layout(const TransformerConfig *c, Cursor *cur, Layout *lay, ch
     return 0;
 }
 
-static int parse_header(TransformerConfig *c, const uint8_t *p, size_t size, uint64_t *header_bytes,
-                        char *err, size_t err_size) {
+static int parse_header(ModelConfig *c, const uint8_t *p, size_t size, uint64_t *header_bytes, char *err,
+                        size_t err_size) {
     memset(c, 0, sizeof(*c));
     if (size < CHECKPOINT_HEADER_V0) {
         snprintf(err, err_size, "checkpoint truncated: %zu bytes is too small for a header", size);
@@ -243,7 +243,7 @@ static QuantTensor quant_at(const uint8_t *base, uint64_t offset, uint64_t strid
     return t;
 }
 
-int checkpoint_parse(TransformerConfig *cfg, TransformerWeights *w, const void *data, size_t size, char *err,
+int checkpoint_parse(ModelConfig *cfg, Llama2cWeights *w, const void *data, size_t size, char *err,
                      size_t err_size) {
     const uint8_t *base = data;
     uint64_t header_bytes = 0;

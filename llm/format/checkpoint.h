@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "llm/model/transformer.h"
+#include "llm/model/llama2c.h"
 
 #define CHECKPOINT_MAGIC 0x616b3432u /* "ak42" little-endian */
 #define CHECKPOINT_HEADER_V0 28      /* seven int32 */
@@ -13,7 +13,7 @@
 
 /* Fills cfg and w (pointers into data) after checking every field and the
  * file size. Returns 0, or -1 with a one-line reason in err. Allocates nothing. */
-int checkpoint_parse(TransformerConfig *cfg, TransformerWeights *w, const void *data, size_t size, char *err,
+int checkpoint_parse(ModelConfig *cfg, Llama2cWeights *w, const void *data, size_t size, char *err,
                      size_t err_size);
 
 #endif

@@ -47,7 +47,7 @@ static int is_stop(const Chat *c, int id) {
     return 0;
 }
 
-int chat_create(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplate tmpl, const char *system,
+int chat_create(Chat *c, const Model *t, const Tokenizer *tok, ChatTemplate tmpl, const char *system,
                 char *err, size_t err_size) {
     memset(c, 0, sizeof *c);
     c->template = tmpl;
@@ -276,7 +276,7 @@ static int prepare_turn(Chat *c, const Tokenizer *tok, const char *user, int *n_
     return 0;
 }
 
-int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const char *user, int max_new,
+int chat_turn(Chat *c, Model *t, const Tokenizer *tok, Sampler *s, const char *user, int max_new,
               const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size) {
     memset(stats, 0, sizeof *stats);
     if (!user) user = "";
@@ -322,7 +322,7 @@ int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const c
                     .pos = c->pos,
                     .last = c->tokens[c->count - 1],
                     .kept_end = &first_end};
-    StopReason reason = decode_loop(&d, t, s, t->state.logits, io, stats, err, err_size);
+    StopReason reason = decode_loop(&d, t, s, model_logits(t), io, stats, err, err_size);
     if (reason == STOP_ERROR) {
         stats->reason = STOP_ERROR;
         return -1;

@@ -116,7 +116,7 @@ typedef struct {
 
 /* A conversation for this model and vocabulary (no tokens run yet).
  * Returns 0, or -1 with a one-line reason in err. */
-int chat_create(Chat *c, const Transformer *t, const Tokenizer *tok, ChatTemplate tmpl, const char *system,
+int chat_create(Chat *c, const Model *t, const Tokenizer *tok, ChatTemplate tmpl, const char *system,
                 char *err, size_t err_size);
 void chat_destroy(Chat *c);
 /* Turns are rendered by the Jinja template tmpl (tokenizer.chat_template,
@@ -145,7 +145,7 @@ int chat_add_answered_turn(Chat *c, const Tokenizer *tok, const char *user, cons
  * tokens, <= 0: no limit but the context) until a stop token, then closes the
  * answer with the template's suffix. Returns 0, -1 with a reason in err, or
  * CHAT_NO_ROOM (err says how many tokens are missing; nothing changed). */
-int chat_turn(Chat *c, Transformer *t, const Tokenizer *tok, Sampler *s, const char *user, int max_new,
+int chat_turn(Chat *c, Model *t, const Tokenizer *tok, Sampler *s, const char *user, int max_new,
               const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size);
 
 #endif

@@ -10,7 +10,7 @@ static StopReason stop_reason(const DecodeLoop *d, int token) {
     return STOP_STEPS; /* not a stop */
 }
 
-StopReason decode_loop(DecodeLoop *d, Transformer *t, Sampler *s, float *logits, const GenerateIO *io,
+StopReason decode_loop(DecodeLoop *d, Model *t, Sampler *s, float *logits, const GenerateIO *io,
                        GenerateStats *stats, char *err, size_t err_size) {
     for (int first = 1;; first = 0) {
         if (!(first && d->polled) && io && io->should_stop && io->should_stop(io->ctx)) return STOP_USER;
@@ -28,7 +28,7 @@ StopReason decode_loop(DecodeLoop *d, Transformer *t, Sampler *s, float *logits,
         if (d->pos >= d->end) return d->at_end;
 
         sampler_accept(s, next);
-        logits = transformer_forward(t, next, d->pos);
+        logits = model_forward(t, next, d->pos);
         if (!logits) {
             snprintf(err, err_size, "forward pass failed at position %d (token %d)", d->pos, next);
             return STOP_ERROR;

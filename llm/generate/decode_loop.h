@@ -32,7 +32,7 @@ typedef struct {
  * run at its position for the next logits; io->should_stop is polled before
  * each sample (but a first one the caller polled for). Returns why it stopped, or STOP_ERROR with a reason in
  * err. */
-StopReason decode_loop(DecodeLoop *d, Transformer *t, Sampler *s, float *logits, const GenerateIO *io,
+StopReason decode_loop(DecodeLoop *d, Model *t, Sampler *s, float *logits, const GenerateIO *io,
                        GenerateStats *stats, char *err, size_t err_size);
 
 static inline uint64_t generate_clock(const GenerateIO *io) {

@@ -48,8 +48,8 @@ static int is_stop_token(const int *ids, int count, int token) {
     return 0;
 }
 
-int generate_prefill(Transformer *t, const int *tokens, int n, int start_pos, const GenerateIO *io) {
-    if (!io || !io->should_stop || !io->now_ns) return transformer_prefill(t, tokens, n, start_pos) ? -1 : n;
+int generate_prefill(Model *t, const int *tokens, int n, int start_pos, const GenerateIO *io) {
+    if (!io || !io->should_stop || !io->now_ns) return model_prefill(t, tokens, n, start_pos) ? -1 : n;
     /* The first piece is 2 positions (a slow or loaded machine may run
      * only a few a second); each later one is sized from the last one's own
      * time, in multiples of 8 positions from 16 on (the batches' sizes).
@@ -65,7 +65,7 @@ int generate_prefill(Transformer *t, const int *tokens, int n, int start_pos, co
         if (done > 0 && io->should_stop(io->ctx)) break; /* the caller polled before the first */
         int count = n - done < piece ? n - done : piece;
         uint64_t start = io->now_ns(io->ctx);
-        if (transformer_prefill(t, tokens + done, count, start_pos + done) != 0) return -1;
+        if (model_prefill(t, tokens + done, count, start_pos + done) != 0) return -1;
         done += count;
         uint64_t took = io->now_ns(io->ctx) - start;
         if (!target) {
@@ -139,7 +139,7 @@ static void stream_piece(void *ctx, int prev, int token) {
  * last one included. Returns the positions gone through (prompt_count - 1
  * with *reason STOP_STEPS where the answer follows), or -1 with a reason in
  * message. */
-static int run_prompt(Transformer *t, Sampler *s, const int *prompt, int prompt_count, int steps,
+static int run_prompt(Model *t, Sampler *s, const int *prompt, int prompt_count, int steps,
                       const Streamer *st, StopReason *reason, int *stopped_in_prefill, uint64_t *first_end,
                       char *message, size_t message_size) {
     const GenerateIO *io = st->io;
@@ -180,7 +180,7 @@ static int run_prompt(Transformer *t, Sampler *s, const int *prompt, int prompt_
     return pos;
 }
 
-int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *prompt, int steps,
+int generate(Model *t, const Tokenizer *tok, Sampler *s, const char *prompt, int steps,
              const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size) {
     char message[160];
     memset(stats, 0, sizeof *stats);
@@ -230,7 +230,7 @@ int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *promp
                         .sampled_end = &prefill_end,
                         .kept_end = &first_end,
                         .polled = 1};
-        reason = decode_loop(&d, t, s, t->state.logits, io, stats, message, sizeof message);
+        reason = decode_loop(&d, t, s, model_logits(t), io, stats, message, sizeof message);
         failed = reason == STOP_ERROR;
         /* llama2.c's final pos: one a sample (a stopping one too), or where the forward pass failed. */
         int stopped_by_token = reason == STOP_EOS || reason == STOP_BOS;

@@ -10,7 +10,7 @@
 
 #include "llm/generate/sampler.h"
 #include "llm/tokenizer/tokenizer.h"
-#include "llm/model/transformer.h"
+#include "llm/model/model.h"
 
 typedef struct {
     /* Text exactly as run.c prints it (called only with len > 0). */
@@ -25,15 +25,15 @@ typedef struct {
     void *ctx;
 } GenerateIO;
 
-/* transformer_prefill of tokens[0, n) at start_pos in pieces of about ten
+/* model_prefill of tokens[0, n) at start_pos in pieces of about ten
  * times the first 2 positions' time, within 1-5x GENERATE_PREFILL_PIECE_NS
  * (timed with io->now_ns), io->should_stop
  * polled between them (the caller polls before), so a long prompt can be stopped: the pieces fill the
  * KV cache exactly as one call would. Without should_stop or now_ns, one
  * call. Returns the positions run (n, or fewer when stopped), or -1 when
- * transformer_prefill refused the arguments. */
+ * model_prefill refused the arguments. */
 #define GENERATE_PREFILL_PIECE_NS 100000000ull
-int generate_prefill(Transformer *t, const int *tokens, int n, int start_pos, const GenerateIO *io);
+int generate_prefill(Model *t, const int *tokens, int n, int start_pos, const GenerateIO *io);
 
 typedef enum { STOP_STEPS, STOP_EOS, STOP_BOS, STOP_USER, STOP_CONTEXT, STOP_ERROR } StopReason;
 
@@ -53,8 +53,8 @@ typedef struct {
 /* Runs up to `steps` positions (<= 0 or more than the context: the context
  * length). Returns 0 (stats->reason says why it stopped) or -1 with a
  * one-line reason in err (stats->reason = STOP_ERROR). */
-int generate(Transformer *t, const Tokenizer *tok, Sampler *s, const char *prompt, int steps,
-             const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size);
+int generate(Model *t, const Tokenizer *tok, Sampler *s, const char *prompt, int steps, const GenerateIO *io,
+             GenerateStats *stats, char *err, size_t err_size);
 
 const char *stop_reason_name(StopReason r);
 

@@ -3,7 +3,7 @@
  * per-head q/k RMSNorm, RMSNorm on the attention and FFN outputs before each
  * residual add, GeGLU with tanh GELU, sliding-window attention on the local
  * layers (llm/model/sliding_window.c) with their own RoPE base, optional final
- * logit softcapping. The forward pass (transformer_gguf_forward.c) reads the
+ * logit softcapping. The forward pass (gguf_forward.c) reads the
  * fields this file sets. */
 #include "llm/model/arch_gemma3.h"
 
@@ -12,7 +12,7 @@
 #include "lib/string.h"
 #include "llm/compute/kernels.h"
 #include "llm/model/sliding_window.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/gguf_runtime.h"
 
 /* llama.cpp's default when attention.sliding_window_pattern is absent: five
  * local layers, then one global. */
@@ -29,7 +29,7 @@ void gguf_arch_defaults(GgufModel *m) {
 }
 
 int gemma3_read_hparams(GgufModel *m, int trained_ctx, char *err, size_t n) {
-    const TransformerConfig *c = &m->config;
+    const ModelConfig *c = &m->config;
     uint32_t u;
     float f;
     m->embed_scale = sqrtf((float)c->dim);
@@ -95,11 +95,10 @@ void rope_angles_local(const GgufModel *m, int pos, float *cs) {
     }
 }
 
-void gguf_model_arch_details(const Transformer *t, char *out, size_t n) {
-    const GgufModel *m = t->gguf;
+void gguf_model_arch_details(const GgufModel *m, char *out, size_t n) {
     if (n) out[0] = 0;
-    if (!m || m->arch != GGUF_ARCH_GEMMA3) return;
-    const TransformerConfig *c = &m->config;
+    if (m->arch != GGUF_ARCH_GEMMA3) return;
+    const ModelConfig *c = &m->config;
     int k = snprintf(out, n, "gemma3: head_dim %d (dim/heads %d), ", c->head_size, c->dim / c->n_heads);
     if (k < 0 || (size_t)k >= n) return;
     if (!m->swa_window) {

@@ -1,6 +1,6 @@
 /* arch_gemma3.h - internal: what the gemma3 architecture adds to the GGUF
  * model (llm/model/arch_gemma3.c) and the sliding-window KV cache it needs
- * (llm/model/sliding_window.c), called from transformer_gguf*.c. */
+ * (llm/model/sliding_window.c), called from gguf_*.c. */
 #ifndef LLM_ARCH_GEMMA3_H
 #define LLM_ARCH_GEMMA3_H
 

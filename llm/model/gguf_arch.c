@@ -4,10 +4,9 @@
 #include "lib/format.h"
 #include "lib/string.h"
 #include "llm/model/gguf_model.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/gguf_runtime.h"
 
-const char *gguf_model_features(const Transformer *t, char *out, size_t n) {
-    const GgufModel *m = t->gguf;
+const char *gguf_model_features(const GgufModel *m, char *out, size_t n) {
     size_t len = 0;
     if (n) out[0] = 0;
     if (!m || n == 0) return out;
@@ -25,15 +24,13 @@ const char *gguf_model_features(const Transformer *t, char *out, size_t n) {
                                 len ? "; " : "");
     if (len + 2 < n) { /* the architecture's own facts (gemma3's window, head_dim) on the same line */
         size_t at = len ? len + 2 : 0;
-        gguf_model_arch_details(t, out + at, n - at);
+        gguf_model_arch_details(m, out + at, n - at);
         if (len && out[at]) out[len] = ';', out[len + 1] = ' ';
     }
     return out;
 }
 
-void gguf_model_disable_feature(Transformer *t) {
-    GgufModel *m = t->gguf;
-    if (!m) return;
+void gguf_model_disable_feature(GgufModel *m) {
     m->feature_off = 1;
     if (m->rope_freqs) {
         m->rope_freqs = NULL;
@@ -41,9 +38,10 @@ void gguf_model_disable_feature(Transformer *t) {
     }
 }
 
-uint64_t gguf_model_param_count(const Transformer *t) {
-    if (!t->gguf || !t->gguf->n_experts) return 0;
-    const GgufFile *f = &t->gguf->file;
+uint64_t gguf_model_param_count(const GgufModel *m) {
+    /* the experts' tensors are 3-D: the config alone does not give them */
+    if (!m->n_experts) return model_config_params(&m->config);
+    const GgufFile *f = &m->file;
     uint64_t total = 0;
     for (uint64_t i = 0; i < f->n_tensors; i++) {
         const GgufTensorInfo *ti = &f->tensors[i];

@@ -6,22 +6,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "llm/model/transformer.h"
+struct GgufModel;
 
 /* One line such as "experts 8, 2 used per token (expert ffn 256)" or
  * "NoPE layers 3, 7 (RoPE skipped on every 4th)", then the architecture's
  * own facts (gemma3's sliding window and head_dim), "; " between them, or ""
  * when the model has none of these. Returns out. */
-const char *gguf_model_features(const Transformer *t, char *out, size_t n);
+const char *gguf_model_features(const struct GgufModel *m, char *out, size_t n);
 
-/* Elements of every tensor in the file of a mixture-of-experts model, whose
- * config alone does not give them; 0 for other models. */
-uint64_t gguf_model_param_count(const Transformer *t);
+/* Parameters: the elements of every tensor in the file for a
+ * mixture-of-experts model, whose config alone does not give them; the
+ * dense count of the config for the others. */
+uint64_t gguf_model_param_count(const struct GgufModel *m);
 
 /* Tests only: computes the model without its special feature (qwen3moe: the
  * chosen experts' weights not renormalised; smollm3: RoPE on every layer;
  * llama with rope_freqs: the plain frequencies), to show that the reference
  * logits catch its absence. No effect on other models. */
-void gguf_model_disable_feature(Transformer *t);
+void gguf_model_disable_feature(struct GgufModel *m);
 
 #endif

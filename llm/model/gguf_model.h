@@ -1,5 +1,5 @@
 /* gguf_model.h - internal: the GGUF model's typed tensors and run state,
- * shared by transformer_gguf.c (loading) and transformer_gguf_forward.c. */
+ * shared by gguf_load.c (loading) and gguf_forward.c. */
 #ifndef LLM_GGUF_MODEL_H
 #define LLM_GGUF_MODEL_H
 
@@ -8,7 +8,7 @@
 
 #include "llm/tensor/ggml_types.h"
 #include "llm/format/gguf.h"
-#include "llm/model/transformer.h"
+#include "llm/model/model_config.h"
 
 /* A matrix (rows x cols, row-major, rows of row_bytes) or vector of any ggml
  * type, used in place. data NULL: absent optional tensor. */
@@ -37,7 +37,7 @@ typedef struct {
 
 typedef struct GgufModel {
     GgufFile file;
-    TransformerConfig config;
+    ModelConfig config;
     int arch;
     int n_rot, q_dim;
     int rope_neox;           /* 1: rotate (i, i + n_rot/2); 0: (2i, 2i+1) */
@@ -105,7 +105,7 @@ void gguf_rope_frequencies(GgufModel *m);
 
 /* gguf_state.c: the run state and a KV cache of the default type for the
  * model's config (0, or -1 with the reason); both freed by destroy. */
-int gguf_run_state_create(Transformer *t, GgufModel *m, char *err, size_t n);
+int gguf_run_state_create(GgufModel *m, char *err, size_t n);
 void gguf_run_state_destroy(GgufModel *m);
 
 #endif

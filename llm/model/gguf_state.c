@@ -11,7 +11,7 @@
 #include "llm/compute/kernels.h"
 #include "llm/model/kv_cache.h"
 #include "llm/model/sliding_window.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/gguf_runtime.h"
 
 /* Per-position arrays, m->prefill_rows rows each (gguf_prefill_rows): x, xb, xb2 (wide),
  * hb, hb2 (hidden), q, k, v, rope cos/sin, and the quantised activations;
@@ -81,7 +81,7 @@ static int kv_type_usable(const GgufModel *m, uint32_t type, char *err, size_t n
 
 /* The KV cache of this type (nothing allocated when it is refused). */
 static int alloc_kv(GgufModel *m, uint32_t type, char *err, size_t n) {
-    const TransformerConfig *c = &m->config;
+    const ModelConfig *c = &m->config;
     if (kv_type_usable(m, type, err, n)) return -1;
     gguf_kv_layout(m);
     uint64_t bytes = gguf_kv_cache_bytes_swa((uint64_t)c->n_layers, (uint64_t)c->seq_len, (uint64_t)c->kv_dim,
@@ -106,17 +106,12 @@ static int alloc_kv(GgufModel *m, uint32_t type, char *err, size_t n) {
     return 0;
 }
 
-int gguf_model_kv_type_check(const Transformer *t, uint32_t kv_type, char *err, size_t err_size) {
-    if (!t->gguf) {
-        snprintf(err, err_size, "llama2.c checkpoints keep an fp32 KV cache");
-        return -1;
-    }
-    return kv_type_usable(t->gguf, kv_type, err, err_size);
+int gguf_model_kv_type_check(const GgufModel *m, uint32_t kv_type, char *err, size_t err_size) {
+    return kv_type_usable(m, kv_type, err, err_size);
 }
 
-int gguf_model_set_kv_type(Transformer *t, uint32_t kv_type, char *err, size_t err_size) {
-    GgufModel *m = t->gguf;
-    if (gguf_model_kv_type_check(t, kv_type, err, err_size)) return -1;
+int gguf_model_set_kv_type(GgufModel *m, uint32_t kv_type, char *err, size_t err_size) {
+    if (gguf_model_kv_type_check(m, kv_type, err, err_size)) return -1;
     if (kv_type == m->kv_type && m->key_cache) return 0;
     uint32_t old = m->kv_type;
     free_kv(m);
@@ -125,12 +120,11 @@ int gguf_model_set_kv_type(Transformer *t, uint32_t kv_type, char *err, size_t e
         size_t len = strlen(err);
         snprintf(err + len, err_size - len, "; no KV cache is left (load the model again)");
     }
-    t->state.bytes = m->state_bytes + m->kv_bytes;
     return ok ? 0 : -1;
 }
 
-uint32_t gguf_model_kv_type(const Transformer *t) {
-    return t->gguf ? t->gguf->kv_type : GGML_TYPE_F32;
+uint32_t gguf_model_kv_type(const GgufModel *m) {
+    return m->kv_type;
 }
 
 /* Each rotated pair's frequency, once: base^(-2i/n_rot), divided by
@@ -144,8 +138,8 @@ void gguf_rope_frequencies(GgufModel *m) {
     }
 }
 
-int gguf_run_state_create(Transformer *t, GgufModel *m, char *err, size_t n) {
-    const TransformerConfig *c = &m->config;
+int gguf_run_state_create(GgufModel *m, char *err, size_t n) {
+    const ModelConfig *c = &m->config;
     const GTensor *wq = c->n_layers > 0 ? &m->layers[0].wq : NULL;
     m->prefill_rows = gguf_prefill_rows(wq ? wq->type : GGML_TYPE_LIMIT);
     uint64_t bytes =
@@ -194,10 +188,7 @@ int gguf_run_state_create(Transformer *t, GgufModel *m, char *err, size_t n) {
     m->rope_cs_local = arena_take(&a, B * m->n_rot, sizeof(float), 64);
     m->rope_freq_local = arena_take(&a, m->n_rot / 2 + 1, sizeof(float), 64);
     gguf_rope_frequencies(m);
-    if (alloc_kv(m, KV_TYPE_DEFAULT, err, n)) return -1;
-    t->state.logits = m->logits;
-    t->state.bytes = m->state_bytes + m->kv_bytes;
-    return 0;
+    return alloc_kv(m, KV_TYPE_DEFAULT, err, n);
 }
 
 void gguf_run_state_destroy(GgufModel *m) {
@@ -206,9 +197,10 @@ void gguf_run_state_destroy(GgufModel *m) {
     free_kv(m);
 }
 
-uint64_t gguf_model_kv_bytes(const Transformer *t) {
-    const TransformerConfig *c = &t->config;
-    if (!t->gguf)
-        return 2 * (uint64_t)c->n_layers * (uint64_t)c->seq_len * (uint64_t)c->kv_dim * sizeof(float);
-    return t->gguf->key_cache ? t->gguf->kv_bytes - KV_ALIGN_SLACK : 0;
+uint64_t gguf_model_kv_bytes(const GgufModel *m) {
+    return m->key_cache ? m->kv_bytes - KV_ALIGN_SLACK : 0;
+}
+
+size_t gguf_model_state_bytes(const GgufModel *m) {
+    return m->state_bytes + m->kv_bytes;
 }

@@ -1,12 +1,12 @@
 /* model_estimate.c - run-state sizes from file headers alone: llama2.c
  * checkpoints through checkpoint_parse (allocates nothing), GGUF through a
  * bounded walk of the metadata and tensor infos. The sizes come from the
- * allocators' own measures (transformer_checkpoint_state_bytes in
- * llm/model/transformer.c, gguf_state_bytes in llm/model/gguf_state.c);
+ * allocators' own measures (llama2c_state_bytes in
+ * llm/model/llama2c.c, gguf_state_bytes in llm/model/gguf_state.c);
  * tests/host/test_model_estimate.c checks them against real loads. */
 #include "llm/model/model_estimate.h"
 
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/gguf_runtime.h"
 
 #include "lib/string.h"
 #include "llm/format/checkpoint.h"
@@ -16,11 +16,12 @@
 #include "llm/tensor/quant.h"
 
 static int checkpoint_shape(ModelShape *shape, const void *file, size_t size) {
-    TransformerConfig c;
-    TransformerWeights w;
+    ModelConfig c;
+    Llama2cWeights w;
     char err[8];
     if (checkpoint_parse(&c, &w, file, size, err, sizeof err) != 0) return -1;
-    *shape = (ModelShape){.trained_ctx = c.seq_len,
+    *shape = (ModelShape){.runtime = MODEL_RUNTIME_LLAMA2C,
+                          .trained_ctx = c.seq_len,
                           .dim = (uint64_t)c.dim,
                           .hidden = (uint64_t)c.hidden_dim,
                           .layers = (uint64_t)c.n_layers,
@@ -32,17 +33,17 @@ static int checkpoint_shape(ModelShape *shape, const void *file, size_t size) {
     return 0;
 }
 
-/* The allocator's own measure (llm/model/transformer.c). */
+/* The allocator's own measure (llm/model/llama2c.c). */
 static uint64_t checkpoint_state_bytes(const ModelShape *s, uint64_t seq) {
-    TransformerConfig c = {.dim = (int)s->dim,
-                           .hidden_dim = (int)s->hidden,
-                           .n_layers = (int)s->layers,
-                           .n_heads = (int)s->heads,
-                           .vocab_size = (int)s->vocab,
-                           .seq_len = (int)seq,
-                           .kv_dim = (int)s->kv_dim,
-                           .head_size = (int)s->head_size};
-    return transformer_checkpoint_state_bytes(&c);
+    ModelConfig c = {.dim = (int)s->dim,
+                     .hidden_dim = (int)s->hidden,
+                     .n_layers = (int)s->layers,
+                     .n_heads = (int)s->heads,
+                     .vocab_size = (int)s->vocab,
+                     .seq_len = (int)seq,
+                     .kv_dim = (int)s->kv_dim,
+                     .head_size = (int)s->head_size};
+    return llama2c_state_bytes(&c);
 }
 
 /* ------------------------------------------------------------ GGUF walk */
@@ -200,7 +201,7 @@ static int gguf_shape(ModelShape *shape, const void *file, size_t size) {
     if (h[H_LAYERS] > 1024 || heads > 4096 || kv_heads > heads || heads % kv_heads ||
         key_len != (uint64_t)h[H_VALUE])
         return -1;
-    *shape = (ModelShape){.gguf = 1,
+    *shape = (ModelShape){.runtime = MODEL_RUNTIME_GGUF,
                           .trained_ctx = (int)h[H_CTX],
                           .dim = (uint64_t)h[H_DIM],
                           .hidden = (uint64_t)h[H_HIDDEN],
@@ -229,17 +230,17 @@ static uint32_t shape_kv_type(const ModelShape *s) {
     return s->kv_type == GGML_TYPE_Q8_0 && s->head_size % QK32 ? KV_TYPE_DEFAULT : s->kv_type;
 }
 
-uint64_t model_state_bytes(const ModelShape *s, int ctx) {
+uint64_t model_shape_state_bytes(const ModelShape *s, int ctx) {
     if (ctx < 1) return 0;
-    if (!s->gguf) return checkpoint_state_bytes(s, (uint64_t)ctx);
+    if (s->runtime != MODEL_RUNTIME_GGUF) return checkpoint_state_bytes(s, (uint64_t)ctx);
     return gguf_state_bytes(s->dim, s->hidden, s->q_dim, s->kv_dim, s->heads, s->layers, (uint64_t)ctx,
                             s->vocab, s->n_rot, shape_kv_type(s), s->swa_window, s->swa_pattern,
                             gguf_prefill_rows(s->weight_type));
 }
 
-uint64_t model_kv_bytes(const ModelShape *s, int ctx) {
+uint64_t model_shape_kv_bytes(const ModelShape *s, int ctx) {
     uint64_t positions = (uint64_t)(ctx > 0 ? ctx : 0);
-    if (!s->gguf) return 2 * s->layers * positions * s->kv_dim * sizeof(float);
+    if (s->runtime != MODEL_RUNTIME_GGUF) return 2 * s->layers * positions * s->kv_dim * sizeof(float);
     return gguf_kv_cache_bytes_swa(s->layers, positions, s->kv_dim, shape_kv_type(s), s->swa_window,
                                    s->swa_pattern);
 }
@@ -249,7 +250,7 @@ int model_ctx_that_fits(const ModelShape *s, int wanted, uint64_t budget) {
     int lo = 0, hi = wanted;
     while (lo < hi) {
         int mid = lo + (hi - lo + 1) / 2;
-        uint64_t bytes = model_state_bytes(s, mid);
+        uint64_t bytes = model_shape_state_bytes(s, mid);
         if (bytes && bytes <= budget)
             lo = mid;
         else
@@ -258,14 +259,14 @@ int model_ctx_that_fits(const ModelShape *s, int wanted, uint64_t budget) {
     return lo;
 }
 
-int64_t transformer_state_bytes_estimate_kv(const void *file, size_t size, uint32_t kv_type) {
+int64_t model_state_bytes_estimate_kv(const void *file, size_t size, uint32_t kv_type) {
     ModelShape shape;
     if (model_shape_read(&shape, file, size) != 0) return -1;
-    if (shape.gguf) shape.kv_type = kv_type;
-    uint64_t bytes = model_state_bytes(&shape, shape.trained_ctx);
+    shape.kv_type = kv_type; /* a llama2.c cache is fp32 whatever it says */
+    uint64_t bytes = model_shape_state_bytes(&shape, shape.trained_ctx);
     return bytes ? (int64_t)bytes : -1;
 }
 
-int64_t transformer_state_bytes_estimate(const void *file, size_t size) {
-    return transformer_state_bytes_estimate_kv(file, size, KV_TYPE_DEFAULT);
+int64_t model_state_bytes_estimate(const void *file, size_t size) {
+    return model_state_bytes_estimate_kv(file, size, KV_TYPE_DEFAULT);
 }

@@ -13,7 +13,7 @@
 #include "lib/string.h"
 #include "llm/compute/kernels.h"
 #include "llm/compute/parallel.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/gguf_runtime.h"
 
 /* Output rows of the down projection computed per step of one worker. */
 #define DOWN_TILE 64

@@ -1,6 +1,6 @@
 /* moe.h - internal: the mixture-of-experts FFN of qwen3moe GGUF models
- * (llm/model/moe.c), used by transformer_gguf.c (loading) and
- * transformer_gguf_forward.c. */
+ * (llm/model/moe.c), used by gguf_load.c (loading) and
+ * gguf_forward.c. */
 #ifndef LLM_MOE_H
 #define LLM_MOE_H
 

@@ -4,7 +4,7 @@
 
 #include "llm/model/arch_gemma3.h"
 #include "llm/model/kv_cache.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/gguf_runtime.h"
 
 int swa_layer_is_local(int window, int pattern, int layer) {
     return window > 0 && (pattern == 0 || layer % pattern < pattern - 1);
@@ -39,7 +39,7 @@ uint64_t gguf_kv_cache_bytes_swa(uint64_t layers, uint64_t seq_len, uint64_t kv_
 /* ------------------------------------------------ the model's KV cache */
 
 uint64_t gguf_kv_layout(GgufModel *m) {
-    const TransformerConfig *c = &m->config;
+    const ModelConfig *c = &m->config;
     uint64_t row = 0;
     for (int l = 0; l < c->n_layers; l++) {
         GLayer *L = &m->layers[l];
@@ -53,7 +53,7 @@ uint64_t gguf_kv_layout(GgufModel *m) {
 }
 
 void kv_store_position(GgufModel *m, int layer, int pos, const float *k, const float *v) {
-    const TransformerConfig *c = &m->config;
+    const ModelConfig *c = &m->config;
     const GLayer *L = &m->layers[layer];
     int slot = L->kv_ring ? pos % L->kv_ring : pos;
     /* The mirror: the ring's first window - 1 slots again after it. */

@@ -1,5 +1,5 @@
 /* fuzz_gguf_model.c - the GGUF model builder: a file's bytes through
- * transformer_create_ctx (llm/model/transformer_gguf.c read_hparams, build, bind;
+ * model_create (llm/model/gguf_load.c read_hparams, build, bind;
  * moe.c, arch_gemma3.c, the state allocator), then one forward step and a
  * two-position prefill, for every architecture the reader knows. Seeds are
  * tiny complete models (make_corpus.sh): mutations reach the shape checks,
@@ -7,8 +7,8 @@
  * huge declared context_length cannot make the state allocation the finding. */
 #include <stdint.h>
 
-#include "llm/model/transformer.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/model.h"
+#include "llm/model/gguf_runtime.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #define FUZZ_CTX 8
@@ -16,16 +16,16 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *buf = malloc(size ? size : 1);
     memcpy(buf, data, size);
-    Transformer t;
+    Model t;
     char err[256];
     memset(err, 0x55, sizeof err);
     /* The trained context may be shorter than FUZZ_CTX: then the model's own. */
-    int rc = transformer_create_ctx(&t, buf, size, FUZZ_CTX, err, sizeof err);
+    int rc = model_create(&t, buf, size, &(ModelOptions){FUZZ_CTX, NULL}, err, sizeof err);
     if (rc != 0) {
         memset(err, 0x55, sizeof err);
-        rc = transformer_create_ctx(&t, buf, size, 0, err, sizeof err);
+        rc = model_create(&t, buf, size, &(ModelOptions){0, NULL}, err, sizeof err);
         if (rc == 0 && t.config.seq_len > 4 * FUZZ_CTX) { /* a big trained context: not this input's point */
-            transformer_destroy(&t);
+            model_destroy(&t);
             free(buf);
             return 0;
         }
@@ -35,20 +35,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(buf);
         return 0;
     }
-    const TransformerConfig *c = &t.config;
+    const ModelConfig *c = &t.config;
     FUZZ_ASSERT(c->vocab_size > 0 && c->seq_len > 0 && c->n_layers > 0 && c->dim > 0,
                 "model without a shape");
-    float *logits = transformer_forward(&t, c->vocab_size - 1, 0);
+    float *logits = model_forward(&t, c->vocab_size - 1, 0);
     FUZZ_ASSERT(logits != NULL, "forward refused an in-range token");
     volatile float sink = logits[0] + logits[c->vocab_size - 1];
     (void)sink;
-    FUZZ_ASSERT(transformer_forward(&t, c->vocab_size, 0) == NULL, "out-of-range token accepted");
-    FUZZ_ASSERT(transformer_forward(&t, 0, c->seq_len) == NULL, "out-of-range position accepted");
+    FUZZ_ASSERT(model_forward(&t, c->vocab_size, 0) == NULL, "out-of-range token accepted");
+    FUZZ_ASSERT(model_forward(&t, 0, c->seq_len) == NULL, "out-of-range position accepted");
     if (c->seq_len >= 3) {
         int tokens[2] = {0, c->vocab_size - 1};
-        FUZZ_ASSERT(transformer_prefill(&t, tokens, 2, 1) == 0, "prefill refused in-range positions");
+        FUZZ_ASSERT(model_prefill(&t, tokens, 2, 1) == 0, "prefill refused in-range positions");
     }
-    transformer_destroy(&t);
+    model_destroy(&t);
     free(buf);
     return 0;
 }

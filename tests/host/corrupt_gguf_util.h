@@ -14,7 +14,7 @@
 
 #include "llm/format/gguf.h"
 #include "llm/tokenizer/tokenizer.h"
-#include "llm/model/transformer.h"
+#include "llm/model/model.h"
 #include "tests/host/gguf_layout.h"
 #include "tests/host/llm_test_util.h"
 
@@ -60,13 +60,13 @@ static __attribute__((unused)) void run_case(const char *group, const char *what
     group_cases++;
 
     memset(err, 0x55, sizeof err);
-    Transformer t;
-    int rc = transformer_create(&t, copy, size, err, sizeof err);
+    Model t;
+    int rc = model_create(&t, copy, size, NULL, err, sizeof err);
     if (rc == 0) {
-        transformer_destroy(&t);
-        if (must & MODEL) report(group, what, "transformer_create", "accepted", "");
+        model_destroy(&t);
+        if (must & MODEL) report(group, what, "model_create", "accepted", "");
     } else {
-        report(group, what, "transformer_create", bad_reason(rc, err, sizeof err), err);
+        report(group, what, "model_create", bad_reason(rc, err, sizeof err), err);
     }
 
     memset(err, 0x55, sizeof err);
@@ -105,11 +105,11 @@ static __attribute__((unused)) int corrupt_gguf_open(GgufLayout *L, const char *
         check(0, name, "%s", err);
         return -1;
     }
-    Transformer t;
+    Model t;
     Tokenizer tok;
-    int rc = transformer_create(&t, L->data, L->size, err, sizeof err);
+    int rc = model_create(&t, L->data, L->size, NULL, err, sizeof err);
     check(rc == 0, name, "the intact file does not load: %s", err);
-    if (rc == 0) transformer_destroy(&t);
+    if (rc == 0) model_destroy(&t);
     rc = tokenizer_create_gguf(&tok, L->data, L->size, err, sizeof err);
     check(rc == 0, name, "the intact vocabulary does not load: %s", err);
     if (rc == 0) tokenizer_destroy(&tok);

@@ -10,7 +10,7 @@
 
 #include "llm/compute/cpu_features.h"
 #include "llm/compute/kernels.h"
-#include "llm/model/transformer.h"
+#include "llm/model/model.h"
 #include "tests/host/check.h"
 #include "tests/host/llm_test_util.h"
 
@@ -41,7 +41,7 @@ __attribute__((unused)) static int read_ids_in(const char *dir, const char *rel,
  * compares each position's logits with dir/ref_rel; -1 when that file is
  * missing or of the wrong size. A NaN makes max NaN, which fails every
  * tolerance. */
-__attribute__((unused)) static int logits_diff(Transformer *t, const char *dir, const char *ref_rel,
+__attribute__((unused)) static int logits_diff(Model *t, const char *dir, const char *ref_rel,
                                                const int *tokens, int n_pos, LogitsDiff *d) {
     size_t size;
     float *ref = read_file_in(dir, ref_rel, &size);
@@ -53,7 +53,7 @@ __attribute__((unused)) static int logits_diff(Transformer *t, const char *dir, 
     }
     double sum = 0;
     for (int pos = 0; pos < n_pos; pos++) {
-        const float *logits = transformer_forward(t, tokens[pos], pos);
+        const float *logits = model_forward(t, tokens[pos], pos);
         const float *r = ref + (size_t)pos * vocab;
         for (int i = 0; i < vocab; i++) {
             double e = logits[i] > r[i] ? logits[i] - r[i] : r[i] - logits[i];
@@ -69,7 +69,7 @@ __attribute__((unused)) static int logits_diff(Transformer *t, const char *dir, 
 
 /* One check: logits_diff within max_tol and mean_tol, and at least
  * min_top1 positions with the reference's argmax. */
-__attribute__((unused)) static void check_logits(Transformer *t, const char *name, const char *dir,
+__attribute__((unused)) static void check_logits(Model *t, const char *name, const char *dir,
                                                  const char *ref_rel, const int *tokens, int n_pos,
                                                  double max_tol, double mean_tol, int min_top1) {
     LogitsDiff d;

@@ -10,20 +10,20 @@
 static char *models_dir;
 
 typedef struct {
-    Transformer t;
+    Model t;
     Tokenizer tok;
     void *data;
     size_t size;
-} Model;
+} TestModel;
 
-static int load(Model *m, const char *gguf_name, const char *tokenizer_bin) {
+static int load(TestModel *m, const char *gguf_name, const char *tokenizer_bin) {
     char path[1024], err[200];
     size_t size;
     snprintf(path, sizeof path, "%s/%s", models_dir, gguf_name);
     m->data = read_file(path, &size);
     if (!m->data) return -1;
     m->size = size;
-    if (transformer_create(&m->t, m->data, size, err, sizeof err) != 0) {
+    if (model_create(&m->t, m->data, size, NULL, err, sizeof err) != 0) {
         printf("FAIL - load %s: %s\n", gguf_name, err);
         exit(1);
     }
@@ -45,9 +45,9 @@ static int load(Model *m, const char *gguf_name, const char *tokenizer_bin) {
     return 0;
 }
 
-static void unload(Model *m) {
+static void unload(TestModel *m) {
     tokenizer_destroy(&m->tok);
-    transformer_destroy(&m->t);
+    model_destroy(&m->t);
     free(m->data);
 }
 
@@ -97,7 +97,7 @@ static void test_render(void) {
     check(chat_template_detect(&fake) == CHAT_TEMPLATE_LLAMA2, "detects llama2 from chat_template", "?");
 }
 
-static void test_qwen_ids(Model *m) {
+static void test_qwen_ids(TestModel *m) {
     check(chat_template_detect(&m->tok) == CHAT_TEMPLATE_CHATML, "qwen vocabulary: ChatML detected", "got %s",
           chat_template_name(chat_template_detect(&m->tok)));
     int stops[8], n_stops;
@@ -151,7 +151,7 @@ static void test_qwen_ids(Model *m) {
 }
 
 /* Greedy two-turn chat vs. the whole conversation from scratch. */
-static void test_kv_reuse(Model *m, const char *label, ChatTemplate tmpl, const char *system) {
+static void test_kv_reuse(TestModel *m, const char *label, ChatTemplate tmpl, const char *system) {
     char name[160], err[200];
     Chat c;
     Sampler s;
@@ -177,34 +177,34 @@ static void test_kv_reuse(Model *m, const char *label, ChatTemplate tmpl, const 
     float *reuse_logits = malloc(sizeof(float) * (size_t)m->t.config.vocab_size);
     /* The logits after the last answer token in the reused cache... */
     int last = c.count - c.suffix_count - 1;
-    memcpy(reuse_logits, transformer_forward(&m->t, c.tokens[last], last),
+    memcpy(reuse_logits, model_forward(&m->t, c.tokens[last], last),
            sizeof(float) * (size_t)m->t.config.vocab_size);
-    Transformer fresh;
-    if (transformer_create(&fresh, m->data, m->size, err, sizeof err) != 0) {
+    Model fresh;
+    if (model_create(&fresh, m->data, m->size, NULL, err, sizeof err) != 0) {
         check(0, label, "reload: %s", err);
         return;
     }
-    transformer_prefill(&fresh, c.tokens, answer_start, 0);
+    model_prefill(&fresh, c.tokens, answer_start, 0);
     int same = 1;
     for (int i = answer_start; i < c.count - c.suffix_count; i++) {
-        int next = sampler_sample(&s, fresh.state.logits);
+        int next = sampler_sample(&s, model_logits(&fresh));
         if (next != c.tokens[i]) same = 0;
-        if (!transformer_forward(&fresh, c.tokens[i], i)) same = 0;
+        if (!model_forward(&fresh, c.tokens[i], i)) same = 0;
     }
     snprintf(name, sizeof name, "%s: second answer equals the from-scratch run (%d tokens)", label,
              c.count - c.suffix_count - answer_start);
     check(same, name, "tokens differ");
     snprintf(name, sizeof name, "%s: identical logits after the last answer token", label);
-    check(memcmp(reuse_logits, fresh.state.logits, sizeof(float) * (size_t)m->t.config.vocab_size) == 0, name,
-          "logits differ");
-    transformer_destroy(&fresh);
+    check(memcmp(reuse_logits, model_logits(&fresh), sizeof(float) * (size_t)m->t.config.vocab_size) == 0,
+          name, "logits differ");
+    model_destroy(&fresh);
     free(reuse_logits);
     sampler_destroy(&s);
     chat_destroy(&c);
 }
 
 /* A greedy sampler and a conversation with the system prompt "Be brief.". */
-static void greedy_chat(Model *m, Chat *c, Sampler *s, ChatTemplate tmpl) {
+static void greedy_chat(TestModel *m, Chat *c, Sampler *s, ChatTemplate tmpl) {
     char err[200];
     SamplerConfig sc = sampler_default_config();
     sc.temperature = 0;
@@ -216,7 +216,7 @@ static void greedy_chat(Model *m, Chat *c, Sampler *s, ChatTemplate tmpl) {
  * the next turn's history no longer has (the template drops it), so the
  * history is the thinking-on rendering of the first turn, the answer, the
  * suffix; the cache is re-prefilled from where the block was. */
-static void test_qwen3_history(Model *m) {
+static void test_qwen3_history(TestModel *m) {
     char err[200];
     Chat c;
     Sampler s;
@@ -246,7 +246,7 @@ static void test_qwen3_history(Model *m) {
 }
 
 /* Turns of `user` until one does not fit; returns that turn's code, err its reason (200 bytes). */
-static int chat_until_full(Model *m, Chat *c, Sampler *s, const char *user, int max_new, char *err) {
+static int chat_until_full(TestModel *m, Chat *c, Sampler *s, const char *user, int max_new, char *err) {
     GenerateStats st;
     int rc;
     while ((rc = chat_turn(c, &m->t, &m->tok, s, user, max_new, NULL, &st, err, 200)) == 0) continue;
@@ -257,7 +257,7 @@ static int chat_until_full(Model *m, Chat *c, Sampler *s, const char *user, int 
  * the kept history is the prefix up to the end of the system part, then
  * the first kept turn after its own user header, as the template renders a
  * conversation that starts with that turn. */
-static void test_gemma_slide(Model *m) {
+static void test_gemma_slide(TestModel *m) {
     char err[200];
     Chat c;
     Sampler s;
@@ -378,7 +378,7 @@ static uint64_t tick(void *ctx) {
     return ((StopIO *)ctx)->clock += 50000000;
 }
 
-static void test_stop_in_prefill(Model *m) {
+static void test_stop_in_prefill(TestModel *m) {
     char err[200];
     Chat a, b;
     Sampler sa, sb;
@@ -407,8 +407,8 @@ static void test_stop_in_prefill(Model *m) {
     memcpy(a_tokens, a.tokens, sizeof(int) * (size_t)a.count);
     chat_destroy(&a);
     /* Chat b: the same without the stopped turn (its own run state). */
-    Transformer fresh;
-    transformer_create(&fresh, m->data, m->size, err, sizeof err);
+    Model fresh;
+    model_create(&fresh, m->data, m->size, NULL, err, sizeof err);
     chat_create(&b, &fresh, &m->tok, CHAT_TEMPLATE_CHATML, "Be brief.", err, sizeof err);
     chat_turn(&b, &fresh, &m->tok, &sb, "Hello there", 6, NULL, &st, err, sizeof err);
     chat_turn(&b, &fresh, &m->tok, &sb, "Tell me more", 8, NULL, &st, err, sizeof err);
@@ -417,7 +417,7 @@ static void test_stop_in_prefill(Model *m) {
           a_count, b.count);
     free(a_tokens);
     chat_destroy(&b);
-    transformer_destroy(&fresh);
+    model_destroy(&fresh);
     sampler_destroy(&sa);
     sampler_destroy(&sb);
 }
@@ -425,7 +425,7 @@ static void test_stop_in_prefill(Model *m) {
 int main(void) {
     models_dir = (char *)models_dir_from_env();
     test_render();
-    Model qwen, stories;
+    TestModel qwen, stories;
     if (load(&qwen, "gguf-arch/qwen3-tied-F32.gguf", NULL) != 0 ||
         load(&stories, "stories260K.bin", "tok512.bin") != 0) {
         printf("##########\nSKIP: test models missing under %s\n##########\n", models_dir);

@@ -253,7 +253,7 @@ static int contains(const int *ids, int n, int id) {
  * generation alike. */
 static void test_stops(const VocabCase *vc, const Tokenizer *tok) {
     char name[200], err[200];
-    Transformer t; /* chat_create reads only the context length */
+    Model t; /* chat_create reads only the context length */
     memset(&t, 0, sizeof t);
     t.config.seq_len = 64;
     Chat c;

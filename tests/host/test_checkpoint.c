@@ -8,18 +8,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "llm/model/transformer.h"
+#include "llm/model/model.h"
 #include "tests/host/llm_test_util.h"
 
 /* Loading must fail with a message containing `expect`; nothing is left allocated
  * (LeakSanitizer would report it). */
 static void expect_reject(const char *name, const void *data, size_t size, const char *expect) {
-    Transformer t;
+    Model t;
     char err[256] = "";
-    int rc = transformer_create(&t, data, size, err, sizeof(err));
+    int rc = model_create(&t, data, size, NULL, err, sizeof(err));
     if (rc == 0) {
         check(0, name, "loaded a bad checkpoint");
-        transformer_destroy(&t);
+        model_destroy(&t);
         return;
     }
     printf("# %s -> %s\n", name, err);
@@ -157,11 +157,11 @@ int main(void) {
         free(v0), free(v1), free(v2);
         return 77;
     }
-    Transformer t;
+    Model t;
     char err[256] = "";
-    int rc = transformer_create(&t, v0, size0, err, sizeof(err));
+    int rc = model_create(&t, v0, size0, NULL, err, sizeof(err));
     check(rc == 0, "unmodified stories260K.bin loads", "%s", err);
-    if (rc == 0) transformer_destroy(&t);
+    if (rc == 0) model_destroy(&t);
     test_legacy(v0, size0);
     test_ak42(v1, size1, 1);
     test_ak42(v2, size2, 2);

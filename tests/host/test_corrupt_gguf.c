@@ -4,7 +4,7 @@
  * tensor-info fields overwritten in place (bad magic/version, huge counts and
  * lengths, unknown value and tensor types, n_dims over 4, element counts that
  * overflow, offsets past the end or misaligned). Each case says which loader
- * must refuse it (transformer_create, tokenizer_create_gguf or both): -1 with a
+ * must refuse it (model_create, tokenizer_create_gguf or both): -1 with a
  * non-empty one-line reason, no sanitizer report. Also drives
  * build/host/llmrun with a few corrupted GGUF files. Metadata and vocabulary
  * cases: test_corrupt_gguf_meta.c. */

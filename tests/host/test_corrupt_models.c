@@ -12,7 +12,7 @@
 
 #include "llm/format/checkpoint.h"
 #include "llm/tokenizer/tokenizer.h"
-#include "llm/model/transformer.h"
+#include "llm/model/model.h"
 #include "tests/host/llm_test_util.h"
 
 static int cases_run;
@@ -32,9 +32,9 @@ static void expect_model_refused(const char *group, const char *what, const uint
     memcpy(copy, bytes, size);
     char err[256];
     memset(err, 0x55, sizeof err);
-    Transformer t;
-    int rc = transformer_create(&t, copy, size, err, sizeof err);
-    if (rc == 0) transformer_destroy(&t);
+    Model t;
+    int rc = model_create(&t, copy, size, NULL, err, sizeof err);
+    if (rc == 0) model_destroy(&t);
     report_case(group, what, bad_reason(rc, err, sizeof err), rc == 0 ? "" : err);
     free(copy);
 }
@@ -227,10 +227,10 @@ static void header_fields(const char *name, uint8_t *data, size_t size) {
     uint8_t *shifted = malloc(size + 1);
     memcpy(shifted + 1, data, size);
     char err[256];
-    Transformer t;
+    Model t;
     memset(err, 0x55, sizeof err);
-    int rc = transformer_create(&t, shifted + 1, size, err, sizeof err);
-    if (rc == 0) transformer_destroy(&t);
+    int rc = model_create(&t, shifted + 1, size, NULL, err, sizeof err);
+    if (rc == 0) model_destroy(&t);
     report_case(group, "misaligned buffer", bad_reason(rc, err, sizeof err), err);
     free(shifted);
     group_end(group, c0, f0);
@@ -244,11 +244,11 @@ static void checkpoint_suite(const char *name) {
         return;
     }
     /* The intact file loads: the corruptions below are what fails. */
-    Transformer t;
+    Model t;
     char err[256];
-    int rc = transformer_create(&t, data, size, err, sizeof err);
+    int rc = model_create(&t, data, size, NULL, err, sizeof err);
     check(rc == 0, name, "the intact file does not load: %s", err);
-    if (rc == 0) transformer_destroy(&t);
+    if (rc == 0) model_destroy(&t);
 
     int ak42 = size >= 4 && (uint32_t)get_i32(data) == CHECKPOINT_MAGIC;
     size_t bounds_v0[] = {0, 4, 8, 12, 16, 20, 24, 28, 32};

@@ -39,7 +39,7 @@ static uint64_t capture_clock(void *ctx) {
     return ((Capture *)ctx)->clock += 1000;
 }
 
-static Transformer model;
+static Model model;
 static Tokenizer tokenizer;
 
 /* A loaded host's clock: every piece of the prefill takes 150 ms, more than
@@ -266,7 +266,7 @@ int main(void) {
         return 77;
     }
     char err[160];
-    if (transformer_create(&model, model_data, model_size, err, sizeof err) != 0 ||
+    if (model_create(&model, model_data, model_size, NULL, err, sizeof err) != 0 ||
         tokenizer_create(&tokenizer, tok_data, tok_size, model.config.vocab_size, err, sizeof err) != 0) {
         printf("FAIL - load stories260K: %s\n", err);
         return 1;
@@ -281,7 +281,7 @@ int main(void) {
     test_prefill_pieces();
 
     tokenizer_destroy(&tokenizer);
-    transformer_destroy(&model);
+    model_destroy(&model);
     free(model_data);
     free(tok_data);
     return failures ? 1 : 0;

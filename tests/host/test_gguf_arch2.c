@@ -6,7 +6,7 @@
  * llama.cpp's dequantised-F32 run; the fast path (int8 activations) within
  * the activation-quantisation gap of llama.cpp's own run; llama.cpp's
  * greedy continuation after the sequence equal. Each architecture's special
- * feature switched off (gguf_model_disable_feature) must fail the F32
+ * feature switched off (model_disable_feature) must fail the F32
  * comparison. Bad expert counts are refused with a reason. (Prefill and
  * threads through the experts: test_gguf_model.c, test_parallel.c.) */
 #include <string.h>
@@ -16,8 +16,8 @@
 #include "llm/format/gguf.h"
 #include "llm/model/gguf_arch.h"
 #include "llm/compute/kernels.h"
-#include "llm/model/transformer.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/model.h"
+#include "llm/model/gguf_runtime.h"
 #include "tests/host/gguf_layout.h"
 #include "tests/host/llm_test_util.h"
 #include "tests/host/ref_logits.h"
@@ -35,18 +35,18 @@ static int read_ids(const char *rel, int *ids, int n) {
 }
 
 /* The 64 positions against a reference logits file; -1 when it is missing. */
-static int run_against(Transformer *t, const char *ref_rel, LogitsDiff *d) {
+static int run_against(Model *t, const char *ref_rel, LogitsDiff *d) {
     return logits_diff(t, models_dir, ref_rel, tokens, POSITIONS, d);
 }
 
-static void compare(Transformer *t, const char *name, const char *ref_rel, double max_tol, double mean_tol,
+static void compare(Model *t, const char *name, const char *ref_rel, double max_tol, double mean_tol,
                     int min_top1) {
     check_logits(t, name, models_dir, ref_rel, tokens, POSITIONS, max_tol, mean_tol, min_top1);
 }
 
 /* After run_against fed the 64 positions: greedy decoding from the last
  * logits gives llama.cpp's continuation (its first id is row 63's argmax). */
-static void check_continuation(Transformer *t, const char *stem, const char *name) {
+static void check_continuation(Model *t, const char *stem, const char *name) {
     char rel[256];
     int want[CONTINUATION], got[CONTINUATION];
     snprintf(rel, sizeof rel, DIR "/%s.continuation.txt", stem);
@@ -54,10 +54,10 @@ static void check_continuation(Transformer *t, const char *stem, const char *nam
         check(0, name, "%s missing", rel);
         return;
     }
-    const float *logits = t->state.logits;
+    const float *logits = model_logits(t);
     for (int i = 0; i < CONTINUATION; i++) {
         got[i] = argmax(logits, t->config.vocab_size);
-        if (i + 1 < CONTINUATION) logits = transformer_forward(t, got[i], POSITIONS + i);
+        if (i + 1 < CONTINUATION) logits = model_forward(t, got[i], POSITIONS + i);
     }
     int first = 0;
     while (first < CONTINUATION && got[first] == want[first]) first++;
@@ -65,14 +65,14 @@ static void check_continuation(Transformer *t, const char *stem, const char *nam
           first < CONTINUATION ? got[first] : 0, first < CONTINUATION ? want[first] : 0);
 }
 
-static int load(Transformer *t, void **data, const char *stem, const char *name) {
+static int load(Model *t, void **data, const char *stem, const char *name) {
     char rel[256], err[256];
     size_t size;
     snprintf(rel, sizeof rel, DIR "/%s.gguf", stem);
     *data = read_file_in(models_dir, rel, &size);
     /* llama.cpp's reference runs kept an f32 KV cache (README.md). */
-    int rc = *data ? transformer_create(t, *data, size, err, sizeof err) : -1;
-    if (rc == 0) rc = gguf_model_set_kv_type(t, GGML_TYPE_F32, err, sizeof err);
+    int rc = *data ? model_create(t, *data, size, NULL, err, sizeof err) : -1;
+    if (rc == 0) rc = model_set_kv_type(t, GGML_TYPE_F32, err, sizeof err);
     if (rc != 0) {
         check(0, name, "%s", *data ? err : "file missing");
         free(*data);
@@ -89,7 +89,7 @@ static void check_model(const char *model, const char *type, int level) {
     kernels_use(level);
     int f32 = strcmp(type, "F32") == 0, moe = strcmp(model, "qwen3moe") == 0;
     void *data;
-    Transformer t;
+    Model t;
     snprintf(name, sizeof name, "%s loads", stem);
     if (load(&t, &data, stem, name) != 0) return;
     snprintf(ref, sizeof ref, DIR "/%s.logits.f32", stem);
@@ -107,15 +107,15 @@ static void check_model(const char *model, const char *type, int level) {
         check_continuation(&t, stem, name);
     else if (level == top_level)
         printf("skip - %s: needs AVX2 kernels\n", name);
-    transformer_destroy(&t);
+    model_destroy(&t);
     free(data);
     snprintf(name, sizeof name, "%s loads again", stem);
     if (f32 || level != top_level || load(&t, &data, stem, name) != 0) return;
-    gguf_model_set_reference(&t, 1);
+    model_set_reference(&t, 1);
     snprintf(ref, sizeof ref, DIR "/%s.deqf32.logits.f32", stem);
     snprintf(name, sizeof name, "%s dequantised path vs llama.cpp dequantised-F32 logits", stem);
     compare(&t, name, ref, 1e-4, 1e-4, POSITIONS);
-    transformer_destroy(&t);
+    model_destroy(&t);
     free(data);
 }
 
@@ -125,12 +125,12 @@ static void check_feature_matters(const char *model, const char *feature, const 
     char stem[64], ref[256], name[256], features[160];
     snprintf(stem, sizeof stem, "%s-F32", model);
     void *data;
-    Transformer t;
+    Model t;
     snprintf(name, sizeof name, "%s without %s misses llama.cpp's logits", stem, feature);
     if (load(&t, &data, stem, name) != 0) return;
-    gguf_model_features(&t, features, sizeof features);
+    model_features(&t, features, sizeof features);
     check(strstr(features, line) != NULL, stem, "features '%s' lack '%s'", features, line);
-    gguf_model_disable_feature(&t);
+    model_disable_feature(&t);
     snprintf(ref, sizeof ref, DIR "/%s.logits.f32", stem);
     LogitsDiff d;
     if (run_against(&t, ref, &d) != 0)
@@ -138,7 +138,7 @@ static void check_feature_matters(const char *model, const char *feature, const 
     else
         check(d.max > 0.1, name, "max %.3g mean %.3g top1 %d/64: the feature made no difference", d.max,
               d.mean, d.top1);
-    transformer_destroy(&t);
+    model_destroy(&t);
     free(data);
 }
 
@@ -149,9 +149,9 @@ static void check_refused(const GgufLayout *L, const char *key, uint32_t value, 
     uint8_t *file = gguf_layout_rebuild(L, &e, 1, &size);
     char err[256] = "", name[160];
     snprintf(name, sizeof name, "qwen3moe with %s = %u is refused", key, value);
-    Transformer t;
-    int rc = file ? transformer_create(&t, file, size, err, sizeof err) : 0;
-    if (rc == 0 && file) transformer_destroy(&t);
+    Model t;
+    int rc = file ? model_create(&t, file, size, NULL, err, sizeof err) : 0;
+    if (rc == 0 && file) model_destroy(&t);
     check(file && rc != 0 && strstr(err, reason) && !strchr(err, '\n'), name, "rc %d, reason '%s'", rc, err);
     free(file);
 }

@@ -13,8 +13,8 @@
 #include "llm/compute/kernels.h"
 #include "llm/model/kv_cache.h"
 #include "llm/model/model_estimate.h"
-#include "llm/model/transformer.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/model.h"
+#include "llm/model/gguf_runtime.h"
 #include "tests/host/gguf_layout.h"
 #include "tests/host/llm_test_util.h"
 #include "tests/host/ref_logits.h"
@@ -30,20 +30,20 @@ static int read_ids(const char *rel, int *ids, int cap) {
 }
 
 /* Runs the 64 tokens one position at a time against a reference logits file. */
-static int diff_logits(Transformer *t, const char *ref_rel, LogitsDiff *d) {
+static int diff_logits(Model *t, const char *ref_rel, LogitsDiff *d) {
     return logits_diff(t, models_dir, ref_rel, tokens, N_POS, d);
 }
 
-static void compare(Transformer *t, const char *name, const char *ref_rel, double max_tol, double mean_tol,
+static void compare(Model *t, const char *name, const char *ref_rel, double max_tol, double mean_tol,
                     int min_top1) {
     check_logits(t, name, models_dir, ref_rel, tokens, N_POS, max_tol, mean_tol, min_top1);
 }
 
 /* A model from bytes with llama.cpp's f32 KV cache (its reference runs). */
-static int load(Transformer *t, const void *data, size_t size, char *err, size_t n) {
-    if (transformer_create(t, data, size, err, n) != 0) return -1;
-    if (gguf_model_set_kv_type(t, GGML_TYPE_F32, err, n) != 0) {
-        transformer_destroy(t);
+static int load(Model *t, const void *data, size_t size, char *err, size_t n) {
+    if (model_create(t, data, size, NULL, err, n) != 0) return -1;
+    if (model_set_kv_type(t, GGML_TYPE_F32, err, n) != 0) {
+        model_destroy(t);
         return -1;
     }
     return 0;
@@ -51,7 +51,7 @@ static int load(Transformer *t, const void *data, size_t size, char *err, size_t
 
 /* llama.cpp's free-running continuation after the 64 tokens, the prompt
  * going through the batched prefill (four batches over the ring). */
-static void check_continuation(Transformer *t, const char *type) {
+static void check_continuation(Model *t, const char *type) {
     char rel[128], name[160];
     int want[16];
     snprintf(rel, sizeof rel, DIR "/gemma3-%s.continuation.txt", type);
@@ -61,12 +61,12 @@ static void check_continuation(Transformer *t, const char *type) {
         check(0, name, "%s missing", rel);
         return;
     }
-    transformer_prefill(t, tokens, N_POS, 0);
+    model_prefill(t, tokens, N_POS, 0);
     int got[16], same = 1;
     for (int i = 0; i < 16; i++) {
-        got[i] = argmax(t->state.logits, t->config.vocab_size);
+        got[i] = argmax(model_logits(t), t->config.vocab_size);
         same &= got[i] == want[i];
-        if (i < 15) transformer_forward(t, got[i], N_POS + i);
+        if (i < 15) model_forward(t, got[i], N_POS + i);
     }
     check(same, name, "got %d %d %d ... %d, want %d %d %d ... %d", got[0], got[1], got[2], got[15], want[0],
           want[1], want[2], want[15]);
@@ -79,7 +79,7 @@ static void check_file(const char *type) {
     snprintf(rel, sizeof rel, DIR "/gemma3-%s.gguf", type);
     size_t size;
     void *data = read_file_in(models_dir, rel, &size);
-    Transformer t;
+    Model t;
     snprintf(name, sizeof name, "gemma3-%s loads", type);
     int rc = data ? load(&t, data, size, err, sizeof err) : -1;
     check(rc == 0, name, "%s", data ? err : "file missing");
@@ -98,15 +98,15 @@ static void check_file(const char *type) {
         snprintf(name, sizeof name, "gemma3-%s fast path (%s kernels) vs llama.cpp", type,
                  kernels_active()->name);
         compare(&t, name, ref, 0.15, 0.03, 55);
-        gguf_model_set_reference(&t, 1);
+        model_set_reference(&t, 1);
         snprintf(ref, sizeof ref, DIR "/gemma3-%s.deqf32.exactgelu.logits.f32", type);
         snprintf(name, sizeof name, "gemma3-%s dequantised path vs llama.cpp dequantised-F32 exact GELU",
                  type);
         compare(&t, name, ref, 1e-4, 1e-4, 64);
-        gguf_model_set_reference(&t, 0);
+        model_set_reference(&t, 0);
     }
     check_continuation(&t, type);
-    transformer_destroy(&t);
+    model_destroy(&t);
     free(data);
 }
 
@@ -118,28 +118,28 @@ static void test_prefill_matches_forward(const void *data, size_t size) {
         kernels_use(level);
         for (int k = 0; k < 3; k++) {
             uint32_t kv = (const uint32_t[]){GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q8_0}[k];
-            Transformer a, b;
+            Model a, b;
             char err[256], name[160];
             snprintf(name, sizeof name,
                      "gemma3-Q8_0, %s kernels, %s KV: prefill of 64 equals single positions",
                      kernels_active()->name, kv_type_name(kv));
-            if (transformer_create(&a, data, size, err, sizeof err) ||
-                transformer_create(&b, data, size, err, sizeof err)) {
+            if (model_create(&a, data, size, NULL, err, sizeof err) ||
+                model_create(&b, data, size, NULL, err, sizeof err)) {
                 check(0, name, "%s", err);
                 continue;
             }
-            gguf_model_set_kv_type(&a, kv, err, sizeof err);
-            gguf_model_set_kv_type(&b, kv, err, sizeof err);
+            model_set_kv_type(&a, kv, err, sizeof err);
+            model_set_kv_type(&b, kv, err, sizeof err);
             int vocab = a.config.vocab_size;
-            transformer_prefill(&a, tokens, N_POS, 0);
+            model_prefill(&a, tokens, N_POS, 0);
             const float *one = NULL;
-            for (int i = 0; i < N_POS; i++) one = transformer_forward(&b, tokens[i], i);
-            int same = memcmp(one, a.state.logits, (size_t)vocab * sizeof(float)) == 0;
-            same &= memcmp(transformer_forward(&a, 7, N_POS), transformer_forward(&b, 7, N_POS),
+            for (int i = 0; i < N_POS; i++) one = model_forward(&b, tokens[i], i);
+            int same = memcmp(one, model_logits(&a), (size_t)vocab * sizeof(float)) == 0;
+            same &= memcmp(model_forward(&a, 7, N_POS), model_forward(&b, 7, N_POS),
                            (size_t)vocab * sizeof(float)) == 0;
             check(same, name, "logits differ");
-            transformer_destroy(&a);
-            transformer_destroy(&b);
+            model_destroy(&a);
+            model_destroy(&b);
         }
     }
     kernels_use(ISA_SSE2);
@@ -149,7 +149,7 @@ static void test_prefill_matches_forward(const void *data, size_t size) {
 
 /* The F32 model with one feature switched off must miss the exact-GELU
  * logits by far more than the 1e-4 tolerance. */
-static void expect_fails(Transformer *t, const char *what) {
+static void expect_fails(Model *t, const char *what) {
     char name[160];
     LogitsDiff d;
     snprintf(name, sizeof name, "feature matters: %s -> the logits check fails", what);
@@ -207,14 +207,14 @@ static void test_features(const void *data, size_t size) {
     };
     char err[256];
     for (size_t i = 0; i < sizeof pokes / sizeof *pokes; i++) {
-        Transformer t;
+        Model t;
         if (load(&t, data, size, err, sizeof err)) {
             check(0, pokes[i].what, "%s", err);
             continue;
         }
-        pokes[i].poke(t.gguf);
+        pokes[i].poke(gguf_model_of(&t));
         expect_fails(&t, pokes[i].what);
-        transformer_destroy(&t);
+        model_destroy(&t);
     }
     /* Metadata variants (the README's sanity checks). */
     GgufLayout L;
@@ -248,15 +248,15 @@ static void test_features(const void *data, size_t size) {
         uint8_t *file = variants[i].type == GGUF_TYPE_UINT32
                             ? with_key(&L, variants[i].key, GGUF_TYPE_UINT32, &variants[i].u, &n)
                             : with_key(&L, variants[i].key, GGUF_TYPE_FLOAT32, &variants[i].f, &n);
-        Transformer t;
+        Model t;
         if (load(&t, file, n, err, sizeof err)) {
             check(0, variants[i].what, "%s", err);
         } else if (variants[i].must_fail) {
             expect_fails(&t, variants[i].what);
-            transformer_destroy(&t);
+            model_destroy(&t);
         } else {
             compare(&t, variants[i].what, DIR "/gemma3-F32.exactgelu.logits.f32", 1e-4, 1e-4, 64);
-            transformer_destroy(&t);
+            model_destroy(&t);
         }
         free(file);
     }
@@ -264,13 +264,13 @@ static void test_features(const void *data, size_t size) {
     const float cap = 1.5f;
     size_t n;
     uint8_t *file = with_key(&L, "gemma3.final_logit_softcapping", GGUF_TYPE_FLOAT32, &cap, &n);
-    Transformer plain, capped;
+    Model plain, capped;
     if (load(&plain, data, size, err, sizeof err) == 0 && load(&capped, file, n, err, sizeof err) == 0) {
         int vocab = plain.config.vocab_size;
         double worst = 0, moved = 0;
         for (int pos = 0; pos < 8; pos++) {
-            const float *a = transformer_forward(&plain, tokens[pos], pos);
-            const float *b = transformer_forward(&capped, tokens[pos], pos);
+            const float *a = model_forward(&plain, tokens[pos], pos);
+            const float *b = model_forward(&capped, tokens[pos], pos);
             for (int i = 0; i < vocab; i++) {
                 double e = fabs((double)b[i] - cap * tanhf(a[i] / cap)), m = fabs((double)b[i] - a[i]);
                 worst = e > worst ? e : worst;
@@ -279,8 +279,8 @@ static void test_features(const void *data, size_t size) {
         }
         check(worst < 1e-5 && moved > 0.1, "final_logit_softcapping 1.5 gives 1.5 tanh(logits / 1.5)",
               "worst %.3g, moved %.3g", worst, moved);
-        transformer_destroy(&plain);
-        transformer_destroy(&capped);
+        model_destroy(&plain);
+        model_destroy(&capped);
     } else {
         check(0, "final_logit_softcapping", "%s", err);
     }
@@ -292,7 +292,7 @@ static void test_features(const void *data, size_t size) {
 
 static void test_memory(const void *data, size_t size) {
     char err[256];
-    Transformer t;
+    Model t;
     if (load(&t, data, size, err, sizeof err)) {
         check(0, "gemma3 memory", "%s", err);
         return;
@@ -303,26 +303,30 @@ static void test_memory(const void *data, size_t size) {
     /* 5 local layers of a ring of 16 + 63 (a prefill batch of up to GGUF_PREFILL_WINDOW_MAX = 64 rows) plus
      * 15 mirrored slots, 1 global of 128; one kv head of 128 floats, keys and values. */
     uint64_t want = 2 * (5 * 94 + 128) * 128 * 4;
-    check(rc == 0 && gguf_model_kv_bytes(&t) == want && model_kv_bytes(&shape, 128) == want,
+    check(rc == 0 && model_kv_bytes(&t) == want && model_shape_kv_bytes(&shape, 128) == want,
           "gemma3 ctx 128: local layers keep a ring of 79 positions (+15 mirrored), KV cache 598 rows",
-          "model %llu, estimate %llu, want %llu", (unsigned long long)gguf_model_kv_bytes(&t),
-          (unsigned long long)model_kv_bytes(&shape, 128), (unsigned long long)want);
-    check(model_state_bytes(&shape, 128) == transformer_state_bytes(&t), "gemma3: estimate equals the load",
-          "estimate %llu, load %llu", (unsigned long long)model_state_bytes(&shape, 128),
-          (unsigned long long)transformer_state_bytes(&t));
+          "model %llu, estimate %llu, want %llu", (unsigned long long)model_kv_bytes(&t),
+          (unsigned long long)model_shape_kv_bytes(&shape, 128), (unsigned long long)want);
+    check(model_shape_state_bytes(&shape, 128) == model_state_bytes(&t), "gemma3: estimate equals the load",
+          "estimate %llu, load %llu", (unsigned long long)model_shape_state_bytes(&shape, 128),
+          (unsigned long long)model_state_bytes(&t));
     char details[256];
-    gguf_model_arch_details(&t, details, sizeof details);
+    gguf_model_arch_details(gguf_model_of(&t), details, sizeof details);
     check(strstr(details, "sliding window 16 on 5 of 6 layers (pattern 6)") &&
               strstr(details, "head_dim 128"),
           "gemma3 details name window, pattern and head_dim", "%s", details);
-    transformer_destroy(&t);
+    model_destroy(&t);
     /* The Gemma 3 1B shape at ctx 8192: 22 local layers hold 512 + 63 + 511 positions, 4 global 8192. */
     /* (the KV cache depends on these fields alone) */
-    ModelShape g1b = {.gguf = 1, .layers = 26, .kv_dim = 256, .head_size = 256, .kv_type = GGML_TYPE_F16};
+    ModelShape g1b = {.runtime = MODEL_RUNTIME_GGUF,
+                      .layers = 26,
+                      .kv_dim = 256,
+                      .head_size = 256,
+                      .kv_type = GGML_TYPE_F16};
     g1b.swa_window = 512, g1b.swa_pattern = 6;
-    uint64_t bounded = model_kv_bytes(&g1b, 8192);
+    uint64_t bounded = model_shape_kv_bytes(&g1b, 8192);
     g1b.swa_window = 0;
-    uint64_t full = model_kv_bytes(&g1b, 8192);
+    uint64_t full = model_shape_kv_bytes(&g1b, 8192);
     check(bounded == 2 * (22ull * 1086 + 4 * 8192) * 256 * 2,
           "Gemma 3 1B shape, ctx 8192: f16 KV cache bounded", "%.1f MiB with the window vs %.1f MiB without",
           bounded / 1048576.0, full / 1048576.0);
@@ -332,10 +336,10 @@ static void test_memory(const void *data, size_t size) {
 
 static void expect_refused(const uint8_t *file, size_t n, const char *what, const char *reason) {
     char err[256] = "", name[200];
-    Transformer t;
+    Model t;
     snprintf(name, sizeof name, "refused: %s", what);
-    int rc = transformer_create(&t, file, n, err, sizeof err);
-    if (rc == 0) transformer_destroy(&t);
+    int rc = model_create(&t, file, n, NULL, err, sizeof err);
+    if (rc == 0) model_destroy(&t);
     check(rc != 0 && strstr(err, reason) && !strchr(err, '\n'), name, "rc %d, reason \"%s\"", rc, err);
 }
 

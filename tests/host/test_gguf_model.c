@@ -13,8 +13,8 @@
 #include "llm/format/gguf.h"
 #include "llm/compute/kernels.h"
 #include "llm/model/kv_cache.h"
-#include "llm/model/transformer.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/model.h"
+#include "llm/model/gguf_runtime.h"
 #include "tests/host/llm_test_util.h"
 #include "tests/host/ref_logits.h"
 
@@ -28,7 +28,7 @@ static int read_tokens(const char *dir) {
     return read_ids_in(models_dir, rel, tokens, 64) == 64 ? 0 : -1;
 }
 
-static void compare(Transformer *t, const char *name, const char *ref_rel, double max_tol, double mean_tol,
+static void compare(Model *t, const char *name, const char *ref_rel, double max_tol, double mean_tol,
                     int min_top1) {
     check_logits(t, name, models_dir, ref_rel, tokens, 64, max_tol, mean_tol, min_top1);
 }
@@ -40,11 +40,11 @@ static void check_model(const char *dir, const char *stem, const char *type) {
     snprintf(rel, sizeof rel, "%s/%s-%s.gguf", dir, stem, type);
     size_t size;
     void *data = read_file_in(models_dir, rel, &size);
-    Transformer t;
+    Model t;
     snprintf(name, sizeof name, "%s-%s loads", stem, type);
     /* llama.cpp's reference runs kept an f32 KV cache (README.md). */
-    int rc = data ? transformer_create(&t, data, size, err, sizeof err) : -1;
-    if (rc == 0) rc = gguf_model_set_kv_type(&t, GGML_TYPE_F32, err, sizeof err);
+    int rc = data ? model_create(&t, data, size, NULL, err, sizeof err) : -1;
+    if (rc == 0) rc = model_set_kv_type(&t, GGML_TYPE_F32, err, sizeof err);
     check(rc == 0, name, "%s", data ? err : "file missing");
     if (rc != 0) {
         free(data);
@@ -58,12 +58,12 @@ static void check_model(const char *dir, const char *stem, const char *type) {
     else
         compare(&t, name, ref, 0.7, 0.11, 55);
     if (!f32) {
-        gguf_model_set_reference(&t, 1);
+        model_set_reference(&t, 1);
         snprintf(ref, sizeof ref, "%s/%s-%s.deqf32.logits.f32", dir, stem, type);
         snprintf(name, sizeof name, "%s-%s dequantised path vs llama.cpp dequantised-F32 logits", stem, type);
         compare(&t, name, ref, 1e-4, 1e-4, 64);
     }
-    transformer_destroy(&t);
+    model_destroy(&t);
     free(data);
 }
 
@@ -76,18 +76,18 @@ static void test_stories260k_greedy(void) {
     int ids[256], n = 0;
     while (f && n < 256 && fscanf(f, "%d", &ids[n]) == 1) n++;
     if (f) fclose(f);
-    Transformer t;
-    int rc = data ? transformer_create(&t, data, size, err, sizeof err) : -1;
+    Model t;
+    int rc = data ? model_create(&t, data, size, NULL, err, sizeof err) : -1;
     check(rc == 0 && n == 201, "stories260K.gguf loads, golden ids present", "%s", data ? err : "missing");
     if (rc == 0) {
-        const TransformerConfig *c = &t.config;
+        const ModelConfig *c = &t.config;
         check(c->dim == 64 && c->n_layers == 5 && c->n_heads == 8 && c->n_kv_heads == 4 &&
                   c->vocab_size == 512,
               "stories260K.gguf config", "dim %d layers %d heads %d/%d vocab %d", c->dim, c->n_layers,
               c->n_heads, c->n_kv_heads, c->vocab_size);
         int token = ids[0], pos;
         for (pos = 0; pos + 1 < n; pos++) {
-            int next = argmax(transformer_forward(&t, token, pos), c->vocab_size);
+            int next = argmax(model_forward(&t, token, pos), c->vocab_size);
             if (next != ids[pos + 1]) break;
             token = next;
         }
@@ -95,10 +95,10 @@ static void test_stories260k_greedy(void) {
               pos);
         /* Prefill must leave the same state as single steps. */
         float last[512];
-        memcpy(last, transformer_forward(&t, ids[20], 20), sizeof last);
-        check(transformer_prefill(&t, ids, 21, 0) == 0 && memcmp(last, t.state.logits, sizeof last) == 0,
+        memcpy(last, model_forward(&t, ids[20], 20), sizeof last);
+        check(model_prefill(&t, ids, 21, 0) == 0 && memcmp(last, model_logits(&t), sizeof last) == 0,
               "stories260K.gguf prefill equals forward", "logits differ");
-        transformer_destroy(&t);
+        model_destroy(&t);
     }
     free(data);
 }
@@ -106,24 +106,24 @@ static void test_stories260k_greedy(void) {
 static void test_other_files(void) {
     size_t size;
     char err[256] = "";
-    Transformer t;
+    Model t;
     void *data = read_file_in(models_dir, "llama-2-tiny-random.gguf", &size);
-    int rc = data ? transformer_create(&t, data, size, err, sizeof err) : -1;
+    int rc = data ? model_create(&t, data, size, NULL, err, sizeof err) : -1;
     check(rc == 0, "llama-2-tiny-random.gguf (F16) loads", "%s", err);
     if (rc == 0) {
         int finite = 1;
         for (int pos = 0; pos < 4; pos++) {
-            const float *l = transformer_forward(&t, 1 + pos, pos);
+            const float *l = model_forward(&t, 1 + pos, pos);
             for (int i = 0; i < t.config.vocab_size; i++)
                 finite &= l[i] == l[i] && l[i] < 1e30f && l[i] > -1e30f;
         }
         check(finite, "llama-2-tiny-random.gguf runs with finite logits", "non-finite logits");
-        transformer_destroy(&t);
+        model_destroy(&t);
     }
     free(data);
 
     data = read_file_in(models_dir, "tinyllamas-stories-260k-q8_0.gguf", &size);
-    rc = data ? transformer_create(&t, data, size, err, sizeof err) : 0;
+    rc = data ? model_create(&t, data, size, NULL, err, sizeof err) : 0;
     check(rc == -1 && strstr(err, "not a multiple of the Q8_0 block"),
           "flattened 172-wide Q8_0 rows rejected", "rc %d err '%s'", rc, err);
     free(data);
@@ -136,7 +136,7 @@ static void test_other_files(void) {
         uint8_t *type_field = (uint8_t *)ti->name.ptr + ti->name.len + 4 + 8 * ti->n_dims;
         gguf_destroy(&f);
         type_field[0] = 16;
-        rc = transformer_create(&t, data, size, err, sizeof err);
+        rc = model_create(&t, data, size, NULL, err, sizeof err);
         check(rc == -1 && strstr(err, "tensor blk.0.attn_q.weight has unsupported type"),
               "unsupported tensor type named in the error", "rc %d err '%s'", rc, err);
     } else {
@@ -334,33 +334,32 @@ static void test_prefill_matches_forward(void) {
             uint32_t kv = (const uint32_t[]){GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q8_0}[run % 3];
             if (kv == GGML_TYPE_Q8_0 && strncmp(files[f], "gguf-arch", 9) != 0) continue;
             kernels_use(level);
-            Transformer a, b;
+            Model a, b;
             char err[256], name[160];
             snprintf(name, sizeof name, "%s, %s kernels, %s KV: prefill of %d equals %d single positions",
                      files[f], kernels_active()->name, kv_type_name(kv), PROMPT, PROMPT);
-            if (transformer_create(&a, data, size, err, sizeof err) != 0 ||
-                transformer_create(&b, data, size, err, sizeof err) != 0) {
+            if (model_create(&a, data, size, NULL, err, sizeof err) != 0 ||
+                model_create(&b, data, size, NULL, err, sizeof err) != 0) {
                 check(0, name, "%s", err);
                 break;
             }
-            if (gguf_model_set_kv_type(&a, kv, err, sizeof err) ||
-                gguf_model_set_kv_type(&b, kv, err, sizeof err))
+            if (model_set_kv_type(&a, kv, err, sizeof err) || model_set_kv_type(&b, kv, err, sizeof err))
                 check(0, name, "%s", err);
             int vocab = a.config.vocab_size, ids[PROMPT];
             for (int i = 0; i < PROMPT; i++) ids[i] = tokens[i] % vocab;
             float *last = malloc(2 * (size_t)vocab * sizeof(float));
-            int same = transformer_prefill(&a, ids, PROMPT, 0) == 0;
-            memcpy(last, a.state.logits, (size_t)vocab * sizeof(float));
-            memcpy(last + vocab, transformer_forward(&a, ids[0], PROMPT), (size_t)vocab * sizeof(float));
+            int same = model_prefill(&a, ids, PROMPT, 0) == 0;
+            memcpy(last, model_logits(&a), (size_t)vocab * sizeof(float));
+            memcpy(last + vocab, model_forward(&a, ids[0], PROMPT), (size_t)vocab * sizeof(float));
             const float *one = NULL;
-            for (int i = 0; i < PROMPT; i++) one = transformer_forward(&b, ids[i], i);
+            for (int i = 0; i < PROMPT; i++) one = model_forward(&b, ids[i], i);
             same &= memcmp(one, last, (size_t)vocab * sizeof(float)) == 0;
-            same &= memcmp(transformer_forward(&b, ids[0], PROMPT), last + vocab,
-                           (size_t)vocab * sizeof(float)) == 0;
+            same &=
+                memcmp(model_forward(&b, ids[0], PROMPT), last + vocab, (size_t)vocab * sizeof(float)) == 0;
             check(same, name, "logits differ");
             free(last);
-            transformer_destroy(&a);
-            transformer_destroy(&b);
+            model_destroy(&a);
+            model_destroy(&b);
         }
         if (!data) check(0, files[f], "missing");
         free(data);
@@ -396,13 +395,13 @@ int main(int argc, char **argv) {
             snprintf(ref, sizeof ref, "gguf-tests/synthA-%s.logits.f32", simd_types[i]);
             size_t size;
             void *data = read_file_in(models_dir, rel, &size);
-            Transformer t;
+            Model t;
             snprintf(name, sizeof name, "synthA-%s fast path (%s kernels) vs llama.cpp logits", simd_types[i],
                      level == ISA_AVX512 ? "AVX-512" : "AVX2");
-            if (data && transformer_create(&t, data, size, err, sizeof err) == 0 &&
-                gguf_model_set_kv_type(&t, GGML_TYPE_F32, err, sizeof err) == 0) {
+            if (data && model_create(&t, data, size, NULL, err, sizeof err) == 0 &&
+                model_set_kv_type(&t, GGML_TYPE_F32, err, sizeof err) == 0) {
                 compare(&t, name, ref, 0.7, 0.11, 55);
-                transformer_destroy(&t);
+                model_destroy(&t);
             } else {
                 check(0, name, "cannot load %s", rel);
             }

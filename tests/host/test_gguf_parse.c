@@ -7,7 +7,7 @@
 
 #include "llm/tensor/ggml_types.h"
 #include "llm/format/gguf.h"
-#include "llm/model/transformer.h"
+#include "llm/model/model.h"
 #include "tests/host/llm_test_util.h"
 
 static const char *models_dir;
@@ -304,13 +304,13 @@ static void test_mutations(void) {
             size_t at = (size_t)(state % header);
             copy[at] = (uint8_t)(state >> 32);
         }
-        Transformer t;
+        Model t;
         err[0] = 0;
-        if (transformer_create(&t, copy, size, err, sizeof err) == 0) {
+        if (model_create(&t, copy, size, NULL, err, sizeof err) == 0) {
             loaded++;
-            transformer_forward(&t, 1, 0);
-            transformer_forward(&t, t.config.vocab_size - 1, 1);
-            transformer_destroy(&t);
+            model_forward(&t, 1, 0);
+            model_forward(&t, t.config.vocab_size - 1, 1);
+            model_destroy(&t);
         } else {
             rejected++;
             bad += !one_line(err);

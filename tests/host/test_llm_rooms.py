@@ -25,7 +25,7 @@ SETS = ["scalar", "sse2", "avx2", "avx512"]
 
 
 def read_table():
-    """{room: set of what it may include ('lib/', 'tensor/', 'model/transformer.h')}."""
+    """{room: set of what it may include ('lib/', 'tensor/', 'model/llama2c.h')}."""
     table = {}
     with open(os.path.join(LLM, "README.md"), encoding="utf-8") as f:
         for line in f:

@@ -1,12 +1,12 @@
-/* test_model_estimate.c - transformer_state_bytes_estimate against real
+/* test_model_estimate.c - model_state_bytes_estimate against real
  * loads: for every shared llama2.c checkpoint and GGUF model the estimate
- * equals transformer_state_bytes() after transformer_create; malformed,
+ * equals model_state_bytes() after model_create; malformed,
  * truncated and unsupported files give -1. */
 #include <string.h>
 
 #include "llm/tensor/ggml_types.h"
 #include "llm/model/model_estimate.h"
-#include "llm/model/transformer.h"
+#include "llm/model/model.h"
 #include "tests/host/gguf_layout.h"
 #include "tests/host/llm_test_util.h"
 
@@ -17,27 +17,26 @@ static void exact(const char *name) {
         check(0, name, "cannot read %s", models_path(name));
         return;
     }
-    Transformer t;
+    Model t;
     char err[256];
-    int64_t estimate = transformer_state_bytes_estimate(data, size);
-    if (transformer_create(&t, data, size, err, sizeof err) != 0) {
+    int64_t estimate = model_state_bytes_estimate(data, size);
+    if (model_create(&t, data, size, NULL, err, sizeof err) != 0) {
         check(0, name, "does not load: %s", err);
     } else {
-        check(estimate == (int64_t)transformer_state_bytes(&t), name, "estimate %lld, actual %zu",
-              (long long)estimate, transformer_state_bytes(&t));
-        transformer_destroy(&t);
+        check(estimate == (int64_t)model_state_bytes(&t), name, "estimate %lld, actual %zu",
+              (long long)estimate, model_state_bytes(&t));
+        model_destroy(&t);
     }
     /* Cut inside the header / metadata: unknown. */
     char label[160];
     snprintf(label, sizeof label, "%s: truncated headers give -1", name);
     int ok = 1;
-    for (size_t cut = 0; cut < 64 && cut < size; cut += 3)
-        ok &= transformer_state_bytes_estimate(data, cut) == -1;
+    for (size_t cut = 0; cut < 64 && cut < size; cut += 3) ok &= model_state_bytes_estimate(data, cut) == -1;
     check(ok, label, "a truncated header gave an estimate");
     free(data);
 }
 
-/* transformer_create_ctx at chosen contexts: the run state model_state_bytes
+/* model_create at chosen contexts: the run state model_state_bytes
  * predicts, the KV cache 2 * layers * ctx * kv_dim elements, the context
  * model_ctx_that_fits picks for a budget, and the refusals. */
 static void context_choices(const char *name) {
@@ -53,39 +52,39 @@ static void context_choices(const char *name) {
     const int trained = shape.trained_ctx;
     const int contexts[] = {1, 7, 100, trained - 1, trained};
     for (size_t i = 0; i < sizeof contexts / sizeof contexts[0]; i++) {
-        Transformer t;
+        Model t;
         snprintf(label, sizeof label, "%s at context %d: run state as estimated", name, contexts[i]);
-        if (transformer_create_ctx(&t, data, size, contexts[i], err, sizeof err) != 0) {
+        if (model_create(&t, data, size, &(ModelOptions){contexts[i], NULL}, err, sizeof err) != 0) {
             check(0, label, "does not load: %s", err);
             continue;
         }
         check(t.config.seq_len == contexts[i] &&
-                  transformer_state_bytes(&t) == model_state_bytes(&shape, contexts[i]),
-              label, "ctx %d, state %zu, estimate %llu", t.config.seq_len, transformer_state_bytes(&t),
-              (unsigned long long)model_state_bytes(&shape, contexts[i]));
-        transformer_destroy(&t);
+                  model_state_bytes(&t) == model_shape_state_bytes(&shape, contexts[i]),
+              label, "ctx %d, state %zu, estimate %llu", t.config.seq_len, model_state_bytes(&t),
+              (unsigned long long)model_shape_state_bytes(&shape, contexts[i]));
+        model_destroy(&t);
     }
     snprintf(label, sizeof label, "%s: KV cache bytes", name);
     /* GGUF: the default f16 cache, 2 bytes an element; llama2.c: fp32. */
-    uint64_t kv = 2 * shape.layers * 100 * shape.kv_dim * (shape.gguf ? 2 : 4);
-    check(model_kv_bytes(&shape, 100) == kv, label, "%llu, expected %llu",
-          (unsigned long long)model_kv_bytes(&shape, 100), (unsigned long long)kv);
-    Transformer t;
+    uint64_t kv = 2 * shape.layers * 100 * shape.kv_dim * (shape.runtime == MODEL_RUNTIME_GGUF ? 2 : 4);
+    check(model_shape_kv_bytes(&shape, 100) == kv, label, "%llu, expected %llu",
+          (unsigned long long)model_shape_kv_bytes(&shape, 100), (unsigned long long)kv);
+    Model t;
     const int refused[] = {trained + 1, -1, 999999999};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         snprintf(label, sizeof label, "%s: context %d refused with a reason", name, refused[i]);
         err[0] = 0;
-        check(transformer_create_ctx(&t, data, size, refused[i], err, sizeof err) == -1 &&
-                  strstr(err, "trained context") && !t.gguf && !t.state.block,
+        check(model_create(&t, data, size, &(ModelOptions){refused[i], NULL}, err, sizeof err) == -1 &&
+                  strstr(err, "trained context") && t.runtime == MODEL_RUNTIME_NONE && !model_state_bytes(&t),
               label, "err '%s'", err);
     }
     /* Budgets: exactly a context's run state, a byte less, too little for one position. */
-    uint64_t at100 = model_state_bytes(&shape, 100);
+    uint64_t at100 = model_shape_state_bytes(&shape, 100);
     snprintf(label, sizeof label, "%s: the context that fits a budget", name);
     check(model_ctx_that_fits(&shape, trained, at100) == 100 &&
               model_ctx_that_fits(&shape, trained, at100 - 1) == 99 &&
               model_ctx_that_fits(&shape, 50, at100) == 50 &&
-              model_ctx_that_fits(&shape, trained, model_state_bytes(&shape, 1) - 1) == 0 &&
+              model_ctx_that_fits(&shape, trained, model_shape_state_bytes(&shape, 1) - 1) == 0 &&
               model_ctx_that_fits(&shape, 999999999, UINT64_MAX) == 999999999,
           label, "%d %d %d", model_ctx_that_fits(&shape, trained, at100),
           model_ctx_that_fits(&shape, trained, at100 - 1), model_ctx_that_fits(&shape, 50, at100));
@@ -118,10 +117,10 @@ int main(void) {
     context_choices("stories260K.bin");
     context_choices("stories260K.gguf");
 
-    check(transformer_state_bytes_estimate(NULL, 100) == -1, "NULL gives -1", "no");
+    check(model_state_bytes_estimate(NULL, 100) == -1, "NULL gives -1", "no");
     static const char garbage[] = "this is not a model at all, just text of some length .......";
-    check(transformer_state_bytes_estimate(garbage, sizeof garbage) == -1, "text gives -1", "no");
-    check(transformer_state_bytes_estimate("GGUF\x01\0\0\0", 8) == -1, "GGUF v1 header gives -1", "no");
+    check(model_state_bytes_estimate(garbage, sizeof garbage) == -1, "text gives -1", "no");
+    check(model_state_bytes_estimate("GGUF\x01\0\0\0", 8) == -1, "GGUF v1 header gives -1", "no");
 
     /* GGUF edits: unsupported architecture, a missing required key, huge counts. */
     GgufLayout L;
@@ -140,7 +139,7 @@ int main(void) {
         for (int i = 0; i < 4; i++) {
             size_t size;
             uint8_t *file = gguf_layout_rebuild(&L, edits[i], 1, &size);
-            check(file && transformer_state_bytes_estimate(file, size) == -1, labels[i], "gave an estimate");
+            check(file && model_state_bytes_estimate(file, size) == -1, labels[i], "gave an estimate");
             free(file);
         }
         /* A larger context: the KV cache grows with it, no cap. */
@@ -148,15 +147,14 @@ int main(void) {
         GgufEdit big = {"llama.context_length", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &ctx, 4};
         size_t size;
         uint8_t *file = gguf_layout_rebuild(&L, &big, 1, &size);
-        Transformer t;
-        if (file && transformer_create(&t, file, size, err, sizeof err) == 0) {
-            check(transformer_state_bytes_estimate(file, size) == (int64_t)transformer_state_bytes(&t) &&
+        Model t;
+        if (file && model_create(&t, file, size, NULL, err, sizeof err) == 0) {
+            check(model_state_bytes_estimate(file, size) == (int64_t)model_state_bytes(&t) &&
                       t.config.seq_len == 100000,
                   "context_length 100000 loads uncapped, estimated exactly",
-                  "estimate %lld, actual %zu, ctx %d",
-                  (long long)transformer_state_bytes_estimate(file, size), transformer_state_bytes(&t),
-                  t.config.seq_len);
-            transformer_destroy(&t);
+                  "estimate %lld, actual %zu, ctx %d", (long long)model_state_bytes_estimate(file, size),
+                  model_state_bytes(&t), t.config.seq_len);
+            model_destroy(&t);
         } else {
             check(0, "context_length 100000 loads uncapped, estimated exactly", "does not load: %s", err);
         }
@@ -175,22 +173,22 @@ int main(void) {
         file = gguf_layout_rebuild(&L, shape_1b, 5, &size);
         ModelShape shape;
         int read = file && model_shape_read(&shape, file, size) == 0;
-        check(read && model_kv_bytes(&shape, 32768) == (1ull << 30),
+        check(read && model_shape_kv_bytes(&shape, 32768) == (1ull << 30),
               "1B shape: 32768 positions of f16 KV cache are 1 GiB", "kv %llu",
-              read ? (unsigned long long)model_kv_bytes(&shape, 32768) : 0ull);
+              read ? (unsigned long long)model_shape_kv_bytes(&shape, 32768) : 0ull);
         shape.kv_type = GGML_TYPE_F32;
-        check(read && shape.trained_ctx == 131072 && model_kv_bytes(&shape, 32768) == (2ull << 30) &&
+        check(read && shape.trained_ctx == 131072 && model_shape_kv_bytes(&shape, 32768) == (2ull << 30) &&
                   model_ctx_that_fits(&shape, shape.trained_ctx, 5ull << 29) >= 32768 &&
                   model_ctx_that_fits(&shape, shape.trained_ctx, 5ull << 29) < 49152,
               "1B shape: 32768 positions of f32 KV cache are 2 GiB and fit in 2.5 GiB",
               "read %d (kv_dim %llu, layers %llu), kv %llu, fits %d", read, (unsigned long long)shape.kv_dim,
               (unsigned long long)shape.layers,
-              read ? (unsigned long long)model_kv_bytes(&shape, 32768) : 0ull,
+              read ? (unsigned long long)model_shape_kv_bytes(&shape, 32768) : 0ull,
               read ? model_ctx_that_fits(&shape, shape.trained_ctx, 5ull << 29) : 0);
         free(file);
         uint64_t huge = UINT64_MAX;
         memcpy(L.data + 16, &huge, 8);
-        check(transformer_state_bytes_estimate(L.data, L.size) == -1, "metadata count 2^64-1 gives -1", "no");
+        check(model_state_bytes_estimate(L.data, L.size) == -1, "metadata count 2^64-1 gives -1", "no");
         free(arch.p);
         gguf_layout_free(&L);
     } else {

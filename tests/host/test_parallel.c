@@ -11,7 +11,7 @@
 
 #include "llm/compute/kernels.h"
 #include "llm/compute/parallel.h"
-#include "llm/model/transformer.h"
+#include "llm/model/model.h"
 #include "tests/host/llm_test_util.h"
 #include "tools/thread_pool.h"
 
@@ -39,22 +39,16 @@ static void test_split(void) {
 
 /* Logits of a prefill of n_prompt tokens and DECODE_STEPS single forwards
  * after it, into out ((1 + DECODE_STEPS) * vocab floats). */
-static int run_model(Transformer *t, int n_prompt, float *out) {
-    const TransformerConfig *c = &t->config;
+static int run_model(Model *t, int n_prompt, float *out) {
+    const ModelConfig *c = &t->config;
     int tokens[64];
     for (int i = 0; i < n_prompt; i++) tokens[i] = (i * 37 + 11) % c->vocab_size;
-    if (transformer_prefill(t, tokens, n_prompt, 0) != 0) return -1;
+    if (model_prefill(t, tokens, n_prompt, 0) != 0) return -1;
     size_t v = (size_t)c->vocab_size;
-    float *logits = t->gguf ? NULL : t->state.logits;
-    if (t->gguf) {
-        /* GGUF prefill leaves logits in its own state: rerun the last position. */
-        logits = transformer_forward(t, tokens[n_prompt - 1], n_prompt - 1);
-        if (!logits) return -1;
-    }
-    memcpy(out, logits, v * sizeof(float));
+    memcpy(out, model_logits(t), v * sizeof(float));
     int token = tokens[n_prompt - 1];
     for (int s = 0; s < DECODE_STEPS; s++) {
-        float *l = transformer_forward(t, token, n_prompt + s);
+        float *l = model_forward(t, token, n_prompt + s);
         if (!l) return -1;
         memcpy(out + (s + 1) * v, l, v * sizeof(float));
         token = (token * 7 + s) % c->vocab_size;
@@ -66,14 +60,14 @@ static int run_model(Transformer *t, int n_prompt, float *out) {
  * 2, 3 and 4 threads with the serial run's, bit for bit. */
 static void compare_threads(const char *label, const void *data, size_t size, int quant_group) {
     char err[256], name[200];
-    Transformer t;
-    if (transformer_create(&t, data, size, err, sizeof err) != 0) {
+    Model t;
+    if (model_create(&t, data, size, NULL, err, sizeof err) != 0) {
         check(0, label, "load failed: %s", err);
         return;
     }
-    if (quant_group > 0 && transformer_quantize(&t, quant_group, err, sizeof err) != 0) {
+    if (quant_group > 0 && model_quantize(&t, quant_group, err, sizeof err) != 0) {
         check(0, label, "quantize failed: %s", err);
-        transformer_destroy(&t);
+        model_destroy(&t);
         return;
     }
     int n_prompt = t.config.seq_len - DECODE_STEPS - 1;
@@ -104,7 +98,7 @@ static void compare_threads(const char *label, const void *data, size_t size, in
     }
     free(serial);
     free(par);
-    transformer_destroy(&t);
+    model_destroy(&t);
 }
 
 static void *generate_model(const char *dir, const char *file, const char *args, size_t *size) {

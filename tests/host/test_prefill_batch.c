@@ -18,8 +18,8 @@
 #include "llm/compute/kernels.h"
 #include "llm/model/kv_cache.h"
 #include "llm/compute/kernel_sets.h"
-#include "llm/model/transformer.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/model.h"
+#include "llm/model/gguf_runtime.h"
 #include "tests/host/check.h"
 #include "tests/host/llm_test_util.h"
 #include "tests/host/ref_logits.h"
@@ -34,7 +34,7 @@ static int ids_for_test[PROMPT]; /* the prompt: token ids below 500 */
 
 /* Both caches of positions 0..n-1 of every layer and key/value head equal. */
 static int same_cache(const GgufModel *a, const GgufModel *b, int n) {
-    const TransformerConfig *c = &a->config;
+    const ModelConfig *c = &a->config;
     for (int l = 0; l < c->n_layers; l++)
         for (int kv = 0; kv < c->n_kv_heads; kv++) {
             size_t at = kv_offset(a, l, kv, 0), bytes = (size_t)n * a->kv_head_bytes;
@@ -47,33 +47,33 @@ static int same_cache(const GgufModel *a, const GgufModel *b, int n) {
 
 /* One model file on the active kernel set: single positions on `one`, then
  * each batch size's prefill on `batched`. */
-static void compare_batches(const char *file, Transformer *one, Transformer *batched, const int *ids) {
+static void compare_batches(const char *file, Model *one, Model *batched, const int *ids) {
     int vocab = one->config.vocab_size;
     float *last = malloc(2 * (size_t)vocab * sizeof(float)), *next = last + vocab;
     const float *logits = NULL;
-    for (int i = 0; i < PROMPT; i++) logits = transformer_forward(one, ids[i], i);
+    for (int i = 0; i < PROMPT; i++) logits = model_forward(one, ids[i], i);
     memcpy(last, logits, (size_t)vocab * sizeof(float));
-    memcpy(next, transformer_forward(one, ids[1], PROMPT), (size_t)vocab * sizeof(float));
+    memcpy(next, model_forward(one, ids[1], PROMPT), (size_t)vocab * sizeof(float));
     static const int batches[] = {1, 7, 16, 64, 128};
     int previous = 0;
     for (size_t k = 0; k < sizeof batches / sizeof *batches; k++) {
         /* 128 only where the run state holds it (fp32 weights): the name
          * gives the batch that runs. */
-        gguf_model_set_prefill_batch(batched, batches[k]);
-        int batch = gguf_model_prefill_batch(batched);
+        gguf_model_set_prefill_batch(gguf_model_of(batched), batches[k]);
+        int batch = gguf_model_prefill_batch(gguf_model_of(batched));
         if (batch == previous) continue;
         previous = batch;
         char name[200];
         snprintf(name, sizeof name, "%s, %s kernels: prefill of %d in batches of %d equals single positions",
                  file, kernels_active()->name, PROMPT, batch);
-        if (transformer_prefill(batched, ids, PROMPT, 0) != 0) {
+        if (model_prefill(batched, ids, PROMPT, 0) != 0) {
             check(0, name, "prefill failed");
             continue;
         }
-        int cache = same_cache(batched->gguf, one->gguf, PROMPT);
-        int last_same = memcmp(batched->state.logits, last, (size_t)vocab * sizeof(float)) == 0;
+        int cache = same_cache(gguf_model_of(batched), gguf_model_of(one), PROMPT);
+        int last_same = memcmp(model_logits(batched), last, (size_t)vocab * sizeof(float)) == 0;
         int next_same =
-            memcmp(transformer_forward(batched, ids[1], PROMPT), next, (size_t)vocab * sizeof(float)) == 0;
+            memcmp(model_forward(batched, ids[1], PROMPT), next, (size_t)vocab * sizeof(float)) == 0;
         check(cache && last_same && next_same, name, "differs: KV cache %s, last logits %s, next logits %s",
               cache ? "same" : "DIFFERS", last_same ? "same" : "DIFFER", next_same ? "same" : "DIFFER");
     }
@@ -94,27 +94,27 @@ static void compare_on_every_set(const char *file, void *data, size_t size, uint
             kernels_use(ISA_SCALAR);
         else
             kernels_use(level == SWAR_LEVEL ? ISA_SSE2 : level);
-        Transformer one, batched;
+        Model one, batched;
         char err[256];
-        if (transformer_create(&one, data, size, err, sizeof err) != 0) {
+        if (model_create(&one, data, size, NULL, err, sizeof err) != 0) {
             check(0, label, "%s", err);
             return;
         }
-        if (transformer_create(&batched, data, size, err, sizeof err) != 0) {
+        if (model_create(&batched, data, size, NULL, err, sizeof err) != 0) {
             check(0, label, "%s", err);
-            transformer_destroy(&one);
+            model_destroy(&one);
             return;
         }
-        if (gguf_model_set_kv_type(&one, kv_type, err, sizeof err) ||
-            gguf_model_set_kv_type(&batched, kv_type, err, sizeof err))
+        if (model_set_kv_type(&one, kv_type, err, sizeof err) ||
+            model_set_kv_type(&batched, kv_type, err, sizeof err))
             check(0, label, "%s", err);
         else if (one.config.seq_len <= PROMPT || one.config.vocab_size <= 500)
             check(0, label, "context %d or vocabulary %d too small for the test", one.config.seq_len,
                   one.config.vocab_size);
         else
             compare_batches(label, &one, &batched, ids_for_test);
-        transformer_destroy(&one);
-        transformer_destroy(&batched);
+        model_destroy(&one);
+        model_destroy(&batched);
     }
 }
 

@@ -12,7 +12,8 @@
 
 #include "llm/compute/kernels.h"
 #include "llm/compute/kernel_sets.h"
-#include "llm/model/transformer.h"
+#include "llm/model/model.h"
+#include "llm/model/llama2c.h"
 #include "tests/host/llm_test_util.h"
 
 static const char *models_dir;
@@ -25,13 +26,13 @@ static void check_value(const char *name, double got, double want, double tol) {
 }
 
 /* REFERENCE_OUTPUTS.md section 1: logits at pos 0 (BOS) and pos 1 (403). */
-static void test_reference_logits(const char *label, Transformer *t) {
+static void test_reference_logits(const char *label, Model *t) {
     static const int top0[] = {403, 385, 410, 317, 407};
     static const double val0[] = {17.02352, 15.40621, 13.10826, 12.76917, 12.41809};
     static const int top1[] = {407, 383, 261, 403, 432};
     static const double val1[] = {18.45998, 14.29106, 10.89797, 10.66206, 10.31380};
     char name[160];
-    float *logits = transformer_forward(t, 1, 0);
+    float *logits = model_forward(t, 1, 0);
     snprintf(name, sizeof(name), "%s pos 0 argmax is 403", label);
     check(argmax(logits, 512) == 403, name, "argmax %d", argmax(logits, 512));
     for (int i = 0; i < 5; i++) {
@@ -48,7 +49,7 @@ static void test_reference_logits(const char *label, Transformer *t) {
     snprintf(name, sizeof(name), "%s pos 0 logit min", label);
     check_value(name, min, -8.02744, 1e-4);
 
-    logits = transformer_forward(t, 403, 1);
+    logits = model_forward(t, 403, 1);
     snprintf(name, sizeof(name), "%s pos 1 argmax is 407", label);
     check(argmax(logits, 512) == 407, name, "argmax %d", argmax(logits, 512));
     for (int i = 0; i < 5; i++) {
@@ -69,10 +70,10 @@ static int read_golden_ids(int *ids, int max) {
 }
 
 /* Greedy decoding from BOS; returns how many predictions match ids[1..]. */
-static int greedy_matches(Transformer *t, const int *ids, int n_ids) {
+static int greedy_matches(Model *t, const int *ids, int n_ids) {
     int token = ids[0];
     for (int pos = 0; pos + 1 < n_ids; pos++) {
-        int next = argmax(transformer_forward(t, token, pos), t->config.vocab_size);
+        int next = argmax(model_forward(t, token, pos), t->config.vocab_size);
         if (next != ids[pos + 1]) return pos;
         token = next;
     }
@@ -88,20 +89,20 @@ static void test_stories260k(void) {
     int n_ids = read_golden_ids(ids, 256);
     check(v1 && v2 && n_ids == 201 && ids[0] == 1, "stories260K_v1/q80 and golden ids present",
           "missing test data in %s", models_dir);
-    Transformer t0, t1, t2;
+    Model t0, t1, t2;
     char err[256] = "";
-    int rc = transformer_create(&t0, v0, size0, err, sizeof(err));
+    int rc = model_create(&t0, v0, size0, NULL, err, sizeof(err));
     check(rc == 0, "load stories260K.bin", "%s", err);
     if (rc != 0) return;
-    const TransformerConfig *c = &t0.config;
+    const ModelConfig *c = &t0.config;
     check(c->version == 0 && c->dim == 64 && c->hidden_dim == 172 && c->n_layers == 5 && c->n_heads == 8 &&
               c->n_kv_heads == 4 && c->vocab_size == 512 && c->seq_len == 512 && c->shared_classifier &&
               c->head_size == 8 && c->kv_dim == 32,
           "stories260K.bin config", "unexpected header values");
-    check(transformer_param_count(&t0) == 260032, "stories260K param count", "got %llu",
-          (unsigned long long)transformer_param_count(&t0));
-    check(transformer_forward(&t0, 512, 0) == NULL && transformer_forward(&t0, 1, 512) == NULL &&
-              transformer_forward(&t0, -1, 0) == NULL,
+    check(model_param_count(&t0) == 260032, "stories260K param count", "got %llu",
+          (unsigned long long)model_param_count(&t0));
+    check(model_forward(&t0, 512, 0) == NULL && model_forward(&t0, 1, 512) == NULL &&
+              model_forward(&t0, -1, 0) == NULL,
           "forward rejects out-of-range token/pos", "returned logits");
 
     const KernelSet *sets[] = {&kernels_scalar, &kernels_sse2, &kernels_avx2, &kernels_avx512};
@@ -120,28 +121,28 @@ static void test_stories260k(void) {
     }
     kernels_use(ISA_SSE2);
 
-    if (v1 && transformer_create(&t1, v1, size1, err, sizeof(err)) == 0) {
+    if (v1 && model_create(&t1, v1, size1, NULL, err, sizeof(err)) == 0) {
         check(t1.config.version == 1 && t1.config.shared_classifier, "stories260K_v1 header", "wrong");
         int identical = 1, token = 1;
         for (int pos = 0; pos < 200 && identical; pos++) {
-            float *a = transformer_forward(&t0, token, pos), *b = transformer_forward(&t1, token, pos);
+            float *a = model_forward(&t0, token, pos), *b = model_forward(&t1, token, pos);
             identical = memcmp(a, b, 512 * sizeof(float)) == 0;
             token = argmax(a, 512);
         }
         check(identical, "stories260K_v1 logits bit-identical to v0 over 200 greedy steps", "logits differ");
-        transformer_destroy(&t1);
+        model_destroy(&t1);
     } else {
         check(0, "load stories260K_v1.bin", "%s", err);
     }
 
-    if (v2 && transformer_create(&t2, v2, size2, err, sizeof(err)) == 0) {
+    if (v2 && model_create(&t2, v2, size2, NULL, err, sizeof(err)) == 0) {
         check(t2.config.version == 2 && t2.config.group_size == 32, "stories260K_q80 header", "wrong");
         /* Measured: int8 weights with fp32 activations stay within 0.21 of the fp32
          * logits (which reach 18) over the first 8 greedy positions. */
         double worst = 0;
         int token = 1;
         for (int pos = 0; pos < 8; pos++) {
-            float *a = transformer_forward(&t0, token, pos), *b = transformer_forward(&t2, token, pos);
+            float *a = model_forward(&t0, token, pos), *b = model_forward(&t2, token, pos);
             for (int i = 0; i < 512; i++) worst = fmax(worst, fabs((double)a[i] - b[i]));
             token = argmax(a, 512);
         }
@@ -153,11 +154,11 @@ static void test_stories260k(void) {
             check(matched >= 100, "stories260K_q80 greedy text starts like fp32 (>= 100 tokens)",
                   "diverges at %d", matched);
         }
-        transformer_destroy(&t2);
+        model_destroy(&t2);
     } else {
         check(0, "load stories260K_q80.bin", "%s", err);
     }
-    transformer_destroy(&t0);
+    model_destroy(&t0);
     free(v0), free(v1), free(v2);
 }
 
@@ -203,11 +204,11 @@ static float *python_logits(const char *model, const int *tokens, int n_tokens, 
 }
 
 /* Runs tokens through the C model; returns all logits (n_tokens * vocab). */
-static float *c_logits(Transformer *t, const int *tokens, int n_tokens) {
+static float *c_logits(Model *t, const int *tokens, int n_tokens) {
     int vocab = t->config.vocab_size;
     float *all = malloc(sizeof(float) * (size_t)n_tokens * vocab);
     for (int pos = 0; pos < n_tokens; pos++)
-        memcpy(all + (size_t)pos * vocab, transformer_forward(t, tokens[pos], pos), sizeof(float) * vocab);
+        memcpy(all + (size_t)pos * vocab, model_forward(t, tokens[pos], pos), sizeof(float) * vocab);
     return all;
 }
 
@@ -224,10 +225,10 @@ static double worst_relative(const float *a, const float *b, size_t n) {
 static void compare_with_python(const char *label, const char *model_path, const int *tokens, int n_tokens) {
     size_t size = 0;
     void *data = read_file(model_path, &size);
-    Transformer t;
+    Model t;
     char err[256] = "", name[256];
     snprintf(name, sizeof(name), "%s loads", label);
-    int rc = data ? transformer_create(&t, data, size, err, sizeof(err)) : -1;
+    int rc = data ? model_create(&t, data, size, NULL, err, sizeof(err)) : -1;
     check(rc == 0, name, "%s", data ? err : "cannot read file");
     if (rc != 0) {
         free(data);
@@ -250,7 +251,7 @@ static void compare_with_python(const char *label, const char *model_path, const
     }
     kernels_use(ISA_SSE2);
     free(want);
-    transformer_destroy(&t);
+    model_destroy(&t);
     free(data);
 }
 
@@ -259,11 +260,11 @@ static void compare_formats(const char *label, const char *path_a, const char *p
     static const int tokens[] = {1, 17, 299, 42, 0, 150, 7, 88};
     size_t size_a = 0, size_b = 0;
     void *a = read_file(path_a, &size_a), *b = read_file(path_b, &size_b);
-    Transformer ta, tb;
+    Model ta, tb;
     char err[256] = "";
-    int rc = a && b ? transformer_create(&ta, a, size_a, err, sizeof(err)) : -1;
-    if (rc == 0 && transformer_create(&tb, b, size_b, err, sizeof(err)) != 0) {
-        transformer_destroy(&ta);
+    int rc = a && b ? model_create(&ta, a, size_a, NULL, err, sizeof(err)) : -1;
+    if (rc == 0 && model_create(&tb, b, size_b, NULL, err, sizeof(err)) != 0) {
+        model_destroy(&ta);
         rc = -1;
     }
     check(rc == 0, label, "load failed: %s", err);
@@ -278,8 +279,8 @@ static void compare_formats(const char *label, const char *path_a, const char *p
             check(e <= tol, label, "max relative difference %.5f > %g", e, tol);
         }
         free(la), free(lb);
-        transformer_destroy(&ta);
-        transformer_destroy(&tb);
+        model_destroy(&ta);
+        model_destroy(&tb);
     }
     free(a), free(b);
 }
@@ -322,38 +323,36 @@ static void test_random_models(void) {
 /* Runs tokens[0..n) position by position on a and as prefill chunks (split at
  * `split`, so a chunk also starts at pos > 0) on b; compares the KV caches and
  * the last logits (relative to max(1, |value|)). */
-static void compare_prefill(const char *label, Transformer *a, Transformer *b, const int *tokens, int n,
-                            int split) {
-    const TransformerConfig *c = &a->config;
-    for (int pos = 0; pos < n; pos++) transformer_forward(a, tokens[pos], pos);
-    int rc = transformer_prefill(b, tokens, split, 0);
-    if (rc == 0) rc = transformer_prefill(b, tokens + split, n - split, split);
+static void compare_prefill(const char *label, Model *a, Model *b, const int *tokens, int n, int split) {
+    const ModelConfig *c = &a->config;
+    const Llama2cState *sa = &llama2c_model_of(a)->state, *sb = &llama2c_model_of(b)->state;
+    for (int pos = 0; pos < n; pos++) model_forward(a, tokens[pos], pos);
+    int rc = model_prefill(b, tokens, split, 0);
+    if (rc == 0) rc = model_prefill(b, tokens + split, n - split, split);
     char name[256];
     snprintf(name, sizeof(name), "%s: prefill of %d tokens (chunks at 0 and %d) runs", label, n, split);
     check(rc == 0, name, "returned %d", rc);
     double worst_cache = 0;
     for (int l = 0; l < c->n_layers; l++) {
         size_t at = (size_t)l * c->seq_len * c->kv_dim, count = (size_t)n * c->kv_dim;
-        worst_cache =
-            fmax(worst_cache, worst_relative(b->state.key_cache + at, a->state.key_cache + at, count));
-        worst_cache =
-            fmax(worst_cache, worst_relative(b->state.value_cache + at, a->state.value_cache + at, count));
+        worst_cache = fmax(worst_cache, worst_relative(sb->key_cache + at, sa->key_cache + at, count));
+        worst_cache = fmax(worst_cache, worst_relative(sb->value_cache + at, sa->value_cache + at, count));
     }
-    double worst_logits = worst_relative(b->state.logits, a->state.logits, c->vocab_size);
+    double worst_logits = worst_relative(model_logits(b), model_logits(a), c->vocab_size);
     printf("# %s: prefill vs per-token max relative difference: KV cache %.3g, last logits %.3g\n", label,
            worst_cache, worst_logits);
     snprintf(name, sizeof(name), "%s: prefill KV cache and last logits equal per-token forward (1e-5)",
              label);
     check(worst_cache <= 1e-5 && worst_logits <= 1e-5, name, "KV %.3g, logits %.3g", worst_cache,
           worst_logits);
-    if (a->matmul_path == MATMUL_FP32) return;
+    if (!model_is_quantized(a)) return;
     /* The int8 matmuls compute each position's arithmetic alike however many
      * positions a call batches: the same bits. */
-    int same = memcmp(b->state.logits, a->state.logits, sizeof(float) * c->vocab_size) == 0;
+    int same = memcmp(model_logits(b), model_logits(a), sizeof(float) * c->vocab_size) == 0;
     for (int l = 0; l < c->n_layers; l++) {
         size_t at = (size_t)l * c->seq_len * c->kv_dim, bytes = sizeof(float) * (size_t)n * c->kv_dim;
-        same &= memcmp(b->state.key_cache + at, a->state.key_cache + at, bytes) == 0;
-        same &= memcmp(b->state.value_cache + at, a->state.value_cache + at, bytes) == 0;
+        same &= memcmp(sb->key_cache + at, sa->key_cache + at, bytes) == 0;
+        same &= memcmp(sb->value_cache + at, sa->value_cache + at, bytes) == 0;
     }
     snprintf(name, sizeof(name), "%s: prefill KV cache and last logits are the per-token bits", label);
     check(same, name, "they differ");
@@ -363,19 +362,19 @@ static void test_prefill_model(const char *label, const void *data, size_t size,
     static const int tokens[40] = {1,   403, 407, 261, 383, 432, 17,  99,  256, 300, 12,  5,  480, 77,
                                    310, 222, 111, 44,  403, 407, 1,   2,   3,   4,   5,   6,  7,   8,
                                    9,   10,  200, 201, 202, 203, 204, 205, 206, 207, 208, 209};
-    Transformer a, b;
+    Model a, b;
     char err[256] = "";
-    if (!data || transformer_create(&a, data, size, err, sizeof(err)) != 0) {
+    if (!data || model_create(&a, data, size, NULL, err, sizeof(err)) != 0) {
         check(0, label, "load failed: %s", err);
         return;
     }
-    if (transformer_create(&b, data, size, err, sizeof(err)) != 0) {
+    if (model_create(&b, data, size, NULL, err, sizeof(err)) != 0) {
         check(0, label, "load failed: %s", err);
-        transformer_destroy(&a);
+        model_destroy(&a);
         return;
     }
-    if (quantize_gs && (transformer_quantize(&a, quantize_gs, err, sizeof(err)) != 0 ||
-                        transformer_quantize(&b, quantize_gs, err, sizeof(err)) != 0))
+    if (quantize_gs && (model_quantize(&a, quantize_gs, err, sizeof(err)) != 0 ||
+                        model_quantize(&b, quantize_gs, err, sizeof(err)) != 0))
         check(0, label, "quantize failed: %s", err);
     int n = a.config.seq_len < 40 ? a.config.seq_len : 40;
     int toks[40];
@@ -387,21 +386,20 @@ static void test_prefill_model(const char *label, const void *data, size_t size,
         kernels_use(sets[variant]->isa);
         kernels_sse2_gemm_force(variant == 2 ? KERNELS_GEMM_SWAR : KERNELS_GEMM_PMADDWD);
         char name[160];
-        snprintf(name, sizeof(name), "%s (%s, %s%s)", label, transformer_matmul_name(&a),
-                 kernels_active()->name, variant == 2 ? " swar gemm" : "");
+        snprintf(name, sizeof(name), "%s (%s, %s%s)", label, model_matmul_name(&a), kernels_active()->name,
+                 variant == 2 ? " swar gemm" : "");
         compare_prefill(name, &a, &b, toks, n, 7);
     }
     kernels_sse2_gemm_force(KERNELS_GEMM_MEASURE);
     kernels_use(ISA_SSE2);
 
     int bad = 5000;
-    check(transformer_prefill(&b, toks, 0, 0) == -1 && transformer_prefill(&b, NULL, 1, 0) == -1 &&
-              transformer_prefill(&b, toks, 1, -1) == -1 &&
-              transformer_prefill(&b, toks, 2, a.config.seq_len - 1) == -1 &&
-              transformer_prefill(&b, &bad, 1, 0) == -1,
+    check(model_prefill(&b, toks, 0, 0) == -1 && model_prefill(&b, NULL, 1, 0) == -1 &&
+              model_prefill(&b, toks, 1, -1) == -1 &&
+              model_prefill(&b, toks, 2, a.config.seq_len - 1) == -1 && model_prefill(&b, &bad, 1, 0) == -1,
           "prefill rejects n 0, NULL tokens, negative start, past the context, bad token", "accepted");
-    transformer_destroy(&a);
-    transformer_destroy(&b);
+    model_destroy(&a);
+    model_destroy(&b);
 }
 
 static void test_prefill(void) {

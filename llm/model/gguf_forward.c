@@ -1,4 +1,4 @@
-/* transformer_gguf_forward.c - the forward pass of GGUF llama/qwen2/qwen3
+/* gguf_forward.c - the forward pass of GGUF llama/qwen2/qwen3
  * models, for one position or a batch of them (prefill): RMSNorm with the
  * file's epsilon, q/k/v (+ qwen2 biases, qwen3 per-head q/k norms), RoPE
  * (llama: adjacent pairs, because the converter permuted wq/wk; qwen: NeoX
@@ -15,7 +15,7 @@
 #include "llm/model/kv_cache.h"
 #include "llm/model/moe.h"
 #include "llm/compute/parallel.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/gguf_runtime.h"
 
 static void add_bias(float *x, const GTensor *b) {
     if (b->data) kernels_active()->add(x, (const float *)b->data, b->cols);
@@ -77,7 +77,7 @@ static float *group_att(const GgufModel *m, int kv) {
  * Returns 0 when it did nothing. */
 static int attend_tiled(AttentionJob *j, attend_kv_tile_fn *tile, int h, int n_q, int kv, int b0, int count) {
     GgufModel *m = j->m;
-    const TransformerConfig *c = &m->config;
+    const ModelConfig *c = &m->config;
     int hs = c->head_size, first;
     kv_visible(m, j->layer, j->start + b0 + count - 1, &first);
     if (!tile || first != 0 || count * n_q > ATTEND_TILE) return 0;
@@ -103,7 +103,7 @@ static int attend_tiled(AttentionJob *j, attend_kv_tile_fn *tile, int h, int n_q
 static void attention_heads(void *ctx, int h0, int h1) {
     AttentionJob *j = ctx;
     GgufModel *m = j->m;
-    const TransformerConfig *c = &m->config;
+    const ModelConfig *c = &m->config;
     int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
     float scale = m->attn_scale;
     attend_kv_fn *typed = m->kv_type == GGML_TYPE_F16    ? kernels_active()->attend_f16
@@ -139,7 +139,7 @@ static void attention_heads(void *ctx, int h0, int h1) {
  * per-position array holds position start + b; a batch of one is the
  * single-position forward. */
 static void forward_batch(GgufModel *m, const int *tokens, int batch, int start, int compute_logits) {
-    const TransformerConfig *c = &m->config;
+    const ModelConfig *c = &m->config;
     int dim = c->dim, hidden = c->hidden_dim, kv_dim = c->kv_dim, q_dim = m->q_dim, W = m->wide;
     float eps = c->norm_eps;
     for (int b = 0; b < batch; b++) {
@@ -219,9 +219,8 @@ static void forward_batch(GgufModel *m, const int *tokens, int batch, int start,
     if (m->softcap > 0.0f) logits_softcap(m->logits, c->vocab_size, m->softcap);
 }
 
-float *gguf_model_forward(Transformer *t, int token, int pos, int compute_logits) {
-    GgufModel *m = t->gguf;
-    const TransformerConfig *c = &m->config;
+float *gguf_model_forward(GgufModel *m, int token, int pos, int compute_logits) {
+    const ModelConfig *c = &m->config;
     if (token < 0 || token >= c->vocab_size || pos < 0 || pos >= c->seq_len || !m->key_cache) return NULL;
     forward_batch(m, &token, 1, pos, compute_logits);
     return m->logits;
@@ -252,22 +251,21 @@ static int choose_prefill_batch(const GgufModel *m) {
                                            : (int)fit;
 }
 
-int gguf_model_prefill_batch(const Transformer *t) {
-    const GgufModel *m = t->gguf;
+int gguf_model_prefill_batch(const GgufModel *m) {
     int batch = choose_prefill_batch(m);
     return m->swa_window && batch > GGUF_PREFILL_WINDOW_MAX ? GGUF_PREFILL_WINDOW_MAX : batch;
 }
 
-void gguf_model_set_prefill_batch(Transformer *t, int batch) {
-    int most = t->gguf->prefill_rows;
-    t->gguf->prefill_batch = batch < 0 ? 0 : batch > most ? most : batch;
+void gguf_model_set_prefill_batch(GgufModel *m, int batch) {
+    int most = m->prefill_rows;
+    m->prefill_batch = batch < 0 ? 0 : batch > most ? most : batch;
 }
 
-void gguf_model_prefill(Transformer *t, const int *tokens, int n, int start_pos) {
-    if (!t->gguf->key_cache) return; /* a failed KV type change left none */
-    int most = gguf_model_prefill_batch(t);
+void gguf_model_prefill(GgufModel *m, const int *tokens, int n, int start_pos) {
+    if (!m->key_cache) return; /* a failed KV type change left none */
+    int most = gguf_model_prefill_batch(m);
     for (int done = 0; done < n; done += most) {
         int batch = n - done < most ? n - done : most;
-        forward_batch(t->gguf, tokens + done, batch, start_pos + done, done + batch == n);
+        forward_batch(m, tokens + done, batch, start_pos + done, done + batch == n);
     }
 }

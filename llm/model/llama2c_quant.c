@@ -1,4 +1,4 @@
-/* transformer_quant.c - int8 copies of an fp32 model's matrices, made at load
+/* llama2c_quant.c - int8 copies of an fp32 model's matrices, made at load
  * time so the matmuls can run on integer dot products (MATMUL_Q8_INT). The
  * copies use the version 2 layout (each layer's values, then its scales), so
  * the forward pass reads them exactly like a version 2 file. */
@@ -6,8 +6,7 @@
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/tensor/quant.h"
-#include "llm/model/transformer.h"
-#include "llm/model/transformer_gguf.h"
+#include "llm/model/llama2c.h"
 
 /* Bytes of one layer's int8 values plus scales; 0 on overflow. */
 static uint64_t quant_stride(uint64_t numel, int group_size) {
@@ -32,14 +31,10 @@ static void quantize_tensor(QuantTensor *qt, uint8_t **dst, const float *src, in
     *dst += (size_t)layers * stride;
 }
 
-int transformer_quantize(Transformer *t, int group_size, char *err, size_t err_size) {
-    const TransformerConfig *c = &t->config;
+int llama2c_quantize(Llama2cModel *t, int group_size, char *err, size_t err_size) {
+    const ModelConfig *c = &t->config;
     if (!t->state.block) {
         snprintf(err, err_size, "quantize: no model loaded");
-        return -1;
-    }
-    if (t->gguf) {
-        snprintf(err, err_size, "quantize: GGUF models keep their own tensor types");
         return -1;
     }
     if (t->matmul_path != MATMUL_FP32 || c->version == 2) {
@@ -78,7 +73,7 @@ int transformer_quantize(Transformer *t, int group_size, char *err, size_t err_s
                  (unsigned long long)total + 64);
         return -1;
     }
-    TransformerWeights *w = &t->weights;
+    Llama2cWeights *w = &t->weights;
     uint8_t *dst = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
     quantize_tensor(&w->wq_q, &dst, w->wq, c->n_layers, D * D, group_size);
     quantize_tensor(&w->wk_q, &dst, w->wk, c->n_layers, D * KV, group_size);
@@ -97,13 +92,11 @@ int transformer_quantize(Transformer *t, int group_size, char *err, size_t err_s
     return 0;
 }
 
-int transformer_is_quantized(const Transformer *t) {
-    if (t->gguf) return strcmp(gguf_model_weight_type(t), "F32") != 0;
+int llama2c_is_quantized(const Llama2cModel *t) {
     return t->matmul_path != MATMUL_FP32;
 }
 
-const char *transformer_matmul_name(const Transformer *t) {
-    if (t->gguf) return gguf_model_weight_type(t);
+const char *llama2c_matmul_name(const Llama2cModel *t) {
     switch (t->matmul_path) {
     case MATMUL_FP32:
         return "fp32";

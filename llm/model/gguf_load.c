@@ -1,8 +1,8 @@
-/* transformer_gguf.c - building a model from a GGUF file's tensors and
+/* gguf_load.c - building a model from a GGUF file's tensors and
  * metadata (llama, qwen2, qwen3, gemma3, smollm3, qwen3moe). Its run state
  * and KV cache are in gguf_state.c, the forward pass in
- * transformer_gguf_forward.c. */
-#include "llm/model/transformer_gguf.h"
+ * gguf_forward.c. */
+#include "llm/model/gguf_runtime.h"
 
 #include "lib/format.h"
 #include "lib/math.h"
@@ -10,6 +10,7 @@
 #include "lib/string.h"
 #include "llm/model/arch_gemma3.h"
 #include "llm/model/gguf_model.h"
+#include "llm/model/model.h"
 #include "llm/format/gguf_split.h"
 #include "llm/model/moe.h"
 
@@ -76,7 +77,7 @@ static int bind(GgufModel *m, GTensor *out, const char *name, int ne0, int ne1, 
 }
 
 static int bind_layer(GgufModel *m, int l, char *err, size_t n) {
-    const TransformerConfig *c = &m->config;
+    const ModelConfig *c = &m->config;
     GLayer *L = &m->layers[l];
     int q_dim = c->n_heads * c->head_size, kv_dim = c->kv_dim;
     char name[64];
@@ -112,7 +113,7 @@ static int bind_layer(GgufModel *m, int l, char *err, size_t n) {
 }
 
 static int read_hparams(GgufModel *m, char *err, size_t n) {
-    TransformerConfig *c = &m->config;
+    ModelConfig *c = &m->config;
     GgufString arch;
     if (gguf_get_string(&m->file, "general.architecture", &arch) != 0) {
         snprintf(err, n, "gguf: general.architecture is missing");
@@ -155,7 +156,7 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
     c->n_kv_heads = kv_heads;
     c->head_size = key_len;
     c->kv_dim = kv_heads * key_len;
-    c->seq_len = transformer_context(ctx, c->seq_len, err, n); /* c->seq_len: the one asked for */
+    c->seq_len = model_context(ctx, c->seq_len, err, n); /* c->seq_len: the one asked for */
     if (c->seq_len < 0) return -1;
     m->n_rot = rot;
     m->q_dim = c->n_heads * key_len;
@@ -187,9 +188,9 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
     return m->arch == GGUF_ARCH_GEMMA3 ? gemma3_read_hparams(m, ctx, err, n) : 0;
 }
 
-static int build(Transformer *t, GgufModel *m, char *err, size_t n) {
+static int build(GgufModel *m, char *err, size_t n) {
     if (read_hparams(m, err, n)) return -1;
-    TransformerConfig *c = &m->config;
+    ModelConfig *c = &m->config;
     const GgufTensorInfo *emb = gguf_find_tensor(&m->file, "token_embd.weight");
     if (!emb || emb->n_dims != 2 || emb->ne[1] > (1u << 24)) {
         snprintf(err, n, "gguf: tensor token_embd.weight is missing or not 2-D");
@@ -220,39 +221,32 @@ static int build(Transformer *t, GgufModel *m, char *err, size_t n) {
     }
     for (int l = 0; l < c->n_layers; l++)
         if (bind_layer(m, l, err, n)) return -1;
-    return gguf_run_state_create(t, m, err, n);
+    return gguf_run_state_create(m, err, n);
 }
 
-int gguf_model_create(Transformer *t, const void *data, size_t size, const GgufPieces *pieces, int ctx,
-                      char *err, size_t err_size) {
-    memset(t, 0, sizeof(*t));
+GgufModel *gguf_model_create(const void *data, size_t size, const GgufPieces *pieces, int ctx, char *err,
+                             size_t err_size) {
     GgufModel *m = calloc(1, sizeof(GgufModel));
     if (!m) {
         snprintf(err, err_size, "out of memory");
-        return -1;
+        return NULL;
     }
-    t->gguf = m;
     m->config.seq_len = ctx; /* read_hparams checks it against the trained context */
     if (gguf_create_pieces(&m->file, data, size, pieces, err, err_size) != 0 ||
-        build(t, m, err, err_size) != 0) {
-        gguf_model_destroy(t);
-        memset(t, 0, sizeof(*t));
-        return -1;
+        build(m, err, err_size) != 0) {
+        gguf_model_destroy(m);
+        return NULL;
     }
-    t->config = m->config;
-    return 0;
+    return m;
 }
 
-void gguf_model_destroy(Transformer *t) {
-    GgufModel *m = t->gguf;
+void gguf_model_destroy(GgufModel *m) {
     if (!m) return;
     if (m->layers) reference_weights(m, 0);
     gguf_destroy(&m->file);
     free(m->layers);
     gguf_run_state_destroy(m);
     free(m);
-    t->gguf = NULL;
-    t->state.logits = NULL;
 }
 
 /* Switches every non-F32 matrix to a dequantised F32 copy (or back). */
@@ -299,10 +293,9 @@ static void reference_weights(GgufModel *m, int on) {
     m->saved_layers = saved;
 }
 
-void gguf_model_set_reference(Transformer *t, int on) {
-    if (!t->gguf) return;
-    t->gguf->reference = on != 0;
-    reference_weights(t->gguf, on != 0);
+void gguf_model_set_reference(GgufModel *m, int on) {
+    m->reference = on != 0;
+    reference_weights(m, on != 0);
 }
 
 static const char *const arch_names[GGUF_ARCH_COUNT] = {
@@ -319,15 +312,30 @@ const char *gguf_arch_name(GgufArch arch) {
     return arch > 0 && arch < GGUF_ARCH_COUNT ? arch_names[arch] : arch_names[0];
 }
 
-const char *gguf_model_arch_name(const Transformer *t) {
-    return t->gguf ? gguf_arch_name(t->gguf->arch) : "llama2.c";
+const char *gguf_model_arch_name(const GgufModel *m) {
+    return gguf_arch_name(m->arch);
 }
 
-uint32_t gguf_model_pieces(const Transformer *t, uint64_t *bytes) {
-    *bytes = t->gguf ? t->gguf->file.pieces_bytes : 0;
-    return t->gguf ? t->gguf->file.n_pieces : 1;
+uint32_t gguf_model_pieces(const GgufModel *m, uint64_t *bytes) {
+    *bytes = m->file.pieces_bytes;
+    return m->file.n_pieces;
 }
 
-const char *gguf_model_weight_type(const Transformer *t) {
-    return t->gguf && t->gguf->layers ? ggml_type_name(t->gguf->layers[0].wq.type) : "F32";
+const char *gguf_model_weight_type(const GgufModel *m) {
+    return m->layers ? ggml_type_name(m->layers[0].wq.type) : "F32";
+}
+
+const ModelConfig *gguf_model_config(const GgufModel *m) {
+    return &m->config;
+}
+
+float *gguf_model_logits(const GgufModel *m) {
+    return m->logits;
+}
+
+void gguf_model_describe(const GgufModel *m, char *out, size_t n) {
+    int at = snprintf(out, n, "GGUF, arch %s, tensors %s (mostly)", gguf_model_arch_name(m),
+                      gguf_model_weight_type(m));
+    if (m->file.n_pieces > 1 && at >= 0 && (size_t)at < n)
+        snprintf(out + at, n - (size_t)at, ", split in %u pieces", m->file.n_pieces);
 }

@@ -1,8 +1,8 @@
-/* transformer.c - run state and the forward pass, following llama2.c run.c:
+/* llama2c.c - the llama2.c runtime: run state and the forward pass, following llama2.c run.c:
  * RMSNorm (eps 1e-5), RoPE over pairs of q and k, grouped-query attention
  * with a [layer][seq_len][kv_dim] KV cache, SwiGLU feed-forward, residuals,
  * final norm and classifier. */
-#include "llm/model/transformer.h"
+#include "llm/model/llama2c.h"
 
 #include "lib/format.h"
 #include "lib/math.h"
@@ -10,16 +10,14 @@
 #include "lib/arena.h"
 #include "lib/string.h"
 #include "llm/format/checkpoint.h"
-#include "llm/model/gguf_arch.h"
 #include "llm/compute/kernels.h"
 #include "llm/compute/parallel.h"
 #include "llm/tensor/quant.h"
-#include "llm/model/transformer_gguf.h"
-#include "llm/format/gguf.h"
+#include "llm/model/model.h"
 
 /* The run state's arrays, each on 64 bytes: measured when a->base is NULL. */
-static void state_take(const TransformerConfig *c, TransformerState *s, Arena *a) {
-    const uint64_t B = TRANSFORMER_MAX_BATCH;
+static void state_take(const ModelConfig *c, Llama2cState *s, Arena *a) {
+    const uint64_t B = LLAMA2C_MAX_BATCH;
     uint64_t cache = (uint64_t)c->n_layers * c->seq_len * c->kv_dim;
     uint64_t rope = (uint64_t)c->seq_len * (c->head_size / 2);
     uint64_t widest = (uint64_t)(c->dim > c->hidden_dim ? c->dim : c->hidden_dim);
@@ -41,16 +39,16 @@ static void state_take(const TransformerConfig *c, TransformerState *s, Arena *a
 }
 
 /* Over-allocated by 64 bytes so that every array can start on 64. */
-uint64_t transformer_checkpoint_state_bytes(const TransformerConfig *c) {
+uint64_t llama2c_state_bytes(const ModelConfig *c) {
     Arena measure = {0};
-    TransformerState unused;
+    Llama2cState unused;
     state_take(c, &unused, &measure);
     return measure.overflow ? 0 : measure.used + 64;
 }
 
-static int state_alloc(Transformer *t, char *err, size_t err_size) {
-    TransformerState *s = &t->state;
-    uint64_t bytes = transformer_checkpoint_state_bytes(&t->config);
+static int state_alloc(Llama2cModel *t, char *err, size_t err_size) {
+    Llama2cState *s = &t->state;
+    uint64_t bytes = llama2c_state_bytes(&t->config);
     if (bytes == 0) {
         snprintf(err, err_size, "run state too large for this machine");
         return -1;
@@ -69,8 +67,8 @@ static int state_alloc(Transformer *t, char *err, size_t err_size) {
 
 /* RoPE rotation angles, computed once: pos * 10000^(-i/head_size) for each
  * even i. Same float expressions as run.c. */
-static void rope_table_init(Transformer *t) {
-    const TransformerConfig *c = &t->config;
+static void rope_table_init(Llama2cModel *t) {
+    const ModelConfig *c = &t->config;
     int half = c->head_size / 2;
     for (int i = 0; i < half; i++) {
         float freq = 1.0f / powf(10000.0f, (float)(2 * i) / (float)c->head_size);
@@ -82,32 +80,12 @@ static void rope_table_init(Transformer *t) {
     }
 }
 
-int transformer_context(int trained, int requested, char *err, size_t err_size) {
-    if (requested < 0 || requested > trained) {
-        snprintf(err, err_size, "context %d is outside the model's trained context (1..%d)", requested,
-                 trained);
-        return -1;
-    }
-    return requested ? requested : trained;
-}
-
-int transformer_create(Transformer *t, const void *data, size_t size, char *err, size_t err_size) {
-    return transformer_create_pieces(t, data, size, NULL, 0, err, err_size);
-}
-
-int transformer_create_ctx(Transformer *t, const void *data, size_t size, int ctx, char *err,
-                           size_t err_size) {
-    return transformer_create_pieces(t, data, size, NULL, ctx, err, err_size);
-}
-
-int transformer_create_pieces(Transformer *t, const void *data, size_t size, const struct GgufPieces *pieces,
-                              int ctx, char *err, size_t err_size) {
+int llama2c_create(Llama2cModel *t, const void *data, size_t size, int ctx, char *err, size_t err_size) {
     memset(t, 0, sizeof(*t));
-    if (gguf_is_gguf(data, size)) return gguf_model_create(t, data, size, pieces, ctx, err, err_size);
     /* Parsed with the file's seq_len (legacy files store RoPE tables of that
      * length between the weights), then the run state sized for ctx. */
     if (checkpoint_parse(&t->config, &t->weights, data, size, err, err_size) != 0 ||
-        (t->config.seq_len = transformer_context(t->config.seq_len, ctx, err, err_size)) < 0) {
+        (t->config.seq_len = model_context(t->config.seq_len, ctx, err, err_size)) < 0) {
         memset(t, 0, sizeof(*t));
         return -1;
     }
@@ -129,25 +107,23 @@ int transformer_create_pieces(Transformer *t, const void *data, size_t size, con
     return 0;
 }
 
-void transformer_destroy(Transformer *t) {
+void llama2c_destroy(Llama2cModel *t) {
     if (!t) return;
-    if (t->gguf) gguf_model_destroy(t);
     free(t->state.block);
     free(t->quant_block);
     memset(t, 0, sizeof(*t));
 }
 
-uint64_t transformer_param_count(const Transformer *t) {
-    uint64_t experts_model = gguf_model_param_count(t);
-    if (experts_model) return experts_model;
-    const TransformerConfig *c = &t->config;
-    uint64_t D = c->dim, H = c->hidden_dim, L = c->n_layers, V = c->vocab_size, KV = c->kv_dim;
-    uint64_t per_layer = 2 * D + 2 * D * D + 2 * D * KV + 3 * D * H;
-    return V * D + L * per_layer + D + (c->shared_classifier ? 0 : V * D);
+uint64_t llama2c_param_count(const Llama2cModel *t) {
+    return model_config_params(&t->config);
 }
 
-size_t transformer_state_bytes(const Transformer *t) {
-    return t->state.bytes;
+void llama2c_describe(const Llama2cModel *t, char *out, size_t n) {
+    static const char *const formats[] = {"llama2.c legacy (v0) fp32", "llama2.c v1 fp32",
+                                          "llama2.c v2 int8"};
+    int v = t->config.version;
+    size_t at = (size_t)snprintf(out, n, "%s", v >= 0 && v < 3 ? formats[v] : "?");
+    if (v == 2 && at < n) snprintf(out + at, n - at, ", group size %d", t->config.group_size);
 }
 
 /* Layer l's slice of a quantised per-layer tensor. */
@@ -160,7 +136,7 @@ static inline const float *quant_scales(const QuantTensor *qt, int layer) {
 }
 
 /* The batch rows of x (batch, n) quantised once for the matmuls that read them. */
-static void prepare_input(Transformer *t, const float *x, int batch, int n) {
+static void prepare_input(Llama2cModel *t, const float *x, int batch, int n) {
     if (t->matmul_path != MATMUL_Q8_INT) return;
     int gs = t->quant_group_size, groups = n / gs;
     for (int b = 0; b < batch; b++)
@@ -170,7 +146,7 @@ static void prepare_input(Transformer *t, const float *x, int batch, int n) {
 
 /* out[b] = W(layer) @ x[b] for b < batch, W being (d, n), for the active
  * weight format (MATMUL_Q8_INT reads the input prepare_input quantised). */
-static void layer_matmul(Transformer *t, float *out, const float *x, int batch, const float *w_fp32,
+static void layer_matmul(Llama2cModel *t, float *out, const float *x, int batch, const float *w_fp32,
                          const QuantTensor *w_q, int layer, int n, int d) {
     int gs = t->quant_group_size;
     switch (t->matmul_path) {
@@ -187,8 +163,8 @@ static void layer_matmul(Transformer *t, float *out, const float *x, int batch, 
     }
 }
 
-static void embed_token(Transformer *t, int token, float *x) {
-    const TransformerConfig *c = &t->config;
+static void embed_token(Llama2cModel *t, int token, float *x) {
+    const ModelConfig *c = &t->config;
     if (c->version == 2) {
         const QuantTensor *e = &t->weights.token_embedding_q;
         size_t base = (size_t)token * c->dim;
@@ -212,10 +188,10 @@ static void rope_rotate(float *vec, int n, int head_size, const float *cosines, 
 
 /* Attention of one position (its query q, dim floats) over the cache, into
  * out_all: one kernel call per head, for heads h0..h1-1. */
-static void attention(Transformer *t, int layer, int pos, const float *query, float *out_all, int h0,
+static void attention(Llama2cModel *t, int layer, int pos, const float *query, float *out_all, int h0,
                       int h1) {
-    const TransformerConfig *c = &t->config;
-    TransformerState *s = &t->state;
+    const ModelConfig *c = &t->config;
+    Llama2cState *s = &t->state;
     int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
     size_t layer_offset = (size_t)layer * c->seq_len * c->kv_dim;
     float inv_sqrt = 1.0f / sqrtf((float)hs);
@@ -229,7 +205,7 @@ static void attention(Transformer *t, int layer, int pos, const float *query, fl
 
 /* Heads h0..h1-1 of every position of a chunk (one worker's share). */
 typedef struct {
-    Transformer *t;
+    Llama2cModel *t;
     int layer, pos0, batch;
     const float *q;
     float *out;
@@ -242,16 +218,16 @@ static void attention_heads(void *ctx, int h0, int h1) {
         attention(j->t, j->layer, j->pos0 + b, j->q + (size_t)b * dim, j->out + (size_t)b * dim, h0, h1);
 }
 
-/* Runs positions pos0 .. pos0 + batch - 1 (batch <= TRANSFORMER_MAX_BATCH)
+/* Runs positions pos0 .. pos0 + batch - 1 (batch <= LLAMA2C_MAX_BATCH)
  * through every layer, row b of each activation array holding position
  * pos0 + b; the K/V rows of the chunk are written straight into the cache,
  * where they are contiguous. Leaves the last position's logits when
  * `logits` (a prompt's earlier chunks skip the classifier: under QEMU TCG it
  * costs about as much as the layers of a token). */
-static void forward_chunk(Transformer *t, const int *tokens, int batch, int pos0, int logits) {
-    const TransformerConfig *c = &t->config;
-    const TransformerWeights *w = &t->weights;
-    TransformerState *s = &t->state;
+static void forward_chunk(Llama2cModel *t, const int *tokens, int batch, int pos0, int logits) {
+    const ModelConfig *c = &t->config;
+    const Llama2cWeights *w = &t->weights;
+    Llama2cState *s = &t->state;
     int dim = c->dim, kv_dim = c->kv_dim, hidden = c->hidden_dim, half = c->head_size / 2;
     float *x = s->x, *xb = s->xb, *xb2 = s->xb2, *q = s->q, *hb = s->hb, *hb2 = s->hb2;
 
@@ -301,25 +277,19 @@ static void forward_chunk(Transformer *t, const int *tokens, int batch, int pos0
     layer_matmul(t, s->logits, last, 1, w->wcls, &w->wcls_q, 0, dim, c->vocab_size);
 }
 
-float *transformer_forward(Transformer *t, int token, int pos) {
-    const TransformerConfig *c = &t->config;
-    if (t->gguf) return gguf_model_forward(t, token, pos, 1);
+float *llama2c_forward(Llama2cModel *t, int token, int pos) {
+    const ModelConfig *c = &t->config;
     if (!t->state.block || token < 0 || token >= c->vocab_size || pos < 0 || pos >= c->seq_len) return NULL;
     forward_chunk(t, &token, 1, pos, 1);
     return t->state.logits;
 }
 
-int transformer_prefill(Transformer *t, const int *tokens, int n, int start_pos) {
-    const TransformerConfig *c = &t->config;
-    if ((!t->state.block && !t->gguf) || !tokens || n < 1 || start_pos < 0 || start_pos > c->seq_len - n)
-        return -1;
+int llama2c_prefill(Llama2cModel *t, const int *tokens, int n, int start_pos) {
+    const ModelConfig *c = &t->config;
+    if (!t->state.block || !tokens || n < 1 || start_pos < 0 || start_pos > c->seq_len - n) return -1;
     for (int i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= c->vocab_size) return -1;
-    if (t->gguf) {
-        gguf_model_prefill(t, tokens, n, start_pos);
-        return 0;
-    }
-    for (int done = 0, chunk = kernels_q8q_batch(TRANSFORMER_MAX_BATCH); done < n; done += chunk) {
+    for (int done = 0, chunk = kernels_q8q_batch(LLAMA2C_MAX_BATCH); done < n; done += chunk) {
         int batch = n - done < chunk ? n - done : chunk;
         forward_chunk(t, tokens + done, batch, start_pos + done, done + batch == n);
     }
