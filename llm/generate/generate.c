@@ -180,8 +180,8 @@ static int run_prompt(Model *t, Sampler *s, const int *prompt, int prompt_count,
     return pos;
 }
 
-int generate(Model *t, const Tokenizer *tok, Sampler *s, const char *prompt, int steps,
-             const GenerateIO *io, GenerateStats *stats, char *err, size_t err_size) {
+int generate(Model *t, const Tokenizer *tok, Sampler *s, const char *prompt, int steps, const GenerateIO *io,
+             GenerateStats *stats, char *err, size_t err_size) {
     char message[160];
     memset(stats, 0, sizeof *stats);
     if (!prompt) prompt = "";

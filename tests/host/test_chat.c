@@ -305,7 +305,7 @@ static void test_gemma_slide(TestModel *m) {
 /* An answer that runs into the end of the context stops there with
  * STOP_CONTEXT, and the suffix that closes it still fits: the history ends
  * exactly at the context's last position. */
-static void test_answer_reaches_context(Model *m) {
+static void test_answer_reaches_context(TestModel *m) {
     char err[200];
     Chat c;
     Sampler s;
@@ -323,7 +323,7 @@ static void test_answer_reaches_context(Model *m) {
     chat_destroy(&c);
 }
 
-static void test_context_limit(Model *m) {
+static void test_context_limit(TestModel *m) {
     char err[200];
     Chat c;
     Sampler s;
