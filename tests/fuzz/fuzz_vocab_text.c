@@ -36,7 +36,8 @@ static void *read_file(const char *path, size_t *size) {
     return data;
 }
 
-/* Exit 77 when a vocabulary is missing: run_fuzz.sh counts it as skipped
+/* Exit 78 (EX_CONFIG; libFuzzer itself exits 77 on a crash) when a vocabulary
+ * is missing: run_fuzz.sh counts it as skipped
  * (a failure with CI set), never as a replay that passed. */
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     const char *dir = getenv("FUZZ_VOCAB_DIR");
@@ -48,7 +49,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         void *data = read_file(path, &size);
         if (!data) {
             fprintf(stderr, "fuzz_vocab_text: %s is missing (set FUZZ_VOCAB_DIR)\n", path);
-            exit(77);
+            exit(78);
         }
         if (tokenizer_create_gguf(&vocab[v], data, size, err, sizeof err) != 0) {
             fprintf(stderr, "fuzz_vocab_text: %s: %s\n", path, err);

@@ -42,8 +42,9 @@ if [ "$mode" = replay ]; then
         if [ $rc -eq 0 ]; then
             echo "ok - fuzz-replay $name ($count inputs)"
             passed=$((passed + 1))
-        elif [ $rc -eq 77 ]; then
-            # The harness's test data (a shared vocabulary) is missing: its own line says which.
+        elif [ $rc -eq 78 ] && head -n1 "$log" | grep -q 'is missing'; then
+            # The harness's test data (a shared vocabulary) is missing: its first line says which
+            # (78, EX_CONFIG: libFuzzer's own exit status for a crash is 77).
             why=$(head -n1 "$log")
             case "${CI:-}" in
             "" | 0 | false | no)
