@@ -5,6 +5,7 @@
  *            [--split N] [--seed N] [--std X] [--dim N] [--layers N]
  *            [--heads N] [--kv-heads N] [--ffn N] [--vocab N] [--ctx N]
  *            [--tied | --untied] [--layer-std X] [--signed-output-norm]
+ *            [--output-from-embd]
  *
  * NAME: llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, stories15M, stories42M,
  * stories110M, qwen3moe-mini, gemma-3-1b (default stories15M; the options
@@ -25,6 +26,9 @@
  * (docs/design.md, "Checked against llama.cpp"): small layers beside the
  * embedding do not amplify rounding from layer to layer, and the random
  * signs keep a tied model from predicting its last token every time.
+ * --output-from-embd: an untied model's output.weight holds token_embd's
+ * blocks (when both have one type): the conditioning of a tied model, the
+ * classifier still read as a tensor of its own.
  * A pool of blocks is quantised once per type and each block of a matrix is
  * a random pick from it, so writing runs at disk speed with a few MiB of
  * RAM, and the same seed gives the same file. */
@@ -322,6 +326,14 @@ static uint32_t tensor_dims(const Tensor *t) {
     return t->ne2 > 1 ? 3 : t->ne1 ? 2 : 1;
 }
 
+static int output_from_embd; /* --output-from-embd */
+
+/* Whose random block picks tensor i gets: its own, or token_embd's (index 0). */
+static int picks_of(int i) {
+    int same = !strcmp(tensors[i].name, "output.weight") && tensors[i].type == tensors[0].type;
+    return output_from_embd && same ? 0 : i;
+}
+
 /* Writes piece p of n (n 1: a plain file) to path. */
 static void write_piece(const char *path, int p, int n, const MetaBuf *meta, const Shape *s, double std,
                         uint64_t seed) {
@@ -361,7 +373,7 @@ static void write_piece(const char *path, int p, int n, const MetaBuf *meta, con
     emit_zeros(f, (ALIGNMENT - header % ALIGNMENT) % ALIGNMENT);
     for (int i = 0; i < n_tensors; i++)
         if (tensors[i].piece == p) {
-            write_tensor(f, &tensors[i], s, std, seed, i);
+            write_tensor(f, &tensors[i], s, std, seed, picks_of(i));
             data += (tensors[i].bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
         }
     flush_out(f);
@@ -403,6 +415,7 @@ int main(int argc, char **argv) {
                 "       [--split N] [--seed N] [--std X] [--dim N] [--layers N] [--heads N] [--kv-heads N]\n"
                 "       [--ffn N] [--vocab N] [--ctx N] [--tied|--untied] [--layer-std X] "
                 "[--signed-output-norm]\n"
+                "       [--output-from-embd]\n"
                 "shapes:");
         for (size_t i = 0; i < sizeof SHAPES / sizeof *SHAPES; i++) fprintf(stderr, " %s", SHAPES[i].name);
         fprintf(stderr, "\n");
@@ -433,6 +446,8 @@ int main(int argc, char **argv) {
             if (!(layer_std > 0 && layer_std < 10)) die("--layer-std wants a value in (0, 10)", NULL);
         } else if (!strcmp(a, "--signed-output-norm")) {
             signed_output_norm = 1;
+        } else if (!strcmp(a, "--output-from-embd")) {
+            output_from_embd = 1;
         } else if (!strcmp(a, "--tied") || !strcmp(a, "--untied")) {
             s.tied = !strcmp(a, "--tied");
         } else if (!(option_int(argc, argv, &i, "--split", &n_pieces) ||
