@@ -4,7 +4,8 @@
  *   gen_gguf OUT.gguf [--shape NAME] [--type T] [--spm tokenizer.bin]
  *            [--split N] [--seed N] [--std X] [--dim N] [--layers N]
  *            [--heads N] [--kv-heads N] [--ffn N] [--vocab N] [--ctx N]
- *            [--tied | --untied]
+ *            [--tied | --untied] [--layer-std X] [--signed-output-norm]
+ *            [--output-from-embd]
  *
  * NAME: llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, stories15M, stories42M,
  * stories110M, qwen3moe-mini, gemma-3-1b (default stories15M; the options
@@ -19,6 +20,15 @@
  * llama.cpp's gguf-split layout, OUT-00001-of-0000N.gguf...
  *
  * Weights: every element ~N(0, std) (default 0.02), quantised; norms 1.0.
+ * --layer-std X: the layers' matrices ~N(0, X) instead (the embeddings and
+ * output keep std), and --signed-output-norm: output_norm.weight random +-1
+ * instead of 1.0. Together they make a well-conditioned random model
+ * (docs/design.md, "Checked against llama.cpp"): small layers beside the
+ * embedding do not amplify rounding from layer to layer, and the random
+ * signs keep a tied model from predicting its last token every time.
+ * --output-from-embd: an untied model's output.weight holds token_embd's
+ * blocks (when both have one type): the conditioning of a tied model, the
+ * classifier still read as a tensor of its own.
  * A pool of blocks is quantised once per type and each block of a matrix is
  * a random pick from it, so writing runs at disk speed with a few MiB of
  * RAM, and the same seed gives the same file. */
@@ -59,7 +69,7 @@ static int head_dim(const Shape *s) {
     return s->head_dim ? s->head_dim : s->dim / s->heads;
 }
 
-enum { FILL_RANDOM, FILL_ONES, FILL_ROPE };
+enum { FILL_RANDOM, FILL_ONES, FILL_ROPE, FILL_SIGNS };
 
 typedef struct {
     char name[48];
@@ -94,16 +104,17 @@ static double rng_normal(uint64_t *s) { /* Box-Muller */
  * are single values) from N(0, std) values. */
 typedef struct {
     uint32_t type, unit_elems, unit_bytes;
+    double std;
     uint8_t *blocks;
 } Pool;
 
 static const Pool *pool_for(uint32_t type, double std, uint64_t seed) {
-    static Pool pools[8];
+    static Pool pools[16];
     static int n_pools;
     for (int i = 0; i < n_pools; i++)
-        if (pools[i].type == type) return &pools[i];
+        if (pools[i].type == type && pools[i].std == std) return &pools[i];
     Pool *p = &pools[n_pools++];
-    p->type = type;
+    p->type = type, p->std = std;
     p->unit_elems = ggml_type_info(type)->block_elems == 1 ? 32 : ggml_type_info(type)->block_elems;
     p->unit_bytes = (uint32_t)ggml_row_bytes(type, p->unit_elems);
     uint64_t count = (uint64_t)POOL_BLOCKS * p->unit_elems, state = seed * 0x9E3779B97F4A7C15ULL + type + 1;
@@ -153,8 +164,16 @@ static float rope_divisor(int i, int head_size, float base, float factor) {
     return (float)(1.0 / ((1 - smooth) / factor + smooth));
 }
 
+static double layer_std; /* --layer-std; 0: std */
+
 static void write_tensor(FILE *f, const Tensor *t, const Shape *s, double std, uint64_t seed, int index) {
-    if (t->fill == FILL_ONES || t->fill == FILL_ROPE) {
+    if (t->fill == FILL_SIGNS) {
+        uint64_t state = seed * 0xA0761D6478BD642FULL + (uint64_t)index + 1;
+        for (uint64_t i = 0; i < t->ne0; i++) {
+            float v = rng_next(&state) >> 63 ? 1.0f : -1.0f;
+            emit(f, &v, 4);
+        }
+    } else if (t->fill == FILL_ONES || t->fill == FILL_ROPE) {
         for (uint64_t i = 0; i < t->ne0; i++) {
             float v = t->fill == FILL_ONES
                           ? 1.0f
@@ -162,7 +181,8 @@ static void write_tensor(FILE *f, const Tensor *t, const Shape *s, double std, u
             emit(f, &v, 4);
         }
     } else {
-        const Pool *p = pool_for(t->type, std, seed);
+        int in_layer = !strncmp(t->name, "blk.", 4);
+        const Pool *p = pool_for(t->type, in_layer && layer_std > 0 ? layer_std : std, seed);
         uint64_t units = t->bytes / p->unit_bytes, state = seed * 0xD1B54A32D192ED03ULL + (uint64_t)index + 1;
         for (uint64_t u = 0; u < units; u++)
             emit(f, p->blocks + (rng_next(&state) >> 51) * p->unit_bytes, p->unit_bytes);
@@ -195,7 +215,7 @@ static void add_experts(const char *name, uint64_t ne0, uint64_t ne1, uint64_t e
     tensors[n_tensors - 1].bytes *= experts;
 }
 
-static void add_tensors(const Shape *s, uint32_t qtype, int k_mix) {
+static void add_tensors(const Shape *s, uint32_t qtype, int k_mix, int signed_output_norm) {
     uint64_t D = (uint64_t)s->dim, F = (uint64_t)s->ffn, V = (uint64_t)s->vocab;
     uint64_t HD = (uint64_t)head_dim(s), Q = HD * (uint64_t)s->heads, KV = HD * (uint64_t)s->kv_heads;
     add("token_embd.weight", D, V, FILL_RANDOM, qtype, k_mix, s);
@@ -236,7 +256,7 @@ static void add_tensors(const Shape *s, uint32_t qtype, int k_mix) {
         }
 #undef LAYER
     }
-    add("output_norm.weight", D, 0, FILL_ONES, qtype, k_mix, s);
+    add("output_norm.weight", D, 0, signed_output_norm ? FILL_SIGNS : FILL_ONES, qtype, k_mix, s);
     if (!s->tied) add("output.weight", D, V, FILL_RANDOM, qtype, k_mix, s);
 }
 
@@ -306,6 +326,14 @@ static uint32_t tensor_dims(const Tensor *t) {
     return t->ne2 > 1 ? 3 : t->ne1 ? 2 : 1;
 }
 
+static int output_from_embd; /* --output-from-embd */
+
+/* Whose random block picks tensor i gets: its own, or token_embd's (index 0). */
+static int picks_of(int i) {
+    int same = !strcmp(tensors[i].name, "output.weight") && tensors[i].type == tensors[0].type;
+    return output_from_embd && same ? 0 : i;
+}
+
 /* Writes piece p of n (n 1: a plain file) to path. */
 static void write_piece(const char *path, int p, int n, const MetaBuf *meta, const Shape *s, double std,
                         uint64_t seed) {
@@ -345,7 +373,7 @@ static void write_piece(const char *path, int p, int n, const MetaBuf *meta, con
     emit_zeros(f, (ALIGNMENT - header % ALIGNMENT) % ALIGNMENT);
     for (int i = 0; i < n_tensors; i++)
         if (tensors[i].piece == p) {
-            write_tensor(f, &tensors[i], s, std, seed, i);
+            write_tensor(f, &tensors[i], s, std, seed, picks_of(i));
             data += (tensors[i].bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
         }
     flush_out(f);
@@ -385,7 +413,9 @@ int main(int argc, char **argv) {
                 "usage: gen_gguf OUT.gguf [--shape NAME] [--type F32|F16|BF16|Q8_0|Q4_0|Q4_K_M] [--spm "
                 "tokenizer.bin]\n"
                 "       [--split N] [--seed N] [--std X] [--dim N] [--layers N] [--heads N] [--kv-heads N]\n"
-                "       [--ffn N] [--vocab N] [--ctx N] [--tied|--untied]\n"
+                "       [--ffn N] [--vocab N] [--ctx N] [--tied|--untied] [--layer-std X] "
+                "[--signed-output-norm]\n"
+                "       [--output-from-embd]\n"
                 "shapes:");
         for (size_t i = 0; i < sizeof SHAPES / sizeof *SHAPES; i++) fprintf(stderr, " %s", SHAPES[i].name);
         fprintf(stderr, "\n");
@@ -394,7 +424,7 @@ int main(int argc, char **argv) {
     Shape s = SHAPES[3];
     const char *type_name = "Q4_0", *spm = NULL;
     uint32_t qtype = GGML_TYPE_Q4_0;
-    int k_mix = 0, n_pieces = 1, seed = 1;
+    int k_mix = 0, n_pieces = 1, seed = 1, signed_output_norm = 0;
     double std = 0.02;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -411,6 +441,13 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--std") && i + 1 < argc) {
             std = atof(argv[++i]);
             if (!(std > 0 && std < 10)) die("--std wants a value in (0, 10)", NULL);
+        } else if (!strcmp(a, "--layer-std") && i + 1 < argc) {
+            layer_std = atof(argv[++i]);
+            if (!(layer_std > 0 && layer_std < 10)) die("--layer-std wants a value in (0, 10)", NULL);
+        } else if (!strcmp(a, "--signed-output-norm")) {
+            signed_output_norm = 1;
+        } else if (!strcmp(a, "--output-from-embd")) {
+            output_from_embd = 1;
         } else if (!strcmp(a, "--tied") || !strcmp(a, "--untied")) {
             s.tied = !strcmp(a, "--tied");
         } else if (!(option_int(argc, argv, &i, "--split", &n_pieces) ||
@@ -433,7 +470,7 @@ int main(int argc, char **argv) {
 
     MetaBuf meta = {0};
     put_metadata(&meta, &s, qtype, k_mix, type_name, spm);
-    add_tensors(&s, qtype, k_mix);
+    add_tensors(&s, qtype, k_mix, signed_output_norm);
     if (n_pieces > n_tensors || n_pieces > 99999) die("more pieces than tensors", NULL);
     assign_pieces(n_pieces);
     out_buf = malloc(OUT_BUF_SIZE);

@@ -50,9 +50,9 @@ fuzz-corpus: $(BUILD)/host/gen_model
 	sh tests/fuzz/make_corpus.sh $(FUZZ_SHARED)/models build/fuzz-corpus $(BUILD)/host/gen_model
 
 fuzz: $(FUZZ_BINS) fuzz-corpus
-	sh tests/fuzz/run_fuzz.sh fuzz $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_NAMES)
+	FUZZ_VOCAB_DIR=$(FUZZ_SHARED)/models/vocab sh tests/fuzz/run_fuzz.sh fuzz $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_NAMES)
 
 fuzz-replay: $(FUZZ_BINS)
-	sh tests/fuzz/run_fuzz.sh replay $(FUZZ_NAMES)
+	FUZZ_VOCAB_DIR=$(FUZZ_SHARED)/models/vocab sh tests/fuzz/run_fuzz.sh replay $(FUZZ_NAMES)
 
 -include $(shell find $(FUZZ_DIR)/obj -name '*.d' 2>/dev/null)

@@ -6,7 +6,11 @@ digits, punctuation and whitespace runs, contractions, code). llmrun
 --tokenize --cases and llama.cpp (node-llama-cpp, tests/reference/
 tokenize_cases.mjs) read the same input file; every string's ids must be
 equal. The first differences are printed with their text; two known cases
-come first.
+come first. The fuzz harness tests/fuzz/fuzz_vocab_text.c (the same three
+vocabularies over fuzzed text) cannot call llama.cpp, so its corpus is a
+second source of strings, checked the same way: the committed
+tests/fuzz/corpus/vocab_text, and build/fuzz/work/vocab_text when `make
+fuzz` has grown one.
 
     TOKENIZER_DIFF_COUNT=N (default 10000) strings per vocabulary
 
@@ -37,6 +41,26 @@ SEED = 20261127
 # llama as a letter), the second Gemma 3's "</s>" (a user-defined token that
 # llama.cpp makes a control token, so in plain text it is three pieces).
 KNOWN_CASES = [" this is 🦙.cpp", "über </s> 2024"]
+FUZZ_CORPORA = [os.path.join(ROOT, "tests", "fuzz", "corpus", "vocab_text"),
+                os.path.join(ROOT, "build", "fuzz", "work", "vocab_text")]
+
+
+def fuzz_strings():
+    """The fuzz corpora's inputs that a JavaScript string carries unchanged
+    (the harness keeps no others), and how many files there were."""
+    texts, files = [], 0
+    for corpus in FUZZ_CORPORA:
+        for name in sorted(os.listdir(corpus)) if os.path.isdir(corpus) else []:
+            files += 1
+            with open(os.path.join(corpus, name), "rb") as f:
+                data = f.read()
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if "\0" not in text and "__ggml_vocab_test__" not in text:
+                texts.append(text)
+    return texts, files
 
 
 def ids_from(command, inp):
@@ -47,7 +71,7 @@ def ids_from(command, inp):
     return run.stdout.decode().split("\n")[:-1], run.stderr.decode(errors="replace")
 
 
-def compare(name, texts, inp):
+def compare(name, texts, inp, what="generated strings"):
     vocab = os.path.join(MODELS, "vocab", name + ".gguf")
     ours, _ = ids_from([LLMRUN, vocab, "--tokenize", "--cases"], inp)
     theirs, versions = ids_from(["node", os.path.join(REFERENCE, "tokenize_cases.mjs"), vocab, inp], inp)
@@ -58,7 +82,7 @@ def compare(name, texts, inp):
     for i in differ[:5]:
         print(f"    {name} #{i} {texts[i]!r}\n      ours:      {ours[i]}\n      llama.cpp: {theirs[i]}")
     answered = versions.splitlines()[0] if versions else "reference"
-    return check(not differ, f"{name}: {len(texts)} generated strings give llama.cpp's ids ({answered})",
+    return check(not differ, f"{name}: {len(texts)} {what} give llama.cpp's ids ({answered})",
                  f"{len(differ)} of {len(texts)} differ")
 
 
@@ -74,13 +98,20 @@ def main():
         else:
             check_skipped("tokenizer differential against llama.cpp", why)
         return exit_status()
-    texts = KNOWN_CASES + strings(COUNT, SEED)
+    fuzzed, files = fuzz_strings()
+    if not fuzzed:
+        check(False, "the fuzz corpus tests/fuzz/corpus/vocab_text holds strings", f"{files} files, none usable")
+    sources = [(KNOWN_CASES + strings(COUNT, SEED), "generated strings"),
+               (fuzzed, f"fuzz-corpus strings (of {files} files)")]
     with tempfile.TemporaryDirectory() as tmp:
-        inp = os.path.join(tmp, "cases.inp")
-        with open(inp, "w", encoding="utf-8", newline="") as f:
-            f.write("".join(text + SEPARATOR for text in texts))
-        for name in VOCABULARIES:
-            compare(name, texts, inp)
+        for k, (texts, what) in enumerate(sources):
+            if not texts:
+                continue
+            inp = os.path.join(tmp, f"cases{k}.inp")
+            with open(inp, "w", encoding="utf-8", newline="") as f:
+                f.write("".join(text + SEPARATOR for text in texts))
+            for name in VOCABULARIES:
+                compare(name, texts, inp, what)
     return exit_status()
 
 

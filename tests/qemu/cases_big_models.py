@@ -1,11 +1,17 @@
 """cases_big_models.py - make test-big: random-weight GGUF files of real model
 shapes (tools/gen_gguf) put on the image by the real path (tools/mkimage.sh,
 the ramdisk in its own partition), booted in QEMU with the memory a user of
-that model would give, and asked a prompt at the shell. The first greedy
-tokens must be those build/host/llmrun gives on the same file (the same llm/
-code built for the host; llmrun itself agrees with llama.cpp on these files,
-tests/host/test_gen_gguf.py). Each case writes its file under the per-run
-image folder and deletes it afterwards (an 8B file is 4.5 GB)."""
+that model would give, and asked a prompt of 100+ tokens at the shell. Its
+greedy continuation, 16 tokens and more, must be llama.cpp's on the same
+file (node-llama-cpp, tests/reference/llama_ref.mjs, with the kernel's f16
+KV cache): an independent check of the shapes. The files are gen_gguf's
+well-conditioned random models (WELL_CONDITIONED; docs/design.md, "Checked
+against llama.cpp"): llama.cpp's top-1 margins there are far above the
+rounding differences between llama.cpp and our kernel sets, so the
+comparison is exact, with no tie allowance; a file whose smallest margin is
+below MIN_MARGIN fails before the long boot. Each case writes its file
+under the per-run image folder and deletes it afterwards (an 8B file is
+4.5 GB)."""
 import os
 import re
 import shutil
@@ -13,19 +19,36 @@ import subprocess
 import sys
 
 from cases_boot import READY
-from cases_llm import LLMRUN, answer, first_difference, set_all
+from cases_llm import answer, set_all
 from cases_storage import PARTITION_READ, PROGRESS, check_progress_pace
+from reference import check_answer, greedy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEN_GGUF = os.path.join(ROOT, "build", "host", "gen_gguf")
 BIG_ENV = "LLMK_BIG_TESTS"  # set by make test-big
-PROMPT = "Hello"
-# One kernel set on both sides: the same code gives the same bits (other sets sum in
-# another order, and a random model's near-tied logits can then pick another token).
+# Over 100 tokens in gen_gguf's vocabulary (about two characters a token; checked against llama.cpp's
+# count): every prompt token costs QEMU time under TCG.
+PROMPT = ("The old lighthouse keeper climbed the spiral stairs every evening, counting the steps as his father "
+          "had taught him, one hundred and twelve of them, worn smooth by a century of boots. At the top he "
+          "wiped the salt from the great lens and trimmed the wick.")
+MIN_PROMPT_TOKENS = 100
+
+
+def prompt(k):
+    """Candidate prompt k for tests/qemu/big_margins.py (0: PROMPT itself, the one every case asks)."""
+    return PROMPT if k == 0 else f"{PROMPT} Night {k} began."
+# Small layers beside the embeddings (no amplification of rounding from layer to layer) and a
+# random-sign output norm (a tied model would otherwise repeat its last token). Measured on the
+# 1B shape: llama.cpp's margins 0.21-0.30, our SSE2 and scalar sets differ from them by 0.011 at most.
+# The 8B shape's untied output gets the embedding's values (its own random one gave margins down to 0.0098).
+WELL_CONDITIONED = ["--layer-std", "0.001", "--signed-output-norm", "--output-from-embd"]
+# Four times the largest difference measured: below it the file is not the measured kind of model.
+MIN_MARGIN = 0.05
+# The kernel's fastest set under TCG; llama.cpp sums in its own order (the margins of llama.cpp's
+# choices are printed with every answer).
 SIMD = "sse2"
-NEW_TOKENS = 4
-PROMPT_TOKENS = re.compile(r"prompt (\d+) tokens")
-GENERATED = re.compile(r"generated (\d+) tokens .*stop: (\w+)")
+NEW_TOKENS = 16
+KV = "f16"  # the kernel's default KV cache type, and llama.cpp's
 
 
 def skip(ctx, reason):
@@ -38,7 +61,7 @@ def generate(ctx, name, args):
     work = os.path.join(ctx.image_dir, name)
     os.makedirs(work, exist_ok=True)
     out = os.path.join(work, name + ".gguf")
-    r = subprocess.run([GEN_GGUF, out] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    r = subprocess.run([GEN_GGUF, out] + args + WELL_CONDITIONED, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert r.returncode == 0, f"gen_gguf {' '.join(args)}: {r.stdout.decode(errors='replace')[-400:]}"
     pieces = sorted(os.path.join(work, n) for n in os.listdir(work) if n.endswith(".gguf"))
     return work, pieces
@@ -53,26 +76,6 @@ def disk_need(gen_args):
     return int((2 * FILE_GIB[shape] + 0.5) * 2**30)
 
 
-def host_answer(model, new_tokens):
-    """llmrun's greedy text for PROMPT and new_tokens more tokens, the step
-    count (llama2.c's -n: prompt plus new tokens) that gives it, and the
-    number of tokens it generated."""
-    probe = subprocess.run([LLMRUN, model, "-t", "0", "-n", "1", "-i", PROMPT, "--threads", "2", "--simd", SIMD],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
-    assert probe.returncode == 0, f"llmrun: {probe.stderr.decode(errors='replace')[-300:]}"
-    m = PROMPT_TOKENS.search(probe.stderr.decode(errors="replace"))
-    assert m, f"llmrun printed no prompt token count: {probe.stderr[-300:]!r}"
-    steps = int(m.group(1)) + new_tokens
-    r = subprocess.run([LLMRUN, model, "-t", "0", "-n", str(steps), "-i", PROMPT, "--threads", "2", "--simd", SIMD],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
-    assert r.returncode == 0, f"llmrun: {r.stderr.decode(errors='replace')[-300:]}"
-    done = GENERATED.search(r.stderr.decode(errors="replace"))
-    # llama2.c's -n counts positions, and the token after the prompt's last one is sampled too: new_tokens + 1.
-    assert done and done.group(2) == "steps" and int(done.group(1)) == new_tokens + 1, \
-        f"llmrun generated {done.group(0) if done else r.stderr[-300:]!r}, not {new_tokens + 1} tokens to stop: steps"
-    return r.stdout.decode("utf-8", errors="replace").rstrip("\n"), steps, int(done.group(1))
-
-
 def beyond_file_and_kv(vm):
     """MiB in use at the prompt beyond the ramdisk (the file) and the KV cache."""
     mem, info = vm.command("/mem"), vm.command("/model")
@@ -83,7 +86,7 @@ def beyond_file_and_kv(vm):
     return (int(used.group(1)) - int(ramdisk.group(1))) / 2**20 - float(kv.group(1))
 
 
-def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=False, max_beyond_mib=None,
+def check_big_model(ctx, name, gen_args, memory, expect_progress=False, max_beyond_mib=None,
                     cfg_extra="", log_has=(), model_has=(), one_file_over=None):
     if not os.environ.get(BIG_ENV):
         raise skip(ctx, f"a model of real size under TCG: run by make test-big ({BIG_ENV}=1)")
@@ -96,7 +99,15 @@ def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=Fal
         if one_file_over is not None:
             assert len(pieces) == 1 and os.path.getsize(pieces[0]) > one_file_over, \
                 f"{name}: want one file over {one_file_over} bytes: {[(p, os.path.getsize(p)) for p in pieces]}"
-        want, steps, generated = host_answer(pieces[0], new_tokens)
+        ref = greedy(ctx, pieces[0], NEW_TOKENS + 4, PROMPT, kv=KV)
+        prompt_tokens = len(ref["prompt_ids"])
+        assert prompt_tokens >= MIN_PROMPT_TOKENS, f"{name}: the prompt is {prompt_tokens} tokens to llama.cpp"
+        margins = ref["margins"][:NEW_TOKENS + 1]
+        assert min(margins) >= MIN_MARGIN, (f"{name}: llama.cpp's top-1 margins {[round(m, 3) for m in margins]} "
+                                            f"go below {MIN_MARGIN}: rounding could flip a step, measure the "
+                                            "file with tests/qemu/big_margins.py")
+        # llama2.c's steps count positions; the token after the prompt's last one is one of the generated.
+        steps = prompt_tokens + NEW_TOKENS
         first = os.path.basename(pieces[0])
         img = ctx.image(name, pieces, f"model={first}\n{cfg_extra}", ramdisk_partition=True)
         with ctx.boot(image=img, memory=memory) as vm:
@@ -121,11 +132,10 @@ def check_big_model(ctx, name, gen_args, memory, new_tokens, expect_progress=Fal
             set_all(vm, temp=0, steps=steps, simd=SIMD)
             text, stats = answer(vm, PROMPT, timeout=3600)
             print(f"  {name}: {stats.group(0)}")
-        # The prompt's own text comes first, then the new tokens' pieces: all equal llmrun's.
-        assert want.startswith(PROMPT) and len(want) > len(PROMPT), f"{name}: llmrun answered {want!r}"
-        assert text == want, f"{name}: kernel vs llmrun: {first_difference(text, want)}"
-        assert int(stats.group(1)) == generated and stats.group(5) == "steps", \
-            f"{name}: the kernel's stats {stats.group(0)!r}, llmrun generated {generated} tokens to stop: steps"
+        generated = int(stats.group(1))
+        assert generated >= NEW_TOKENS and stats.group(5) == "steps", \
+            f"{name}: the kernel's stats {stats.group(0)!r}: want {NEW_TOKENS}+ tokens to stop: steps"
+        print(f"  {name}: {prompt_tokens}-token prompt, " + check_answer(name, text, PROMPT, ref, generated))
     finally:
         shutil.rmtree(work, ignore_errors=True)
         img_path = os.path.join(ctx.image_dir, name + ".img")
@@ -138,13 +148,13 @@ def test_big_llama32_1b_q4_k_m(ctx):
     """Llama-3.2-1B shape (dim 2048, 16 layers, 32/8 heads, ffn 8192, vocab 128256, tied), Q4_K_M, -m 2G;
     at the prompt, RAM in use is the file + the KV cache + at most 64 MiB (issue 12's target; 27.7 measured)."""
     check_big_model(ctx, "llama32-1b-Q4_K_M", ["--shape", "llama-3.2-1b", "--type", "Q4_K_M", "--ctx", "4096"],
-                    "2G", NEW_TOKENS, max_beyond_mib=64)
+                    "2G", max_beyond_mib=64)
 
 
 def test_big_llama32_1b_ctx_32768(ctx):
     """No hidden cap: the Llama-3.2-1B shape (Q4_0, trained for 131072 positions) with boot.cfg ctx=32768
-    in -m 4G loads at 32768 positions with its 1 GiB f16 KV cache, and answers as llmrun does."""
-    check_big_model(ctx, "llama32-1b-Q4_0-ctx32k", ["--shape", "llama-3.2-1b", "--type", "Q4_0"], "4G", 1,
+    in -m 4G loads at 32768 positions with its 1 GiB f16 KV cache, and answers as llama.cpp does."""
+    check_big_model(ctx, "llama32-1b-Q4_0-ctx32k", ["--shape", "llama-3.2-1b", "--type", "Q4_0"], "4G",
                     cfg_extra="ctx=32768\n", log_has=["context 32768) with its own vocabulary"],
                     model_has=["context 32768,", "kv cache:   f16, 1024.0 MiB"])
 
@@ -152,21 +162,21 @@ def test_big_llama32_1b_ctx_32768(ctx):
 def test_big_llama32_3b_q4_0(ctx):
     """Llama-3.2-3B shape (dim 3072, 28 layers, 24/8 heads, ffn 8192, vocab 128256), Q4_0, -m 4G."""
     check_big_model(ctx, "llama32-3b-Q4_0", ["--shape", "llama-3.2-3b", "--type", "Q4_0", "--ctx", "4096"],
-                    "4G", NEW_TOKENS)
+                    "4G")
 
 
 def test_big_llama31_8b_q4_0_split(ctx):
     """Llama-3.1-8B shape (dim 4096, 32 layers, 32/8 heads, ffn 14336, vocab 128256), Q4_0 in 2 pieces
-    (over 4 GiB together), -m 8G: the first greedy token, and the load progress in the boot log."""
+    (over 4 GiB together), -m 8G: the greedy continuation, and the load progress in the boot log."""
     check_big_model(ctx, "llama31-8b-Q4_0", ["--shape", "llama-3.1-8b", "--type", "Q4_0", "--ctx", "2048",
-                                             "--split", "2"], "8G", 1, expect_progress=True)
+                                             "--split", "2"], "8G", expect_progress=True)
 
 
 def test_big_llama31_8b_q4_0_one_file(ctx):
     """The Llama-3.1-8B shape in Q4_0 as one GGUF file over 4 GiB (as a downloaded 8B Q4_K_M of 4.9 GB is):
-    a tar entry past 32-bit sizes, read whole into -m 8G (above 4 GiB), weights in place; the first greedy token."""
+    a tar entry past 32-bit sizes, read whole into -m 8G (above 4 GiB), weights in place; the greedy continuation."""
     check_big_model(ctx, "llama31-8b-Q4_0-one-file", ["--shape", "llama-3.1-8b", "--type", "Q4_0", "--ctx", "2048"],
-                    "8G", 1, one_file_over=4 << 30)
+                    "8G", one_file_over=4 << 30)
 
 
 CASES = [
