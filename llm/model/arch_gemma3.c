@@ -28,30 +28,36 @@ void gguf_arch_defaults(GgufModel *m) {
     m->attn_scale = 1.0f / sqrtf((float)m->config.head_size);
 }
 
-int gemma3_read_hparams(GgufModel *m, int trained_ctx, char *err, size_t n) {
-    const ModelConfig *c = &m->config;
+int gemma3_read_window(const GgufFile *f, GgufHparams *h, char *err, size_t n) {
     uint32_t u;
+    h->swa_window = 0, h->swa_pattern = 0;
+    if (gguf_get_u32(f, "gemma3.attention.sliding_window", &u) != 0 || u == 0) return 0;
+    if (u > (uint32_t)h->trained_ctx) {
+        snprintf(err, n, "gguf: gemma3.attention.sliding_window = %u is larger than the context (%d)", u,
+                 h->trained_ctx);
+        return -1;
+    }
+    h->swa_window = (int)u;
+    /* Read as a number only: an array-valued key leaves the default, as in llama.cpp. */
+    h->swa_pattern = GEMMA3_DEFAULT_PATTERN;
+    if (gguf_get_u32(f, "gemma3.attention.sliding_window_pattern", &u) == 0) {
+        if (u > (1u << 24)) {
+            snprintf(err, n, "gguf: gemma3.attention.sliding_window_pattern = %u is out of range", u);
+            return -1;
+        }
+        h->swa_pattern = (int)u;
+    }
+    return 0;
+}
+
+int gemma3_read_hparams(GgufModel *m, char *err, size_t n) {
+    const ModelConfig *c = &m->config;
     float f;
     m->embed_scale = sqrtf((float)c->dim);
     m->ffn_gelu = 1;
     /* llama.cpp's quirk: the 62-layer model (Gemma 3 27B) scales by dim/heads. */
     if (c->n_layers == 62) m->attn_scale = 1.0f / sqrtf((float)(c->dim / c->n_heads));
-    if (gguf_get_u32(&m->file, "gemma3.attention.sliding_window", &u) == 0 && u > 0) {
-        if (u > (uint32_t)trained_ctx) {
-            snprintf(err, n, "gguf: gemma3.attention.sliding_window = %u is larger than the context (%d)", u,
-                     trained_ctx);
-            return -1;
-        }
-        m->swa_window = (int)u;
-        /* Read as a number only: an array-valued key leaves the default, as in llama.cpp. */
-        m->swa_pattern = GEMMA3_DEFAULT_PATTERN;
-        if (gguf_get_u32(&m->file, "gemma3.attention.sliding_window_pattern", &u) == 0) {
-            if (u > (1u << 24)) {
-                snprintf(err, n, "gguf: gemma3.attention.sliding_window_pattern = %u is out of range", u);
-                return -1;
-            }
-            m->swa_pattern = (int)u;
-        }
+    if (m->swa_window) {
         /* Not derived from rope.freq_base: 10000 unless the file says otherwise. */
         m->rope_base_local = GEMMA3_DEFAULT_LOCAL_BASE;
         if (gguf_get_f32(&m->file, "gemma3.rope.freq_base_swa", &f) == 0) m->rope_base_local = f;

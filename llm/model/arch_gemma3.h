@@ -6,15 +6,20 @@
 
 #include <stddef.h>
 
+#include "llm/model/gguf_hparams.h"
 #include "llm/model/gguf_model.h"
 
 /* Sets the defaults every architecture shares (no window, embedding scale
  * 1, SwiGLU, attention scale 1/sqrt(head_size), no softcap). */
 void gguf_arch_defaults(GgufModel *m);
-/* gemma3's own keys (sliding window, pattern, local RoPE base, softcap)
- * and fixed choices (sqrt(dim) embedding scale, GeGLU). trained_ctx: the
- * file's context_length. 0, or -1 with a one-line reason. */
-int gemma3_read_hparams(GgufModel *m, int trained_ctx, char *err, size_t n);
+/* gemma3's sliding window and pattern into h (h->trained_ctx read
+ * already): for gguf_hparams_read, which the estimate asks too. 0, or -1
+ * with a one-line reason. */
+int gemma3_read_window(const GgufFile *f, GgufHparams *h, char *err, size_t n);
+/* gemma3's other keys (local RoPE base, softcap) and fixed choices
+ * (sqrt(dim) embedding scale, GeGLU); m->swa_window set already. 0, or -1
+ * with a one-line reason. */
+int gemma3_read_hparams(GgufModel *m, char *err, size_t n);
 /* In place: a[i] = gelu(a[i]) * b[i], GELU's tanh approximation; b is
  * overwritten (scratch). */
 void gelu_tanh_mul(float *a, float *b, int n);

@@ -9,37 +9,13 @@
 #include "lib/stdlib.h"
 #include "lib/string.h"
 #include "llm/model/arch_gemma3.h"
+#include "llm/model/gguf_hparams.h"
 #include "llm/model/gguf_model.h"
 #include "llm/model/model.h"
 #include "llm/format/gguf_split.h"
 #include "llm/model/moe.h"
 
 static void reference_weights(GgufModel *m, int on);
-
-static int get_dim(const GgufFile *f, const char *arch, const char *key, int required, int fallback, int *out,
-                   char *err, size_t n) {
-    char name[96];
-    uint32_t v;
-    snprintf(name, sizeof name, "%s.%s", arch, key);
-    if (gguf_get_u32(f, name, &v) != 0) {
-        if (gguf_find_key(f, name)) {
-            snprintf(err, n, "gguf: %s has a bad type or value", name);
-            return -1;
-        }
-        if (required) {
-            snprintf(err, n, "gguf: missing %s", name);
-            return -1;
-        }
-        *out = fallback;
-        return 0;
-    }
-    if (v < 1 || v > (1u << 24)) {
-        snprintf(err, n, "gguf: %s = %u is out of range", name, v);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
 
 /* Finds a tensor and checks its type and shape (ne0 = row length, ne1 = rows;
  * ne1 0 for a vector). Missing optional tensors leave *out zeroed. */
@@ -114,52 +90,20 @@ static int bind_layer(GgufModel *m, int l, char *err, size_t n) {
 
 static int read_hparams(GgufModel *m, char *err, size_t n) {
     ModelConfig *c = &m->config;
-    GgufString arch;
-    if (gguf_get_string(&m->file, "general.architecture", &arch) != 0) {
-        snprintf(err, n, "gguf: general.architecture is missing");
-        return -1;
-    }
-    m->arch = gguf_arch_from_name(arch.ptr, arch.len);
-    if (!m->arch) {
-        char names[80] = "";
-        for (int i = 1; i < GGUF_ARCH_COUNT; i++) {
-            size_t used = strlen(names);
-            snprintf(names + used, sizeof names - used, "%s%s", i > 1 ? ", " : "", gguf_arch_name(i));
-        }
-        snprintf(err, n, "gguf: architecture '%.*s' is not supported (%s)",
-                 (int)(arch.len > 40 ? 40 : arch.len), arch.ptr, names);
-        return -1;
-    }
+    GgufHparams h;
+    if (gguf_hparams_read(&m->file, &h, err, n)) return -1;
+    m->arch = h.arch;
     const char *a = gguf_arch_name(m->arch);
-    int ctx, kv_heads, key_len, value_len, rot;
-    if (get_dim(&m->file, a, "embedding_length", 1, 0, &c->dim, err, n) ||
-        get_dim(&m->file, a, "feed_forward_length", 1, 0, &c->hidden_dim, err, n) ||
-        get_dim(&m->file, a, "block_count", 1, 0, &c->n_layers, err, n) ||
-        get_dim(&m->file, a, "attention.head_count", 1, 0, &c->n_heads, err, n) ||
-        get_dim(&m->file, a, "context_length", 0, 2048, &ctx, err, n))
-        return -1;
-    if (get_dim(&m->file, a, "attention.head_count_kv", 0, c->n_heads, &kv_heads, err, n) ||
-        get_dim(&m->file, a, "attention.key_length", 0, c->dim / c->n_heads, &key_len, err, n) ||
-        get_dim(&m->file, a, "attention.value_length", 0, key_len, &value_len, err, n) ||
-        get_dim(&m->file, a, "rope.dimension_count", 0, key_len, &rot, err, n))
-        return -1;
-    if (c->n_layers > 1024 || c->n_heads > 4096 || kv_heads > c->n_heads || c->n_heads % kv_heads) {
-        snprintf(err, n, "gguf: %d heads cannot share %d kv heads", c->n_heads, kv_heads);
-        return -1;
-    }
-    if (key_len != value_len || key_len < 2 || key_len % 2 || key_len > 1024 || rot > key_len || rot % 2) {
-        snprintf(err, n, "gguf: head sizes key %d / value %d / rope %d are not supported", key_len, value_len,
-                 rot);
-        return -1;
-    }
-    if (m->arch == GGUF_ARCH_QWEN3MOE && moe_read_hparams(m, a, err, n)) return -1;
-    c->n_kv_heads = kv_heads;
-    c->head_size = key_len;
-    c->kv_dim = kv_heads * key_len;
-    c->seq_len = model_context(ctx, c->seq_len, err, n); /* c->seq_len: the one asked for */
+    c->dim = h.dim, c->hidden_dim = h.hidden, c->n_layers = h.layers, c->n_heads = h.heads;
+    c->n_kv_heads = h.kv_heads;
+    c->head_size = h.head_size;
+    c->kv_dim = h.kv_heads * h.head_size;
+    c->vocab_size = h.vocab;
+    c->seq_len = model_context(h.trained_ctx, c->seq_len, err, n); /* c->seq_len: the one asked for */
     if (c->seq_len < 0) return -1;
-    m->n_rot = rot;
-    m->q_dim = c->n_heads * key_len;
+    m->n_experts = h.n_experts, m->n_experts_used = h.n_experts_used, m->expert_ffn = h.expert_ffn;
+    m->n_rot = h.n_rot;
+    m->q_dim = h.heads * h.head_size;
     char key[96];
     float v;
     c->norm_eps = 1e-5f;
@@ -185,23 +129,19 @@ static int read_hparams(GgufModel *m, char *err, size_t n) {
     c->arch = m->arch;
     c->version = 3;
     gguf_arch_defaults(m);
-    return m->arch == GGUF_ARCH_GEMMA3 ? gemma3_read_hparams(m, ctx, err, n) : 0;
+    m->swa_window = h.swa_window, m->swa_pattern = h.swa_pattern;
+    return m->arch == GGUF_ARCH_GEMMA3 ? gemma3_read_hparams(m, err, n) : 0;
 }
 
 static int build(GgufModel *m, char *err, size_t n) {
     if (read_hparams(m, err, n)) return -1;
     ModelConfig *c = &m->config;
-    const GgufTensorInfo *emb = gguf_find_tensor(&m->file, "token_embd.weight");
-    if (!emb || emb->n_dims != 2 || emb->ne[1] > (1u << 24)) {
-        snprintf(err, n, "gguf: tensor token_embd.weight is missing or not 2-D");
-        return -1;
-    }
-    c->vocab_size = (int)emb->ne[1];
     /* The file's own vocabulary must index the embedding's rows exactly. */
     GgufArray tokens;
-    if (gguf_get_array(&m->file, "tokenizer.ggml.tokens", &tokens) == 0 && tokens.count != emb->ne[1]) {
+    if (gguf_get_array(&m->file, "tokenizer.ggml.tokens", &tokens) == 0 &&
+        tokens.count != (uint64_t)c->vocab_size) {
         snprintf(err, n, "gguf: the vocabulary has %llu tokens, token_embd.weight %llu rows",
-                 (unsigned long long)tokens.count, (unsigned long long)emb->ne[1]);
+                 (unsigned long long)tokens.count, (unsigned long long)c->vocab_size);
         return -1;
     }
     if (bind(m, &m->tok_embd, "token_embd.weight", c->dim, c->vocab_size, 0, 0, err, n) ||

@@ -18,13 +18,13 @@
 /* Output rows of the down projection computed per step of one worker. */
 #define DOWN_TILE 64
 
-int moe_read_hparams(GgufModel *m, const char *arch, char *err, size_t n) {
+int moe_read_hparams(const GgufFile *f, const char *arch, GgufHparams *h, char *err, size_t n) {
     static const char *const keys[3] = {"expert_count", "expert_used_count", "expert_feed_forward_length"};
     uint32_t v[3];
     char key[96];
     for (int i = 0; i < 3; i++) {
         snprintf(key, sizeof key, "%s.%s", arch, keys[i]);
-        if (gguf_get_u32(&m->file, key, &v[i]) != 0) {
+        if (gguf_get_u32(f, key, &v[i]) != 0) {
             snprintf(err, n, "gguf: %s is missing or not an integer", key);
             return -1;
         }
@@ -47,8 +47,8 @@ int moe_read_hparams(GgufModel *m, const char *arch, char *err, size_t n) {
                  MOE_MAX_USED);
         return -1;
     }
-    m->n_experts = (int)v[0], m->n_experts_used = (int)v[1], m->expert_ffn = (int)v[2];
-    m->config.hidden_dim = m->n_experts_used * m->expert_ffn;
+    h->n_experts = (int)v[0], h->n_experts_used = (int)v[1], h->expert_ffn = (int)v[2];
+    h->hidden = h->n_experts_used * h->expert_ffn;
     return 0;
 }
 

@@ -142,6 +142,20 @@ int main(void) {
             check(file && model_state_bytes_estimate(file, size) == -1, labels[i], "gave an estimate");
             free(file);
         }
+        /* Absent keys take the defaults gguf_hparams.h documents: context 2048 (what the
+         * session's ctx setting is checked against), kv heads = heads and key length =
+         * dim / heads (llama.cpp's n_head_kv and n_embd_head_k when their keys are absent). */
+        GgufEdit drop[] = {{"llama.context_length", GGUF_EDIT_DROP, 0, NULL, 0},
+                           {"llama.attention.head_count_kv", GGUF_EDIT_DROP, 0, NULL, 0}};
+        size_t dropped_size;
+        uint8_t *dropped = gguf_layout_rebuild(&L, drop, 2, &dropped_size);
+        ModelShape d;
+        int d_read = dropped && model_shape_read(&d, dropped, dropped_size) == 0;
+        check(d_read && d.trained_ctx == 2048 && d.kv_dim == d.dim && d.head_size * d.heads == d.dim,
+              "absent context_length / head_count_kv: context 2048, kv heads = heads",
+              "read %d, ctx %d, kv_dim %llu, dim %llu", d_read, d_read ? d.trained_ctx : 0,
+              d_read ? (unsigned long long)d.kv_dim : 0ull, d_read ? (unsigned long long)d.dim : 0ull);
+        free(dropped);
         /* A larger context: the KV cache grows with it, no cap. */
         uint32_t ctx = 100000;
         GgufEdit big = {"llama.context_length", GGUF_EDIT_SET, GGUF_TYPE_UINT32, &ctx, 4};
