@@ -23,6 +23,7 @@
 
 #include "llm/compute/kernels.h"
 #include "llm/compute/parallel.h"
+#include "llm/generate/loaded_model.h"
 #include "llm/model/model.h"
 #include "llm/model/gguf_runtime.h"
 #include "tools/file_util.h"
@@ -109,6 +110,25 @@ static double weight_bytes_per_token(const Model *t) {
     double values = c->n_layers * (2 * D * D + 2 * D * KV + 3 * D * H) + V * D;
     if (model_is_quantized(t)) return values * (1.0 + 4.0 / model_quant_group_size(t));
     return values * 4.0;
+}
+
+/* A refused q8 option's note (loaded_model.h), kept as the error to print. */
+static void keep_note(void *ctx, const char *line) {
+    snprintf(ctx, 256, "q8%s", line);
+}
+
+/* The model of a file in memory through the one load sequence, int8 copies
+ * in groups of INT8_GROUP when quant is set; 0, or -1 with the reason said. */
+static int open_model(LoadedModel *l, const void *data, size_t size, int quant, const char *what) {
+    char err[256] = "";
+    LoadOptions options = {0, NULL, quant ? INT8_GROUP : 0, -1, 0};
+    if (loaded_model_open(l, data, size, &options, keep_note, err, err, sizeof err) != 0 ||
+        (quant && !l->quantized_q8)) {
+        fprintf(stderr, "bench: %s: %s\n", what, err);
+        loaded_model_close(l);
+        return -1;
+    }
+    return 0;
 }
 
 typedef struct {
@@ -245,17 +265,13 @@ int main(int argc, char **argv) {
         void *data = model_file(dir, gen, &models[m], &size);
         if (!data) return 1;
         for (int quant = 0; quant <= 1; quant++) {
-            char err[256];
-            Model t;
-            if (model_create(&t, data, size, NULL, err, sizeof err) != 0 ||
-                (quant && model_quantize(&t, INT8_GROUP, err, sizeof err) != 0)) {
-                fprintf(stderr, "bench: %s: %s\n", models[m].name, err);
-                return 1;
-            }
-            double bytes = weight_bytes_per_token(&t);
+            LoadedModel l;
+            if (open_model(&l, data, size, quant, models[m].name) != 0) return 1;
+            Model *t = &l.model;
+            double bytes = weight_bytes_per_token(t);
             for (int k = 0; k < n_counts; k++) {
                 thread_pool_start(thread_counts[k]);
-                Speeds sp = measure(&t, prompt_len, decode_steps);
+                Speeds sp = measure(t, prompt_len, decode_steps);
                 thread_pool_stop();
                 double limit = bandwidth[k] / bytes; /* tok/s if only weight reads counted */
                 printf("%-12s %-6s %7d %14.1f %13.2f %9.1f %11.0f%%\n", models[m].name,
@@ -263,7 +279,7 @@ int main(int argc, char **argv) {
                        100.0 * sp.decode / limit);
                 fflush(stdout);
             }
-            model_destroy(&t);
+            loaded_model_close(&l);
         }
         free(data);
     }
@@ -285,12 +301,11 @@ int main(int argc, char **argv) {
         size_t size;
         void *data = gguf_file(dir, gen, convert, gm, gguf_types[g], &size);
         if (!data) return 1;
-        char err[256];
-        Model t;
-        if (model_create(&t, data, size, NULL, err, sizeof err) != 0) {
-            fprintf(stderr, "bench: %s %s: %s\n", gm->name, gguf_types[g], err);
-            return 1;
-        }
+        char what[64];
+        snprintf(what, sizeof what, "%s %s", gm->name, gguf_types[g]);
+        LoadedModel l;
+        if (open_model(&l, data, size, 0, what) != 0) return 1;
+        Model *t = &l.model;
         double bytes = (double)size; /* the tensors are nearly all of the file, each read once per token */
         for (int k = 0; k < n_counts; k++) {
             /* These files are small enough to stay partly in a large L3,
@@ -298,15 +313,15 @@ int main(int argc, char **argv) {
             size_t whole_blocks = size / (READ_BLOCK_WORDS * 8) * (READ_BLOCK_WORDS * 8);
             double file_bw = pool_bandwidth(data, whole_blocks, thread_counts[k]);
             thread_pool_start(thread_counts[k]);
-            double prefill = measure(&t, prompt_len, 0).prefill;
-            double decode = decode_from_start(&t, gguf_steps, gguf_runs);
+            double prefill = measure(t, prompt_len, 0).prefill;
+            double decode = decode_from_start(t, gguf_steps, gguf_runs);
             thread_pool_stop();
             printf("%-12s %-6s %7d %14.1f %13.1f %9.1f %10.2f %11.0f%%\n", gm->name, gguf_types[g],
                    thread_counts[k], prefill, decode, bytes / 1e6, file_bw / 1e9,
                    100.0 * decode / (file_bw / bytes));
             fflush(stdout);
         }
-        model_destroy(&t);
+        loaded_model_close(&l);
         free(data);
     }
     return 0;

@@ -28,6 +28,7 @@
 
 #include "llm/format/gguf.h"
 #include "llm/compute/kernels.h"
+#include "llm/generate/loaded_model.h"
 #include "llm/model/kv_cache.h"
 #include "llm/model/model.h"
 #include "llm/model/gguf_runtime.h"
@@ -95,7 +96,7 @@ static void *huge_copy(void *data, size_t size) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
+    if (argc != 2 || argv[1][0] == '-') { /* -h, --help */
         fprintf(stderr, "usage: bench_pp_tg MODEL.gguf   (commands on stdin: threads N, pp N, tg N, warmup, "
                         "bytes, kv TYPE, simd SET)\n");
         return 2;
@@ -108,14 +109,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_pp_tg: cannot read %s\n", argv[1]);
         return 1;
     }
-    Model t;
+    LoadedModel loaded;
     char err[256];
-    if (model_create(&t, data, size, NULL, err, sizeof err) != 0) {
+    if (loaded_model_open(&loaded, data, size, NULL, NULL, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "bench_pp_tg: %s: %s\n", argv[1], err);
         free(data);
         return 1;
     }
-    int seq_len = t.config.seq_len, threads = 1;
+    Model *t = &loaded.model;
+    int seq_len = t->config.seq_len, threads = 1;
     int *tokens = malloc(sizeof(int) * (size_t)seq_len);
     if (!tokens) {
         fprintf(stderr, "bench_pp_tg: out of memory\n");
@@ -139,7 +141,7 @@ int main(int argc, char **argv) {
         }
         if (sscanf(line, "kv %15s", kv_name) == 1) {
             int type = kv_type_parse(kv_name);
-            if (type < 0 || model_set_kv_type(&t, (uint32_t)type, err, sizeof err) != 0) {
+            if (type < 0 || model_set_kv_type(t, (uint32_t)type, err, sizeof err) != 0) {
                 fprintf(stderr, "bench_pp_tg: kv %s: %s\n", kv_name, type < 0 ? "unknown type" : err);
                 return 1;
             }
@@ -157,14 +159,14 @@ int main(int argc, char **argv) {
             thread_pool_stop();
             thread_pool_start(threads = n);
         } else if (!strcmp(verb, "pp") && fields == 2) {
-            printf("pp%d %d %.2f\n", n, threads, time_prefill(&t, tokens, n));
+            printf("pp%d %d %.2f\n", n, threads, time_prefill(t, tokens, n));
         } else if (!strcmp(verb, "tg") && fields == 2) {
-            printf("tg%d %d %.2f\n", n, threads, time_decode(&t, n));
+            printf("tg%d %d %.2f\n", n, threads, time_decode(t, n));
         } else if (!strcmp(verb, "bytes")) {
             printf("bytes %.0f\n", decode_weight_bytes(data, size));
         } else if (!strcmp(verb, "warmup")) {
-            time_prefill(&t, tokens, seq_len < 16 ? seq_len : 16);
-            time_decode(&t, seq_len < 16 ? seq_len : 16);
+            time_prefill(t, tokens, seq_len < 16 ? seq_len : 16);
+            time_decode(t, seq_len < 16 ? seq_len : 16);
             printf("warm\n");
         } else {
             fprintf(stderr, "bench_pp_tg: unknown command: %s", line);
@@ -174,7 +176,7 @@ int main(int argc, char **argv) {
     }
     thread_pool_stop();
     free(tokens);
-    model_destroy(&t);
+    loaded_model_close(&loaded);
     free(data);
     return 0;
 }

@@ -15,6 +15,7 @@
  *                                                  one turn per stdin line
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,204 +157,246 @@ static void load_tokenizer(Loaded *l, const char *checkpoint, int tokenizer_give
     }
 }
 
-int main(int argc, char **argv) {
-    const char *checkpoint = NULL, *tokenizer_path = "tokenizer.bin", *prompt = NULL, *mode = "generate";
-    const char *logits_out = NULL, *token_list = NULL;
-    const char *chat_system = NULL, *chat_template = NULL;
-    int chat_scratch = 0, chat_thinking = 1;
-    float temperature = 1.0f, topp = 0.9f;
-    unsigned long long seed = 0;
-    const char *simd = "auto";
-    int steps = 256, ctx = 0, tokenize = 0, tokenize_cases = 0, chat_ids = 0, use_avx2 = 0, f32_matmul = 0,
-        tokenizer_given = 0;
-    int threads = thread_pool_cpus();
-    int kv_type = -1; /* --kv, else the model's default */
-    SamplerConfig config = sampler_default_config();
-    RenderRequest render = {NULL, NULL, NULL, NULL, 1};
+/* Everything the command line sets, with run.c's defaults. */
+typedef struct {
+    const char *checkpoint, *tokenizer_path, *prompt, *mode, *logits_out, *token_list;
+    const char *chat_system, *chat_template, *simd;
+    int chat_scratch, chat_thinking, steps, ctx, tokenize, tokenize_cases, chat_ids, use_avx2, f32_matmul,
+        tokenizer_given, threads;
+    int kv_type; /* --kv, else the model's default (-1) */
+    float temperature, topp;
+    unsigned long long seed;
+    SamplerConfig config;
+    RenderRequest render;
+} Options;
 
+/* The flags without a value: each sets one int of Options. */
+static const struct {
+    const char *flag;
+    size_t field;
+    int value;
+} switches[] = {
+    {"--tokenize", offsetof(Options, tokenize), 1},
+    {"--cases", offsetof(Options, tokenize_cases), 1},
+    {"--chat-ids", offsetof(Options, chat_ids), 1},
+    {"--avx2", offsetof(Options, use_avx2), 1},
+    {"--chat-scratch", offsetof(Options, chat_scratch), 1},
+    {"--no-generation-prompt", offsetof(Options, render.generation_prompt), 0},
+    {"--f32-matmul", offsetof(Options, f32_matmul), 1},
+};
+
+/* The flags whose value is kept as given: each sets one string of Options. */
+static const struct {
+    const char *flag;
+    size_t field;
+} strings[] = {
+    {"-i", offsetof(Options, prompt)},
+    {"-m", offsetof(Options, mode)},
+    {"-y", offsetof(Options, chat_system)},
+    {"--chat-template", offsetof(Options, chat_template)},
+    {"--simd", offsetof(Options, simd)},
+    {"--logits-out", offsetof(Options, logits_out)},
+    {"--tokens", offsetof(Options, token_list)},
+    {"--template-file", offsetof(Options, render.template_file)},
+    {"--render", offsetof(Options, render.messages_file)},
+    {"--bos-token", offsetof(Options, render.bos_token)},
+    {"--eos-token", offsetof(Options, render.eos_token)},
+};
+
+#define FIELD(o, type, offset) ((type *)((char *)(o) + (offset)))
+
+/* The flags whose value is a number or a choice; 0, or -1 for an unknown flag. */
+static int parse_checked_flag(Options *o, const char *flag, const char *value) {
+    if (strcmp(flag, "-t") == 0)
+        o->temperature = (float)parse_number(flag, value);
+    else if (strcmp(flag, "-p") == 0)
+        o->topp = (float)parse_number(flag, value);
+    else if (strcmp(flag, "-s") == 0) {
+        long long v = parse_integer(flag, value);
+        /* run.c: unsigned long long seed = atoi(...) */
+        o->seed = (v >= -2147483647LL - 1 && v <= 2147483647LL) ? (unsigned long long)(int)v
+                                                                : (unsigned long long)v;
+    } else if (strcmp(flag, "-n") == 0) {
+        long long v = parse_integer(flag, value);
+        o->steps = v > 1000000000 ? 1000000000 : (int)v;
+    } else if (strcmp(flag, "--ctx") == 0) {
+        long long v = parse_integer(flag, value);
+        if (v < 1 || v > 1 << 30) die("--ctx must be in [1, 2^30] (and at most the trained context)", NULL);
+        o->ctx = (int)v;
+    } else if (strcmp(flag, "-z") == 0)
+        o->tokenizer_path = value, o->tokenizer_given = 1;
+    else if (strcmp(flag, "--think") == 0) {
+        if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) die("--think: not on|off:", value);
+        o->chat_thinking = strcmp(value, "on") == 0;
+    } else if (strcmp(flag, "-k") == 0) {
+        long long v = parse_integer(flag, value);
+        if (v < 0 || v > 1 << 30) die("-k must be >= 0", NULL);
+        o->config.top_k = (int)v;
+    } else if (strcmp(flag, "--min-p") == 0)
+        o->config.min_p = (float)parse_number(flag, value);
+    else if (strcmp(flag, "--repeat-penalty") == 0)
+        o->config.repeat_penalty = (float)parse_number(flag, value);
+    else if (strcmp(flag, "--repeat-last-n") == 0) {
+        long long v = parse_integer(flag, value);
+        if (v < 0 || v > 65536) die("--repeat-last-n must be in [0, 65536]", NULL);
+        o->config.repeat_last_n = (int)v;
+    } else if (strcmp(flag, "--threads") == 0) {
+        long long v = parse_integer(flag, value);
+        if (v < 1 || v > THREAD_POOL_MAX) die("--threads must be in [1, 64]", NULL);
+        o->threads = (int)v;
+    } else if (strcmp(flag, "--kv") == 0) {
+        o->kv_type = kv_type_parse(value);
+        if (o->kv_type < 0) die("--kv is f16, q8_0 or f32, not", value);
+    } else
+        return -1;
+    return 0;
+}
+
+/* One flag at argv[*i] (and its value, *i moved past it). */
+static void parse_flag(Options *o, int argc, char **argv, int *i) {
+    const char *flag = argv[*i];
+    for (size_t k = 0; k < sizeof switches / sizeof switches[0]; k++)
+        if (strcmp(flag, switches[k].flag) == 0) {
+            *FIELD(o, int, switches[k].field) = switches[k].value;
+            return;
+        }
+    if (strcmp(flag, "-h") == 0 || strcmp(flag, "--help") == 0) usage();
+    if (flag[0] != '-') {
+        fprintf(stderr, "llmrun: unexpected argument '%s'\n", flag);
+        usage();
+    }
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "llmrun: %s needs a value\n", flag);
+        usage();
+    }
+    const char *value = argv[++*i];
+    for (size_t k = 0; k < sizeof strings / sizeof strings[0]; k++)
+        if (strcmp(flag, strings[k].flag) == 0) {
+            *FIELD(o, const char *, strings[k].field) = value;
+            return;
+        }
+    if (parse_checked_flag(o, flag, value) != 0) {
+        fprintf(stderr, "llmrun: unknown option '%s'\n", flag);
+        usage();
+    }
+}
+
+static Options parse_args(int argc, char **argv) {
+    Options o = {.tokenizer_path = "tokenizer.bin",
+                 .mode = "generate",
+                 .simd = "auto",
+                 .chat_thinking = 1,
+                 .steps = 256,
+                 .threads = thread_pool_cpus(),
+                 .kv_type = -1,
+                 .temperature = 1.0f,
+                 .topp = 0.9f,
+                 .config = sampler_default_config(),
+                 .render = {NULL, NULL, NULL, NULL, 1}};
     int i = 1;
-    if (argc >= 2 && argv[1][0] != '-') checkpoint = argv[i++];
-    for (; i < argc; i++) {
-        const char *flag = argv[i];
-        /* Flags without a value. */
-        if (strcmp(flag, "--tokenize") == 0) {
-            tokenize = 1;
-            continue;
-        }
-        if (strcmp(flag, "--cases") == 0) {
-            tokenize_cases = 1;
-            continue;
-        }
-        if (strcmp(flag, "--chat-ids") == 0) {
-            chat_ids = 1;
-            continue;
-        }
-        if (strcmp(flag, "--avx2") == 0) {
-            use_avx2 = 1;
-            continue;
-        }
-        if (strcmp(flag, "--chat-scratch") == 0) {
-            chat_scratch = 1;
-            continue;
-        }
-        if (strcmp(flag, "--no-generation-prompt") == 0) {
-            render.generation_prompt = 0;
-            continue;
-        }
-        if (strcmp(flag, "--f32-matmul") == 0) {
-            f32_matmul = 1;
-            continue;
-        }
-        if (strcmp(flag, "-h") == 0 || strcmp(flag, "--help") == 0) usage();
-        if (flag[0] != '-') {
-            fprintf(stderr, "llmrun: unexpected argument '%s'\n", flag);
-            usage();
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "llmrun: %s needs a value\n", flag);
-            usage();
-        }
-        const char *value = argv[++i];
-        if (strcmp(flag, "-t") == 0)
-            temperature = (float)parse_number(flag, value);
-        else if (strcmp(flag, "-p") == 0)
-            topp = (float)parse_number(flag, value);
-        else if (strcmp(flag, "-s") == 0) {
-            long long v = parse_integer(flag, value);
-            /* run.c: unsigned long long seed = atoi(...) */
-            seed = (v >= -2147483647LL - 1 && v <= 2147483647LL) ? (unsigned long long)(int)v
-                                                                 : (unsigned long long)v;
-        } else if (strcmp(flag, "-n") == 0) {
-            long long v = parse_integer(flag, value);
-            steps = v > 1000000000 ? 1000000000 : (int)v;
-        } else if (strcmp(flag, "--ctx") == 0) {
-            long long v = parse_integer(flag, value);
-            if (v < 1 || v > 1 << 30)
-                die("--ctx must be in [1, 2^30] (and at most the trained context)", NULL);
-            ctx = (int)v;
-        } else if (strcmp(flag, "-i") == 0)
-            prompt = value;
-        else if (strcmp(flag, "-z") == 0)
-            tokenizer_path = value, tokenizer_given = 1;
-        else if (strcmp(flag, "-m") == 0)
-            mode = value;
-        else if (strcmp(flag, "-y") == 0)
-            chat_system = value;
-        else if (strcmp(flag, "--think") == 0) {
-            if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) die("--think: not on|off:", value);
-            chat_thinking = strcmp(value, "on") == 0;
-        } else if (strcmp(flag, "--chat-template") == 0)
-            chat_template = value;
-        else if (strcmp(flag, "-k") == 0) {
-            long long v = parse_integer(flag, value);
-            if (v < 0 || v > 1 << 30) die("-k must be >= 0", NULL);
-            config.top_k = (int)v;
-        } else if (strcmp(flag, "--min-p") == 0)
-            config.min_p = (float)parse_number(flag, value);
-        else if (strcmp(flag, "--repeat-penalty") == 0)
-            config.repeat_penalty = (float)parse_number(flag, value);
-        else if (strcmp(flag, "--repeat-last-n") == 0) {
-            long long v = parse_integer(flag, value);
-            if (v < 0 || v > 65536) die("--repeat-last-n must be in [0, 65536]", NULL);
-            config.repeat_last_n = (int)v;
-        } else if (strcmp(flag, "--threads") == 0) {
-            long long v = parse_integer(flag, value);
-            if (v < 1 || v > THREAD_POOL_MAX) die("--threads must be in [1, 64]", NULL);
-            threads = (int)v;
-        } else if (strcmp(flag, "--simd") == 0)
-            simd = value;
-        else if (strcmp(flag, "--logits-out") == 0)
-            logits_out = value;
-        else if (strcmp(flag, "--kv") == 0) {
-            kv_type = kv_type_parse(value);
-            if (kv_type < 0) die("--kv is f16, q8_0 or f32, not", value);
-        } else if (strcmp(flag, "--tokens") == 0)
-            token_list = value;
-        else if (strcmp(flag, "--template-file") == 0)
-            render.template_file = value;
-        else if (strcmp(flag, "--render") == 0)
-            render.messages_file = value;
-        else if (strcmp(flag, "--bos-token") == 0)
-            render.bos_token = value;
-        else if (strcmp(flag, "--eos-token") == 0)
-            render.eos_token = value;
-        else {
-            fprintf(stderr, "llmrun: unknown option '%s'\n", flag);
-            usage();
-        }
-    }
-    chat_ids_template = chat_ids ? render.template_file : NULL;
-    if (!chat_ids && (render.messages_file || render.template_file)) {
-        if (!render.messages_file || !render.template_file)
-            die("--template-file and --render go together", NULL);
-        return render_template_main(&render);
-    }
-    if (!checkpoint && !tokenize) usage();
-    if (strcmp(mode, "generate") != 0 && strcmp(mode, "chat") != 0) die("-m is generate or chat, not", mode);
-    if ((logits_out == NULL) != (token_list == NULL)) die("--logits-out and --tokens go together", NULL);
+    if (argc >= 2 && argv[1][0] != '-') o.checkpoint = argv[i++];
+    for (; i < argc; i++) parse_flag(&o, argc, argv, &i);
+    return o;
+}
 
-    /* run.c's clamping of out-of-range parameters. */
-    if (seed == 0) seed = (unsigned int)time(NULL);
-    if (temperature < 0.0f) temperature = 0.0f;
-    if (topp < 0.0f || 1.0f < topp) topp = 0.9f;
-    if (steps < 0) steps = 0;
-    config.temperature = temperature;
-    config.topp = topp;
-    config.seed = seed;
+/* The flags that only make sense together, and run.c's clamping of
+ * out-of-range parameters. */
+static void check_options(Options *o) {
+    if (strcmp(o->mode, "generate") != 0 && strcmp(o->mode, "chat") != 0)
+        die("-m is generate or chat, not", o->mode);
+    if ((o->logits_out == NULL) != (o->token_list == NULL))
+        die("--logits-out and --tokens go together", NULL);
+    if (o->seed == 0) o->seed = (unsigned int)time(NULL);
+    if (o->temperature < 0.0f) o->temperature = 0.0f;
+    if (o->topp < 0.0f || 1.0f < o->topp) o->topp = 0.9f;
+    if (o->steps < 0) o->steps = 0;
+    o->config.temperature = o->temperature;
+    o->config.topp = o->topp;
+    o->config.seed = o->seed;
+}
 
+/* --simd (or --avx2): auto is the probe's choice, natively the widest set
+ * (the fastest there). */
+static void use_simd(const char *simd, int use_avx2) {
     if (use_avx2) simd = "avx2";
-    /* auto: the probe's choice, natively the widest set (the fastest there) */
     int isa = strcmp(simd, "auto") == 0 ? (int)kernels_probe(NULL, NULL) : isa_parse(simd);
     if (isa == ISA_AVX2 && !isa_usable(ISA_AVX2)) die("--simd avx2: this CPU has no AVX2+FMA+F16C", NULL);
     if (isa == ISA_AVX512 && !isa_usable(ISA_AVX512))
         die("--simd avx512: this CPU has no AVX-512F+BW+VL", NULL);
     if (isa < 0) die("--simd takes auto, scalar, sse2, avx2 or avx512", NULL);
     kernels_use(isa);
+}
 
-    thread_pool_start(threads);
-
+/* The checkpoint's model with --ctx, --f32-matmul and --kv applied. For
+ * --tokenize on a GGUF only its vocabulary (vocabulary-only files, with no
+ * tensors, and unsupported architectures work too): returns 1 then. */
+static int load_model(Loaded *l, const Options *o) {
     char err[256];
-    Loaded l = {0};
-    Model *model = &l.llm.model;
     size_t model_size = 0;
-    if (checkpoint) {
-        l.model_data = read_whole_file(checkpoint, &model_size);
-        /* --tokenize on a GGUF needs only its vocabulary: vocabulary-only
-         * files (no tensors) and unsupported architectures work too. */
-        if (tokenize && !tokenizer_given && gguf_is_gguf(l.model_data, model_size)) {
-            if (loaded_model_vocabulary(&l.llm, l.model_data, model_size, err, sizeof err) != 0)
-                die(checkpoint, err);
-            if (l.llm.tokenizer.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", l.llm.tokenizer.warning);
-            return finish(&l, run_tokenize(&l.llm.tokenizer, tokenize_cases, chat_ids, chat_thinking));
-        }
-        GgufPieces pieces = {checkpoint, read_piece, NULL};
-        LoadOptions options = {ctx, &pieces, 0, -1, f32_matmul};
-        if (loaded_model_open(&l.llm, l.model_data, model_size, &options, NULL, NULL, err, sizeof err) != 0)
-            die(checkpoint, err);
-        char features[448];
-        if (*model_features(model, features, sizeof features))
-            fprintf(stderr, "llmrun: %s: %s\n", model_arch_name(model), features);
-        if (kv_type >= 0 && model_kv_fixed(model, err, sizeof err))
-            fprintf(stderr, "llmrun: --kv ignored: %s\n", err);
-        else if (kv_type >= 0 && model_set_kv_type(model, (uint32_t)kv_type, err, sizeof err) != 0)
-            die("--kv", err);
+    l->model_data = read_whole_file(o->checkpoint, &model_size);
+    if (o->tokenize && !o->tokenizer_given && gguf_is_gguf(l->model_data, model_size)) {
+        if (loaded_model_vocabulary(&l->llm, l->model_data, model_size, err, sizeof err) != 0)
+            die(o->checkpoint, err);
+        if (l->llm.tokenizer.warning[0]) fprintf(stderr, "llmrun: warning: %s\n", l->llm.tokenizer.warning);
+        return 1;
     }
-    if (logits_out) return finish(&l, run_logits(model, logits_out, token_list));
+    GgufPieces pieces = {o->checkpoint, read_piece, NULL};
+    LoadOptions options = {o->ctx, &pieces, 0, -1, o->f32_matmul};
+    if (loaded_model_open(&l->llm, l->model_data, model_size, &options, NULL, NULL, err, sizeof err) != 0)
+        die(o->checkpoint, err);
+    Model *model = &l->llm.model;
+    char features[448];
+    if (*model_features(model, features, sizeof features))
+        fprintf(stderr, "llmrun: %s: %s\n", model_arch_name(model), features);
+    if (o->kv_type >= 0 && model_kv_fixed(model, err, sizeof err))
+        fprintf(stderr, "llmrun: --kv ignored: %s\n", err);
+    else if (o->kv_type >= 0 && model_set_kv_type(model, (uint32_t)o->kv_type, err, sizeof err) != 0)
+        die("--kv", err);
+    return 0;
+}
 
-    load_tokenizer(&l, checkpoint, tokenizer_given, tokenizer_path);
-    if (tokenize) return finish(&l, run_tokenize(&l.llm.tokenizer, tokenize_cases, chat_ids, chat_thinking));
-
-    if (loaded_model_sampler(&l.llm, &config, err, sizeof err) != 0) die(err, NULL);
-    signal(SIGINT, on_sigint);
-    if (strcmp(mode, "chat") == 0)
-        return finish(&l, run_chat(model, &l.llm.tokenizer, &l.llm.sampler, chat_system, chat_template, steps,
-                                   chat_scratch, chat_thinking));
+/* -m generate: the prompt's continuation on stdout, the figures on stderr. */
+static int run_generate(Loaded *l, const Options *o) {
+    char err[256];
     GenerateIO io = {emit_stdout, stop_requested, monotonic_ns, NULL, NULL};
     GenerateStats stats;
-    if (generate(model, &l.llm.tokenizer, &l.llm.sampler, prompt, steps, &io, &stats, err, sizeof err) != 0)
+    if (generate(&l->llm.model, &l->llm.tokenizer, &l->llm.sampler, o->prompt, o->steps, &io, &stats, err,
+                 sizeof err) != 0)
         die(err, NULL);
     printf("\n");
     fflush(stdout);
     print_generate_stats(&stats);
-    return finish(&l, 0);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    Options o = parse_args(argc, argv);
+    chat_ids_template = o.chat_ids ? o.render.template_file : NULL;
+    if (!o.chat_ids && (o.render.messages_file || o.render.template_file)) {
+        if (!o.render.messages_file || !o.render.template_file)
+            die("--template-file and --render go together", NULL);
+        return render_template_main(&o.render);
+    }
+    if (!o.checkpoint && !o.tokenize) usage();
+    check_options(&o);
+    use_simd(o.simd, o.use_avx2);
+    thread_pool_start(o.threads);
+
+    Loaded l = {0};
+    Model *model = &l.llm.model;
+    Tokenizer *tok = &l.llm.tokenizer;
+    if (o.checkpoint && load_model(&l, &o))
+        return finish(&l, run_tokenize(tok, o.tokenize_cases, o.chat_ids, o.chat_thinking));
+    if (o.logits_out) return finish(&l, run_logits(model, o.logits_out, o.token_list));
+
+    load_tokenizer(&l, o.checkpoint, o.tokenizer_given, o.tokenizer_path);
+    if (o.tokenize) return finish(&l, run_tokenize(tok, o.tokenize_cases, o.chat_ids, o.chat_thinking));
+
+    char err[256];
+    if (loaded_model_sampler(&l.llm, &o.config, err, sizeof err) != 0) die(err, NULL);
+    signal(SIGINT, on_sigint);
+    if (strcmp(o.mode, "chat") == 0)
+        return finish(&l, run_chat(model, tok, &l.llm.sampler, o.chat_system, o.chat_template, o.steps,
+                                   o.chat_scratch, o.chat_thinking));
+    return finish(&l, run_generate(&l, &o));
 }

@@ -17,9 +17,9 @@ static void say(LoadNote note, void *ctx, const char *line) {
     if (note) note(ctx, line);
 }
 
-static void apply_q8(LoadedModel *l, LoadNote note, void *ctx) {
+static void apply_q8(LoadedModel *l, int quantize_q8, LoadNote note, void *ctx) {
     char line[240], err[200];
-    int gs = q8_group_size(&l->model.config);
+    int gs = quantize_q8 > 1 ? quantize_q8 : q8_group_size(&l->model.config);
     if (!model_can_quantize(&l->model)) {
         say(note, ctx, " already has its own weight format; q8 not applied");
     } else if (!gs) {
@@ -53,7 +53,7 @@ int loaded_model_open(LoadedModel *l, const void *data, size_t size, const LoadO
         return -1;
     l->have_model = 1;
     l->data = data, l->size = size;
-    if (o->quantize_q8) apply_q8(l, note, note_ctx);
+    if (o->quantize_q8) apply_q8(l, o->quantize_q8, note, note_ctx);
     if (o->kv_type >= 0) apply_kv_type(l, (uint32_t)o->kv_type, note, note_ctx);
     if (o->reference) model_set_reference(&l->model, 1);
     return 0;

@@ -17,8 +17,9 @@
 typedef struct {
     int ctx;                         /* positions the run state holds; 0: the trained context */
     const struct GgufPieces *pieces; /* a split model's other pieces (NULL: none) */
-    /* int8 copies of an fp32 llama2.c model's matrices, in groups of the
-     * largest multiple of 16 up to 64 that divides dim and hidden_dim */
+    /* int8 copies of an fp32 llama2.c model's matrices: 1 in groups of the
+     * largest multiple of 16 up to 64 that divides dim and hidden_dim, more
+     * in groups of that many values (a bench's fixed group); 0: none */
     int quantize_q8;
     /* the KV cache's type (llm/model/kv_cache.h); -1: the runtime's default.
      * Silently kept by a model whose cache type is fixed (model_kv_fixed). */

@@ -135,17 +135,35 @@ static int gather_best(ProbIndex *items, int count, double mass) {
     return hi;
 }
 
+/* The tokens whose probability is at least threshold, in id order, into
+ * items; how many. */
+static int gather_at_least(const float *probabilities, int n, float threshold, ProbIndex *items) {
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        if (probabilities[i] >= threshold) {
+            items[count].index = i;
+            items[count].prob = probabilities[i];
+            count++;
+        }
+    }
+    return count;
+}
+
+/* The item among items[0..last] (sorted, best first) where the running sum
+ * of probabilities passes r; the last one when rounding leaves r beyond it. */
+static int draw_sorted(const ProbIndex *items, int last, float r) {
+    float cdf = 0.0f;
+    for (int i = 0; i <= last; i++) {
+        cdf += items[i].prob;
+        if (r < cdf) return items[i].index;
+    }
+    return items[last].index;
+}
+
 int sample_topp(const float *probabilities, int n, float topp, ProbIndex *scratch, float coin) {
     /* Tokens below this cannot be in the nucleus; dropping them first keeps the sort small. */
     const float cutoff = (1.0f - topp) / (n - 1);
-    int kept = 0;
-    for (int i = 0; i < n; i++) {
-        if (probabilities[i] >= cutoff) {
-            scratch[kept].index = i;
-            scratch[kept].prob = probabilities[i];
-            kept++;
-        }
-    }
+    int kept = gather_at_least(probabilities, n, cutoff, scratch);
     if (kept == 0) return sample_mult(probabilities, n, coin); /* only with NaN probabilities */
     /* Sorted: the best `sorted` items (a little more than the nucleus's mass,
      * for the float sum's rounding), the rest only if the nucleus reaches
@@ -166,13 +184,7 @@ int sample_topp(const float *probabilities, int n, float topp, ProbIndex *scratc
             break;
         }
     }
-    float r = coin * cumulative;
-    float cdf = 0.0f;
-    for (int i = 0; i <= last; i++) {
-        cdf += scratch[i].prob;
-        if (r < cdf) return scratch[i].index;
-    }
-    return scratch[last].index;
+    return draw_sorted(scratch, last, coin * cumulative);
 }
 
 void sampler_softmax(float *x, int n) {
@@ -221,14 +233,7 @@ static int sample_filtered(Sampler *s, const float *probabilities, float coin) {
         float top = probabilities[sample_argmax(probabilities, n)];
         threshold = s->config.min_p * top;
     }
-    int count = 0;
-    for (int i = 0; i < n; i++) {
-        if (probabilities[i] >= threshold) {
-            items[count].index = i;
-            items[count].prob = probabilities[i];
-            count++;
-        }
-    }
+    int count = gather_at_least(probabilities, n, threshold, items);
     if (count == 0) return sample_argmax(probabilities, n);
     if (s->config.top_k > 0 && count > s->config.top_k) {
         select_top_k(items, count, s->config.top_k);
@@ -249,13 +254,7 @@ static int sample_filtered(Sampler *s, const float *probabilities, float coin) {
             break;
         }
     }
-    float r = coin * cumulative;
-    float cdf = 0.0f;
-    for (int i = 0; i <= last; i++) {
-        cdf += items[i].prob;
-        if (r < cdf) return items[i].index;
-    }
-    return items[last].index;
+    return draw_sorted(items, last, coin * cumulative);
 }
 
 static void apply_repeat_penalty(Sampler *s, float *logits) {

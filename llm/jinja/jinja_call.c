@@ -115,17 +115,20 @@ JVal call_function(Jinja *J, JVal fn, JList *args, Scope *caller) {
     return r;
 }
 
+int push_kwargs(Jinja *J, JList *args, const JDict *kw) {
+    JDict *d = jalloc(J, sizeof *d);
+    if (!d) return -1;
+    *d = *kw;
+    list_push(J, args, (JVal){.t = JT_KWARGS, .d = d});
+    return 0;
+}
+
 JVal eval_call(Jinja *J, const Node *n, Scope *sc) {
     JList args = {0};
     JDict kw = {0};
     eval_args(J, &n->list, sc, &args, &kw);
     if (J->failed) return v_undef();
-    if (kw.n > 0) {
-        JDict *d = jalloc(J, sizeof *d);
-        if (!d) return v_undef();
-        *d = kw;
-        list_push(J, &args, (JVal){.t = JT_KWARGS, .d = d});
-    }
+    if (kw.n > 0 && push_kwargs(J, &args, &kw) != 0) return v_undef();
     JVal fn = eval(J, n->a, sc);
     if (J->failed) return fn;
     return call_function(J, fn, &args, sc);

@@ -442,10 +442,7 @@ static JVal call_filter(Jinja *J, JVal v, const Node *call, Scope *sc) {
         }
         if (!strcmp(name, "replace")) {
             JVal m = member_builtin(J, v, "replace", 7);
-            JDict *d = jalloc(J, sizeof *d);
-            if (!d) return v_undef();
-            *d = kw;
-            list_push(J, &pos, (JVal){.t = JT_KWARGS, .d = d});
+            if (push_kwargs(J, &pos, &kw) != 0) return v_undef();
             return call_function(J, m, &pos, sc);
         }
         jfail(J, "Unknown StringValue filter: %s", name);
@@ -454,12 +451,7 @@ static JVal call_filter(Jinja *J, JVal v, const Node *call, Scope *sc) {
     if (is_mapping(v)) {
         JVal m = member_builtin(J, v, name, strlen(name));
         if (m.t == JT_FUNC) {
-            if (kw.n > 0) {
-                JDict *d = jalloc(J, sizeof *d);
-                if (!d) return v_undef();
-                *d = kw;
-                list_push(J, &pos, (JVal){.t = JT_KWARGS, .d = d});
-            }
+            if (kw.n > 0 && push_kwargs(J, &pos, &kw) != 0) return v_undef();
             return call_function(J, m, &pos, sc);
         }
         jfail(J, "Unknown ObjectValue filter: %s", name);

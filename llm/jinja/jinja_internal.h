@@ -294,6 +294,9 @@ void scope_set(Jinja *J, Scope *sc, JStr *name, JVal v);
 JVal eval_call(Jinja *J, const Node *n, Scope *sc);
 JVal call_function(Jinja *J, JVal fn, JList *args, Scope *caller);
 void eval_args(Jinja *J, const NodeList *args, Scope *sc, JList *pos, JDict *kw);
+/* Appends kw to args as call_function takes keyword arguments (one JT_KWARGS
+ * value, last); 0, or -1 out of memory. */
+int push_kwargs(Jinja *J, JList *args, const JDict *kw);
 /* jinja_exec.c: statements. */
 void eval_block(Jinja *J, const NodeList *body, Scope *sc, JBuf *out);
 

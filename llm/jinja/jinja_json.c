@@ -287,6 +287,33 @@ static JVal json_number(JsonIn *in) {
     return v_float(d);
 }
 
+/* Past a list's or dict's opening bracket: 0 past the closing one too (it
+ * is empty), else 1 (an item follows). */
+static int opened(JsonIn *in, char close) {
+    in->i++;
+    ws(in);
+    if (in->i < in->len && in->s[in->i] == close) {
+        in->i++;
+        return 0;
+    }
+    return 1;
+}
+
+/* After a list's or dict's item: 1 past a ',' (another item follows), 0
+ * past the closing bracket, -1 at anything else. */
+static int next_item(JsonIn *in, char close) {
+    ws(in);
+    if (in->i < in->len && in->s[in->i] == ',') {
+        in->i++;
+        return 1;
+    }
+    if (in->i < in->len && in->s[in->i] == close) {
+        in->i++;
+        return 0;
+    }
+    return -1;
+}
+
 static JVal json_value(JsonIn *in) {
     Jinja *J = in->J;
     ws(in);
@@ -296,55 +323,27 @@ static JVal json_value(JsonIn *in) {
     char c = in->s[in->i];
     if (c == '{') {
         r = v_dict(J, JT_DICT);
-        in->i++;
-        ws(in);
-        if (in->i < in->len && in->s[in->i] == '}') {
+        for (int more = opened(in, '}'); more;) {
+            ws(in);
+            if (in->i >= in->len || in->s[in->i] != '"') return bad(in, "expected a key");
+            JStr *k = json_string(in);
+            ws(in);
+            if (!k || in->i >= in->len || in->s[in->i] != ':') return bad(in, "expected ':'");
             in->i++;
-        } else {
-            for (;;) {
-                ws(in);
-                if (in->i >= in->len || in->s[in->i] != '"') return bad(in, "expected a key");
-                JStr *k = json_string(in);
-                ws(in);
-                if (!k || in->i >= in->len || in->s[in->i] != ':') return bad(in, "expected ':'");
-                in->i++;
-                JVal v = json_value(in);
-                if (J->failed) return v;
-                dict_set(J, r.d, k, v);
-                ws(in);
-                if (in->i < in->len && in->s[in->i] == ',') {
-                    in->i++;
-                    continue;
-                }
-                if (in->i < in->len && in->s[in->i] == '}') {
-                    in->i++;
-                    break;
-                }
-                return bad(in, "expected ',' or '}'");
-            }
+            JVal v = json_value(in);
+            if (J->failed) return v;
+            dict_set(J, r.d, k, v);
+            more = next_item(in, '}');
+            if (more < 0) return bad(in, "expected ',' or '}'");
         }
     } else if (c == '[') {
         r = v_list(J, JT_LIST);
-        in->i++;
-        ws(in);
-        if (in->i < in->len && in->s[in->i] == ']') {
-            in->i++;
-        } else {
-            for (;;) {
-                JVal v = json_value(in);
-                if (J->failed) return v;
-                list_push(J, r.l, v);
-                ws(in);
-                if (in->i < in->len && in->s[in->i] == ',') {
-                    in->i++;
-                    continue;
-                }
-                if (in->i < in->len && in->s[in->i] == ']') {
-                    in->i++;
-                    break;
-                }
-                return bad(in, "expected ',' or ']'");
-            }
+        for (int more = opened(in, ']'); more;) {
+            JVal v = json_value(in);
+            if (J->failed) return v;
+            list_push(J, r.l, v);
+            more = next_item(in, ']');
+            if (more < 0) return bad(in, "expected ',' or ']'");
         }
     } else if (c == '"') {
         JStr *s = json_string(in);

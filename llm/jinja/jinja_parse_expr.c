@@ -201,31 +201,26 @@ static Op op_of(const Token *t) {
     return OP_NONE;
 }
 
-static Node *parse_power(Parser *P) {
-    Node *l = parse_test(P);
-    while (is(P, TK_POWER) && !P->J->failed) {
-        P->i++;
-        l = binary(P, OP_POW, l, parse_test(P));
+/* operand (op operand)*, left-associative, op any operator of the token type. */
+static Node *parse_left_chain(Parser *P, TokenType op_type, Node *(*operand)(Parser *)) {
+    Node *l = operand(P);
+    while (is(P, op_type) && !P->J->failed) {
+        Op op = op_of(&P->t[P->i++]);
+        l = binary(P, op, l, operand(P));
     }
     return l;
+}
+
+static Node *parse_power(Parser *P) {
+    return parse_left_chain(P, TK_POWER, parse_test);
 }
 
 static Node *parse_multiplicative(Parser *P) {
-    Node *l = parse_power(P);
-    while (is(P, TK_MULTIPLICATIVE) && !P->J->failed) {
-        Op op = op_of(&P->t[P->i++]);
-        l = binary(P, op, l, parse_power(P));
-    }
-    return l;
+    return parse_left_chain(P, TK_MULTIPLICATIVE, parse_power);
 }
 
 static Node *parse_additive(Parser *P) {
-    Node *l = parse_multiplicative(P);
-    while (is(P, TK_ADDITIVE) && !P->J->failed) {
-        Op op = op_of(&P->t[P->i++]);
-        l = binary(P, op, l, parse_multiplicative(P));
-    }
-    return l;
+    return parse_left_chain(P, TK_ADDITIVE, parse_multiplicative);
 }
 
 static Node *parse_comparison(Parser *P) {

@@ -41,6 +41,16 @@ static void parse_body(Parser *P, NodeList *body, const char *const *names) {
     }
 }
 
+/* An {% else %} and its body up to the stop tags into list, when one comes
+ * next (1; 0 when none does; -1 on an error). */
+static int parse_else(Parser *P, NodeList *list, const char *const *stops) {
+    if (!is_statement(P, (const char *const[]){"else", NULL})) return 0;
+    P->i += 2;
+    if (expect(P, TK_CLOSE_STMT, "expected %} after else")) return -1;
+    parse_body(P, list, stops);
+    return 1;
+}
+
 static Node *parse_if(Parser *P) {
     static const char *const stops[] = {"elif", "else", "endif", NULL};
     static const char *const endif[] = {"endif", NULL};
@@ -55,10 +65,8 @@ static Node *parse_if(Parser *P) {
         if (++P->depth > JINJA_MAX_DEPTH) return fail(P, "nested too deep");
         add(P, &n->list2, parse_if(P));
         P->depth--;
-    } else if (is_statement(P, (const char *const[]){"else", NULL})) {
-        P->i += 2;
-        if (expect(P, TK_CLOSE_STMT, "expected %} after else")) return NULL;
-        parse_body(P, &n->list2, endif);
+    } else if (parse_else(P, &n->list2, endif) < 0) {
+        return NULL;
     }
     return n;
 }
@@ -109,11 +117,7 @@ static Node *parse_statement(Parser *P) {
         if (expect(P, TK_CLOSE_STMT, "expected %} after for")) return NULL;
         parse_body(P, &n->list, stops);
         if (P->J->failed) return NULL;
-        if (is_statement(P, (const char *const[]){"else", NULL})) {
-            P->i += 2;
-            if (expect(P, TK_CLOSE_STMT, "expected %} after else")) return NULL;
-            parse_body(P, &n->list2, endfor);
-        }
+        if (parse_else(P, &n->list2, endfor) < 0) return NULL;
         if (P->J->failed || end_tag(P, "endfor")) return NULL;
     } else if (tok_is(name, "break") || tok_is(name, "continue")) {
         n = node(P, tok_is(name, "break") ? N_BREAK : N_CONTINUE);
