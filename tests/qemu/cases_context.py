@@ -53,7 +53,8 @@ def test_context_past_8192(ctx):
         out = vm.command("/set")
         assert f"ctx auto ({LONG_CTX} loaded)" in out, f"/set after refusals: {out!r}"
         set_all(vm, temp=0, steps=8300)
-        _, stats = answer(vm, "Once upon a time", timeout=240)
+        # About 40 s here; the limit is for a hang, not a speed bound (CI once needed over 240 s).
+        _, stats = answer(vm, "Once upon a time", timeout=600)
         print(f"  {stats.group(0)}")
         assert int(stats.group(1)) > 8192 and stats.group(5) == "steps", stats.group(0)
         # A shorter context asked for: loaded again with it, and the answer stops at its end.
