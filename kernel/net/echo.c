@@ -10,7 +10,7 @@ static void *echo_open(struct byte_stream *stream) {
 
 static void echo_receive(void *conn, const void *bytes, size_t n) {
     struct byte_stream *stream = conn;
-    if (stream->write(stream->ctx, bytes, n) != 0) net_close(stream->ctx);
+    if (stream->write(stream->ctx, bytes, n, false) != 0) net_close(stream->ctx);
 }
 
 static void echo_close(void *conn) {}

@@ -14,8 +14,10 @@
 struct byte_stream {
     void *ctx;
     /* Queues all n bytes, polling the network while the send window is full;
-       returns 0, or -1 once the peer is gone (reset, closed, timed out). */
-    int (*write)(void *ctx, const void *bytes, size_t n);
+       returns 0, or -1 once the peer is gone (reset, closed, timed out).
+       `more`: further bytes follow at once, so nothing is sent yet unless
+       the window fills; the parts of one message leave as one segment. */
+    int (*write)(void *ctx, const void *bytes, size_t n, bool more);
     /* True once the peer closed or reset the connection. */
     bool (*closed)(void *ctx);
 };

@@ -91,7 +91,7 @@ static err_t on_poll(void *arg, struct tcp_pcb *pcb) {
     return ERR_ABRT;
 }
 
-static int stream_write(void *ctx, const void *bytes, size_t n) {
+static int stream_write(void *ctx, const void *bytes, size_t n, bool more) {
     struct connection *c = ctx;
     const uint8_t *p = bytes;
     uint64_t progress_ns = timer_ns();
@@ -102,7 +102,7 @@ static int stream_write(void *ctx, const void *bytes, size_t n) {
             size_t chunk = n < room ? n : room;
             if (chunk > 0xffff) chunk = 0xffff;
             err_t err = tcp_write(c->pcb, p, (u16_t)chunk,
-                                  TCP_WRITE_FLAG_COPY | (chunk < n ? TCP_WRITE_FLAG_MORE : 0));
+                                  TCP_WRITE_FLAG_COPY | (chunk < n || more ? TCP_WRITE_FLAG_MORE : 0));
             if (err == ERR_OK) {
                 p += chunk;
                 n -= chunk;
@@ -125,7 +125,7 @@ static int stream_write(void *ctx, const void *bytes, size_t n) {
         }
         cpu_relax();
     }
-    if (c->pcb) tcp_output(c->pcb);
+    if (c->pcb && !more) tcp_output(c->pcb);
     return c->gone ? -1 : 0;
 }
 

@@ -150,8 +150,7 @@ int main(void) {
                                  k == 0 && strstr(file, "synthA-Q4_0") != NULL);
         free(data);
     }
-    printf("# kernel sets compared: scalar to %s (the widest this CPU runs)\n",
-           (const char *[]){"SSE2", "AVX2", "AVX-512"}[gguf_top_level()]);
+    printf("# kernel sets compared: scalar to %s (the widest this CPU runs)\n", isa_name(gguf_top_level()));
     kernels_use(ISA_SSE2);
     return failures ? 1 : 0;
 }
