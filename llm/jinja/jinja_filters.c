@@ -11,20 +11,16 @@ static JVal fail_filter(Jinja *J, const char *name, JVal v) {
     return v_undef();
 }
 
-static int ci_cmp(const JStr *a, const JStr *b, int case_sensitive) {
+static int string_cmp(const JStr *a, const JStr *b) {
     size_t n = a->len < b->len ? a->len : b->len;
-    for (size_t i = 0; i < n; i++) {
-        int x = (unsigned char)a->s[i], y = (unsigned char)b->s[i];
-        if (!case_sensitive) {
-            if (x >= 'A' && x <= 'Z') x += 32;
-            if (y >= 'A' && y <= 'Z') y += 32;
-        }
-        if (x != y) return x < y ? -1 : 1;
-    }
+    int c = memcmp(a->s, b->s, n);
+    if (c) return c < 0 ? -1 : 1;
     return a->len < b->len ? -1 : a->len > b->len ? 1 : 0;
 }
 
-int compare_values(Jinja *J, JVal a, JVal b, int case_sensitive) {
+/* <0, 0, >0 as the reference orders a and b (numbers, then strings; UTF-8
+ * bytes order as code points); fails J for values it cannot order. */
+static int compare_values(Jinja *J, JVal a, JVal b) {
     if (a.t == JT_NONE && b.t == JT_NONE) return 0;
     if (a.t == JT_UNDEF && b.t == JT_UNDEF) return 0;
     if (a.t == JT_NONE || b.t == JT_NONE || a.t == JT_UNDEF || b.t == JT_UNDEF) {
@@ -42,20 +38,26 @@ int compare_values(Jinja *J, JVal a, JVal b, int case_sensitive) {
         jfail(J, "Cannot compare different types: %s and %s", type_name(a), type_name(b));
         return 0;
     }
-    if (a.t == JT_STR) return ci_cmp(a.s, b.s, case_sensitive);
+    if (a.t == JT_STR) return string_cmp(a.s, b.s);
     jfail(J, "Cannot compare type: %s", type_name(a));
     return 0;
 }
 
-/* A stable merge-free insertion sort: lists in templates are short. */
-static void sort_values(Jinja *J, JVal *v, int n, const JVal *keys, int case_sensitive, int reverse) {
+void sort_by_keys(Jinja *J, JVal *v, int n, const JVal *keys, int case_sensitive, int reverse) {
     int *idx = jalloc(J, (size_t)(n ? n : 1) * sizeof *idx);
     JVal *tmp = jalloc(J, (size_t)(n ? n : 1) * sizeof *tmp);
     if (!idx || !tmp) return;
     for (int i = 0; i < n; i++) idx[i] = i;
+    if (!case_sensitive) { /* the reference compares toLowerCase() of both */
+        JVal *lowered = jalloc(J, (size_t)(n ? n : 1) * sizeof *lowered);
+        if (!lowered) return;
+        for (int i = 0; i < n && !J->failed; i++)
+            lowered[i] = keys[i].t == JT_STR ? case_mapped(J, keys[i].s, 0, 0) : keys[i];
+        keys = lowered;
+    }
     for (int i = 1; i < n && !J->failed; i++)
         for (int j = i; j > 0; j--) {
-            int c = compare_values(J, keys[idx[j - 1]], keys[idx[j]], case_sensitive);
+            int c = compare_values(J, keys[idx[j - 1]], keys[idx[j]]);
             if (reverse) c = -c;
             if (c <= 0 || J->failed) break;
             int t = idx[j];
@@ -180,6 +182,104 @@ static JVal arg_or(const JList *pos, int i, const JDict *kw, const char *name, J
     return v.t == JT_UNDEF ? fallback : v;
 }
 
+/* The filters without arguments, by the operand's type: */
+
+static JVal list_filter(Jinja *J, JVal v, const char *name) {
+    if (!strcmp(name, "list")) return v;
+    if (!strcmp(name, "first")) return v.l->n ? v.l->v[0] : v_undef();
+    if (!strcmp(name, "last")) return v.l->n ? v.l->v[v.l->n - 1] : v_undef();
+    if (!strcmp(name, "length")) return v_int(v.l->n);
+    if (!strcmp(name, "reverse")) {
+        JVal out = v_list(J, JT_LIST);
+        for (int i = v.l->n - 1; out.l && i >= 0; i--) list_push(J, out.l, v.l->v[i]);
+        return out;
+    }
+    if (!strcmp(name, "sort")) {
+        JVal out = copy_list(J, v);
+        if (out.l) sort_by_keys(J, out.l->v, out.l->n, out.l->v, 0, 0);
+        return out;
+    }
+    if (!strcmp(name, "join")) return join(J, v, NULL);
+    if (!strcmp(name, "string")) {
+        JBuf b = {0};
+        to_json(J, &b, v, NULL, 0, 0);
+        return buf_value(J, &b);
+    }
+    if (!strcmp(name, "unique")) {
+        JVal out = v_list(J, JT_LIST);
+        for (int i = 0; out.l && i < v.l->n; i++) {
+            int seen = 0;
+            for (int j = 0; j < out.l->n && !seen; j++) seen = strict_equal(out.l->v[j], v.l->v[i]);
+            if (!seen) list_push(J, out.l, v.l->v[i]);
+        }
+        return out;
+    }
+    jfail(J, "Unknown ArrayValue filter: %s", name);
+    return v_undef();
+}
+
+static JVal string_filter(Jinja *J, JVal v, const char *name, Scope *sc) {
+    static const char *const as_method[] = {"length", "upper", "lower", "title", "capitalize", NULL};
+    for (int k = 0; as_method[k]; k++)
+        if (!strcmp(name, as_method[k])) {
+            JVal m = member_builtin(J, v, name, strlen(name));
+            if (m.t != JT_FUNC) return m;
+            JList none = {0};
+            return call_function(J, m, &none, sc);
+        }
+    if (!strcmp(name, "trim")) {
+        size_t a = js_trim_start(v.s->s, v.s->len), e = js_trim_end(v.s->s, v.s->len);
+        return v_str(J, v.s->s + a, a < e ? e - a : 0);
+    }
+    if (!strcmp(name, "indent")) return indent(J, v.s, 4, 0, 0);
+    if (!strcmp(name, "join") || !strcmp(name, "string")) return v;
+    if (!strcmp(name, "int")) return parse_number(J, v.s, 1, v_int(0));
+    if (!strcmp(name, "float")) return parse_number(J, v.s, 0, v_float(0));
+    jfail(J, "Unknown StringValue filter: %s", name);
+    return v_undef();
+}
+
+static JVal number_filter(Jinja *J, JVal v, const char *name) {
+    if (!strcmp(name, "abs"))
+        return v.t == JT_INT ? (v.i == INT64_MIN ? v_float(-(double)v.i) : v_int(v.i < 0 ? -v.i : v.i))
+                             : v_float(v.f < 0 ? -v.f : v.f);
+    if (!strcmp(name, "int")) {
+        if (v.t == JT_INT) return v;
+        if (!fits_int64(v.f)) return jfail(J, "int: %g is out of range", v.f), v_undef();
+        double t = (double)(int64_t)v.f;
+        return v_int((int64_t)(t > v.f ? t - 1 : t));
+    }
+    if (!strcmp(name, "float")) return v_float(v.t == JT_INT ? (double)v.i : v.f);
+    if (!strcmp(name, "string")) {
+        JBuf b = {0};
+        value_print(J, &b, v);
+        return buf_value(J, &b);
+    }
+    jfail(J, "Unknown NumericValue filter: %s", name);
+    return v_undef();
+}
+
+static JVal mapping_filter(Jinja *J, JVal v, const char *name, Scope *sc) {
+    if (!strcmp(name, "length")) return v_int(v.d->n);
+    JVal m = member_builtin(J, v, name, strlen(name));
+    if (m.t == JT_FUNC) {
+        JList none = {0};
+        return call_function(J, m, &none, sc);
+    }
+    if (m.t != JT_UNDEF) return m;
+    jfail(J, "Unknown ObjectValue filter: %s", name);
+    return v_undef();
+}
+
+static JVal bool_filter(Jinja *J, JVal v, const char *name) {
+    if (!strcmp(name, "bool")) return v;
+    if (!strcmp(name, "int")) return v_int(v.b);
+    if (!strcmp(name, "float")) return v_float(v.b);
+    if (!strcmp(name, "string")) return v_strz(J, v.b ? "true" : "false");
+    jfail(J, "Unknown BooleanValue filter: %s", name);
+    return v_undef();
+}
+
 static JVal plain_filter(Jinja *J, JVal v, const char *name, Scope *sc) {
     if (!strcmp(name, "safe")) return v;
     if (!strcmp(name, "tojson")) {
@@ -187,97 +287,11 @@ static JVal plain_filter(Jinja *J, JVal v, const char *name, Scope *sc) {
         to_json(J, &b, v, NULL, 0, 1);
         return buf_value(J, &b);
     }
-    if (is_list(v)) {
-        if (!strcmp(name, "list")) return v;
-        if (!strcmp(name, "first")) return v.l->n ? v.l->v[0] : v_undef();
-        if (!strcmp(name, "last")) return v.l->n ? v.l->v[v.l->n - 1] : v_undef();
-        if (!strcmp(name, "length")) return v_int(v.l->n);
-        if (!strcmp(name, "reverse")) {
-            JVal out = v_list(J, JT_LIST);
-            for (int i = v.l->n - 1; out.l && i >= 0; i--) list_push(J, out.l, v.l->v[i]);
-            return out;
-        }
-        if (!strcmp(name, "sort")) {
-            JVal out = copy_list(J, v);
-            if (out.l) sort_values(J, out.l->v, out.l->n, out.l->v, 0, 0);
-            return out;
-        }
-        if (!strcmp(name, "join")) return join(J, v, NULL);
-        if (!strcmp(name, "string")) {
-            JBuf b = {0};
-            to_json(J, &b, v, NULL, 0, 0);
-            return buf_value(J, &b);
-        }
-        if (!strcmp(name, "unique")) {
-            JVal out = v_list(J, JT_LIST);
-            for (int i = 0; out.l && i < v.l->n; i++) {
-                int seen = 0;
-                for (int j = 0; j < out.l->n && !seen; j++) seen = strict_equal(out.l->v[j], v.l->v[i]);
-                if (!seen) list_push(J, out.l, v.l->v[i]);
-            }
-            return out;
-        }
-        jfail(J, "Unknown ArrayValue filter: %s", name);
-        return v_undef();
-    }
-    if (v.t == JT_STR) {
-        static const char *const as_method[] = {"length", "upper", "lower", "title", "capitalize", NULL};
-        for (int k = 0; as_method[k]; k++)
-            if (!strcmp(name, as_method[k])) {
-                JVal m = member_builtin(J, v, name, strlen(name));
-                if (m.t != JT_FUNC) return m;
-                JList none = {0};
-                return call_function(J, m, &none, sc);
-            }
-        if (!strcmp(name, "trim")) {
-            size_t a = js_trim_start(v.s->s, v.s->len), e = js_trim_end(v.s->s, v.s->len);
-            return v_str(J, v.s->s + a, a < e ? e - a : 0);
-        }
-        if (!strcmp(name, "indent")) return indent(J, v.s, 4, 0, 0);
-        if (!strcmp(name, "join") || !strcmp(name, "string")) return v;
-        if (!strcmp(name, "int")) return parse_number(J, v.s, 1, v_int(0));
-        if (!strcmp(name, "float")) return parse_number(J, v.s, 0, v_float(0));
-        jfail(J, "Unknown StringValue filter: %s", name);
-        return v_undef();
-    }
-    if (v.t == JT_INT || v.t == JT_FLOAT) {
-        if (!strcmp(name, "abs"))
-            return v.t == JT_INT ? (v.i == INT64_MIN ? v_float(-(double)v.i) : v_int(v.i < 0 ? -v.i : v.i))
-                                 : v_float(v.f < 0 ? -v.f : v.f);
-        if (!strcmp(name, "int")) {
-            if (v.t == JT_INT) return v;
-            if (!fits_int64(v.f)) return jfail(J, "int: %g is out of range", v.f), v_undef();
-            double t = (double)(int64_t)v.f;
-            return v_int((int64_t)(t > v.f ? t - 1 : t));
-        }
-        if (!strcmp(name, "float")) return v_float(v.t == JT_INT ? (double)v.i : v.f);
-        if (!strcmp(name, "string")) {
-            JBuf b = {0};
-            value_print(J, &b, v);
-            return buf_value(J, &b);
-        }
-        jfail(J, "Unknown NumericValue filter: %s", name);
-        return v_undef();
-    }
-    if (is_mapping(v)) {
-        if (!strcmp(name, "length")) return v_int(v.d->n);
-        JVal m = member_builtin(J, v, name, strlen(name));
-        if (m.t == JT_FUNC) {
-            JList none = {0};
-            return call_function(J, m, &none, sc);
-        }
-        if (m.t != JT_UNDEF) return m;
-        jfail(J, "Unknown ObjectValue filter: %s", name);
-        return v_undef();
-    }
-    if (v.t == JT_BOOL) {
-        if (!strcmp(name, "bool")) return v;
-        if (!strcmp(name, "int")) return v_int(v.b);
-        if (!strcmp(name, "float")) return v_float(v.b);
-        if (!strcmp(name, "string")) return v_strz(J, v.b ? "true" : "false");
-        jfail(J, "Unknown BooleanValue filter: %s", name);
-        return v_undef();
-    }
+    if (is_list(v)) return list_filter(J, v, name);
+    if (v.t == JT_STR) return string_filter(J, v, name, sc);
+    if (v.t == JT_INT || v.t == JT_FLOAT) return number_filter(J, v, name);
+    if (is_mapping(v)) return mapping_filter(J, v, name, sc);
+    if (v.t == JT_BOOL) return bool_filter(J, v, name);
     return fail_filter(J, name, v);
 }
 
@@ -340,6 +354,52 @@ static JVal select_attr(Jinja *J, JVal v, const Node *call, JList *pos, int sele
     return out;
 }
 
+/* sort(reverse, case_sensitive, attribute): stable, keys and values moved together. */
+static JVal sort_filter(Jinja *J, JVal v, const JList *pos, const JDict *kw) {
+    JVal rev = arg_or(pos, 0, kw, "reverse", v_bool(0)), cs = arg_or(pos, 1, kw, "case_sensitive", v_bool(0));
+    JVal attr = arg_or(pos, 2, kw, "attribute", v_none());
+    if (rev.t != JT_BOOL || cs.t != JT_BOOL)
+        return jfail(J, "reverse and case_sensitive must be booleans"), v_undef();
+    JVal out = copy_list(J, v);
+    if (!out.l) return out;
+    JVal *keys = jalloc(J, (size_t)(out.l->n ? out.l->n : 1) * sizeof *keys);
+    if (!keys) return v_undef();
+    for (int i = 0; i < out.l->n; i++) {
+        if (attr.t == JT_NONE) {
+            keys[i] = out.l->v[i];
+        } else {
+            char tmp[24];
+            JStr *path = attr.t == JT_STR ? attr.s : NULL;
+            if (attr.t == JT_INT) {
+                snprintf(tmp, sizeof tmp, "%lld", (long long)attr.i);
+                path = jstr(J, tmp, strlen(tmp));
+            }
+            if (!path) return jfail(J, "attribute must be a string, integer, or null"), v_undef();
+            keys[i] = attribute_of(out.l->v[i], path);
+        }
+    }
+    sort_by_keys(J, out.l->v, out.l->n, keys, cs.b, rev.b);
+    return out;
+}
+
+/* map(attribute=..., default=...): each item's attribute. */
+static JVal map_filter(Jinja *J, JVal v, const JDict *kw) {
+    JVal attr = kwarg(kw, "attribute");
+    if (attr.t == JT_UNDEF)
+        return jfail(J, "`map` expressions without `attribute` set are not currently supported."), v_undef();
+    if (attr.t != JT_STR) return jfail(J, "attribute must be a string"), v_undef();
+    JVal dflt = kwarg(kw, "default");
+    JVal out = v_list(J, JT_LIST);
+    for (int i = 0; out.l && i < v.l->n; i++) {
+        JVal item = v.l->v[i];
+        if (!is_mapping(item) && item.t != JT_NS)
+            return jfail(J, "items in map must be an object"), v_undef();
+        JVal x = attribute_of(item, attr.s);
+        list_push(J, out.l, x.t == JT_UNDEF ? dflt : x);
+    }
+    return out;
+}
+
 static JVal call_filter(Jinja *J, JVal v, const Node *call, Scope *sc) {
     if (call->a->type != N_IDENT) return jfail(J, "Unknown filter"), v_undef();
     const char *name = call->a->str->s;
@@ -369,66 +429,10 @@ static JVal call_filter(Jinja *J, JVal v, const Node *call, Scope *sc) {
         return v.t == JT_UNDEF || (boolean.b && !truthy(v)) ? dflt : v;
     }
     if (is_list(v)) {
-        if (!strcmp(name, "sort")) {
-            JVal rev = arg_or(&pos, 0, &kw, "reverse", v_bool(0)),
-                 cs = arg_or(&pos, 1, &kw, "case_sensitive", v_bool(0));
-            JVal attr = arg_or(&pos, 2, &kw, "attribute", v_none());
-            if (rev.t != JT_BOOL || cs.t != JT_BOOL)
-                return jfail(J, "reverse and case_sensitive must be booleans"), v_undef();
-            JVal out = copy_list(J, v);
-            if (!out.l) return out;
-            JVal *keys = jalloc(J, (size_t)(out.l->n ? out.l->n : 1) * sizeof *keys);
-            if (!keys) return v_undef();
-            for (int i = 0; i < out.l->n; i++) {
-                if (attr.t == JT_NONE) {
-                    keys[i] = out.l->v[i];
-                } else {
-                    char tmp[24];
-                    JStr *path = attr.t == JT_STR ? attr.s : NULL;
-                    if (attr.t == JT_INT) {
-                        snprintf(tmp, sizeof tmp, "%lld", (long long)attr.i);
-                        path = jstr(J, tmp, strlen(tmp));
-                    }
-                    if (!path) return jfail(J, "attribute must be a string, integer, or null"), v_undef();
-                    keys[i] = attribute_of(out.l->v[i], path);
-                }
-            }
-            /* sort keys and values together: sort indices by key */
-            JVal *pairs = jalloc(J, (size_t)(out.l->n ? out.l->n : 1) * sizeof *pairs);
-            if (!pairs) return v_undef();
-            for (int i = 1; i < out.l->n && !J->failed; i++)
-                for (int j = i; j > 0; j--) {
-                    int c = compare_values(J, keys[j - 1], keys[j], cs.b);
-                    if (rev.b) c = -c;
-                    if (c <= 0 || J->failed) break;
-                    JVal t = keys[j];
-                    keys[j] = keys[j - 1];
-                    keys[j - 1] = t;
-                    t = out.l->v[j];
-                    out.l->v[j] = out.l->v[j - 1];
-                    out.l->v[j - 1] = t;
-                }
-            return out;
-        }
+        if (!strcmp(name, "sort")) return sort_filter(J, v, &pos, &kw);
         if (!strcmp(name, "selectattr") || !strcmp(name, "rejectattr"))
             return select_attr(J, v, call, &pos, name[0] == 's');
-        if (!strcmp(name, "map")) {
-            JVal attr = kwarg(&kw, "attribute");
-            if (attr.t == JT_UNDEF)
-                return jfail(J, "`map` expressions without `attribute` set are not currently supported."),
-                       v_undef();
-            if (attr.t != JT_STR) return jfail(J, "attribute must be a string"), v_undef();
-            JVal dflt = kwarg(&kw, "default");
-            JVal out = v_list(J, JT_LIST);
-            for (int i = 0; out.l && i < v.l->n; i++) {
-                JVal item = v.l->v[i];
-                if (!is_mapping(item) && item.t != JT_NS)
-                    return jfail(J, "items in map must be an object"), v_undef();
-                JVal x = attribute_of(item, attr.s);
-                list_push(J, out.l, x.t == JT_UNDEF ? dflt : x);
-            }
-            return out;
-        }
+        if (!strcmp(name, "map")) return map_filter(J, v, &kw);
         jfail(J, "Unknown ArrayValue filter: %s", name);
         return v_undef();
     }

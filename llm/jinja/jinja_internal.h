@@ -303,7 +303,12 @@ void eval_block(Jinja *J, const NodeList *body, Scope *sc, JBuf *out);
 /* jinja_filters.c */
 JVal apply_filter(Jinja *J, JVal operand, const Node *filter, Scope *sc);
 int run_test(Jinja *J, const char *name, JVal v, int *result);
-int compare_values(Jinja *J, JVal a, JVal b, int case_sensitive);
+/* Sorts v[0..n) by keys[i] (stable, as the reference's Array sort);
+ * case-insensitive string keys compare lower-cased. */
+void sort_by_keys(Jinja *J, JVal *v, int n, const JVal *keys, int case_sensitive, int reverse);
+/* The upper (or lower) case of s, as JavaScript maps it (jinja_case.h); of
+ * its first code point only when `first_only`. */
+JVal case_mapped(Jinja *J, const JStr *s, int upper, int first_only);
 
 /* jinja_methods.c */
 JVal member_builtin(Jinja *J, JVal obj, const char *name, size_t len); /* undefined if none */

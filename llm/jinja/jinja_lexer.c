@@ -254,121 +254,154 @@ static void skip_leading_space(Lexer *L) {
     L->pos += spaces(L->src, L->len, L->pos);
 }
 
+/* The steps of lex_tokens: each returns 1 when it consumed input (or failed:
+ * J->failed is then set), 0 when the input at L->pos is not its kind. */
+
+/* Text between tags, where the last token closed a tag (or at the start). */
+static int lex_text(Lexer *L) {
+    const char *s = L->src;
+    TokenType last = last_type(L);
+    if (!(L->n == 0 || last == TK_CLOSE_STMT || last == TK_CLOSE_EXPR || last == TK_COMMENT)) return 0;
+    size_t start = L->pos;
+    while (L->pos < L->len && !(s[L->pos] == '{' && L->pos + 1 < L->len &&
+                                (s[L->pos + 1] == '%' || s[L->pos + 1] == '{' || s[L->pos + 1] == '#')))
+        L->pos++;
+    if (L->pos == start) return 0;
+    push(L, TK_TEXT, s + start, L->pos - start);
+    return 1;
+}
+
+/* {# ... #}, with its whitespace control. */
+static int lex_comment(Lexer *L) {
+    const char *s = L->src;
+    if (!(s[L->pos] == '{' && L->pos + 1 < L->len && s[L->pos + 1] == '#')) return 0;
+    L->pos += 2;
+    int strip_before = L->pos < L->len && s[L->pos] == '-';
+    L->pos += (size_t)strip_before;
+    size_t start = L->pos;
+    while (!(L->pos + 1 < L->len && s[L->pos] == '#' && s[L->pos + 1] == '}')) {
+        if (L->pos + 2 >= L->len) {
+            jfail(L->J, "syntax error: missing end of comment tag");
+            return 1;
+        }
+        L->pos++;
+    }
+    int strip_after = L->pos > start && s[L->pos - 1] == '-';
+    if (strip_before) strip_trailing_text(L);
+    push(L, TK_COMMENT, s + start, L->pos - start - (size_t)strip_after);
+    L->pos += 2;
+    if (strip_after) skip_leading_space(L);
+    return 1;
+}
+
+/* The tags that strip the text before ({%- {{-, `opening`) or after (-%}
+ * -}}) them: the opening ones are looked for before blanks are skipped,
+ * the closing ones after, as the reference does. */
+static int lex_stripping_tag(Lexer *L, int opening, int *brace_depth) {
+    static const struct {
+        const char *s;
+        TokenType t;
+        int opens;
+    } tags[] = {{"{%-", TK_OPEN_STMT, 1},
+                {"{{-", TK_OPEN_EXPR, 1},
+                {"-%}", TK_CLOSE_STMT, 0},
+                {"-}}", TK_CLOSE_EXPR, 0}};
+    for (size_t k = 0; k < sizeof tags / sizeof tags[0]; k++) {
+        if (tags[k].opens != opening || !match_word(L->src, L->len, L->pos, tags[k].s)) continue;
+        if (tags[k].opens) {
+            strip_trailing_text(L);
+            push(L, tags[k].t, tags[k].s, 2);
+            if (tags[k].t == TK_OPEN_EXPR) *brace_depth = 0;
+            L->pos += 3;
+        } else {
+            push(L, tags[k].t, tags[k].s + 1, 2);
+            L->pos += 3;
+            skip_leading_space(L);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* The reference's consumeWhile: blanks that run to the end are an error. */
+static int skip_blanks(Lexer *L) {
+    const char *s = L->src;
+    while (L->pos < L->len && js_space_at(s + L->pos, L->len - L->pos)) {
+        L->pos += js_space_at(s + L->pos, L->len - L->pos);
+        if (L->pos >= L->len) {
+            jfail(L->J, "syntax error: unexpected end of input");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A sign where no operand precedes it: unary, or part of a number. */
+static int lex_sign(Lexer *L) {
+    const char *s = L->src;
+    char c = s[L->pos];
+    if (c != '-' && c != '+') return 0;
+    TokenType lt = last_type(L);
+    if (lt == TK_TEXT || L->n == 0) {
+        jfail(L->J, "syntax error: unexpected character: %c", c);
+        return 1;
+    }
+    if (lt == TK_IDENT || lt == TK_NUMBER || lt == TK_STRING || lt == TK_RPAREN || lt == TK_RBRACKET)
+        return 0;
+    size_t start = L->pos++;
+    if (digits_at(L, L->pos) > 0)
+        lex_number(L, start, 1);
+    else
+        push(L, TK_UNARY, s + start, 1);
+    return 1;
+}
+
+/* Operators and punctuation (the `fixed` table); "}}" closes the
+ * expression only outside a dict literal's braces. */
+static int lex_fixed(Lexer *L, int *brace_depth) {
+    for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++) {
+        if (fixed[k].t == TK_CLOSE_EXPR && *brace_depth > 0) continue;
+        size_t n = match_word(L->src, L->len, L->pos, fixed[k].s);
+        if (!n) continue;
+        push(L, fixed[k].t, L->src + L->pos, n);
+        if (fixed[k].t == TK_OPEN_EXPR) *brace_depth = 0;
+        if (fixed[k].t == TK_LBRACE) ++*brace_depth;
+        if (fixed[k].t == TK_RBRACE) --*brace_depth;
+        L->pos += n;
+        return 1;
+    }
+    return 0;
+}
+
+/* Strings, numbers and names. */
+static int lex_literal_or_name(Lexer *L) {
+    const char *s = L->src;
+    char c = s[L->pos];
+    if (c == '\'' || c == '"') {
+        L->pos++;
+        lex_string(L, c);
+        return 1;
+    }
+    if (is_digit(c)) {
+        lex_number(L, L->pos, last_type(L) != TK_DOT);
+        return 1;
+    }
+    if (!is_word(c)) return 0;
+    size_t start = L->pos;
+    while (L->pos < L->len && is_word(s[L->pos])) L->pos++;
+    push(L, TK_IDENT, s + start, L->pos - start);
+    return 1;
+}
+
 static int lex_tokens(Lexer *L) {
     int brace_depth = 0;
-    const char *s = L->src;
     while (L->pos < L->len && !L->J->failed) {
-        TokenType last = last_type(L);
-        if (L->n == 0 || last == TK_CLOSE_STMT || last == TK_CLOSE_EXPR || last == TK_COMMENT) {
-            size_t start = L->pos;
-            while (L->pos < L->len &&
-                   !(s[L->pos] == '{' && L->pos + 1 < L->len &&
-                     (s[L->pos + 1] == '%' || s[L->pos + 1] == '{' || s[L->pos + 1] == '#')))
-                L->pos++;
-            if (L->pos > start) {
-                push(L, TK_TEXT, s + start, L->pos - start);
-                continue;
-            }
-        }
-        if (s[L->pos] == '{' && L->pos + 1 < L->len && s[L->pos + 1] == '#') {
-            L->pos += 2;
-            int strip_before = L->pos < L->len && s[L->pos] == '-';
-            L->pos += (size_t)strip_before;
-            size_t start = L->pos;
-            while (!(L->pos + 1 < L->len && s[L->pos] == '#' && s[L->pos + 1] == '}')) {
-                if (L->pos + 2 >= L->len) {
-                    jfail(L->J, "syntax error: missing end of comment tag");
-                    return -1;
-                }
-                L->pos++;
-            }
-            int strip_after = L->pos > start && s[L->pos - 1] == '-';
-            if (strip_before) strip_trailing_text(L);
-            push(L, TK_COMMENT, s + start, L->pos - start - (size_t)strip_after);
-            L->pos += 2;
-            if (strip_after) skip_leading_space(L);
+        if (lex_text(L) || lex_comment(L) || lex_stripping_tag(L, 1, &brace_depth)) continue;
+        if (skip_blanks(L) != 0) return -1;
+        if (lex_stripping_tag(L, 0, &brace_depth) || lex_sign(L) || lex_fixed(L, &brace_depth) ||
+            lex_literal_or_name(L))
             continue;
-        }
-        if (match_word(s, L->len, L->pos, "{%-")) {
-            strip_trailing_text(L);
-            push(L, TK_OPEN_STMT, "{%", 2);
-            L->pos += 3;
-            continue;
-        }
-        if (match_word(s, L->len, L->pos, "{{-")) {
-            strip_trailing_text(L);
-            push(L, TK_OPEN_EXPR, "{{", 2);
-            brace_depth = 0;
-            L->pos += 3;
-            continue;
-        }
-        /* the reference's consumeWhile: blanks that run to the end are an error */
-        while (L->pos < L->len && js_space_at(s + L->pos, L->len - L->pos)) {
-            L->pos += js_space_at(s + L->pos, L->len - L->pos);
-            if (L->pos >= L->len) {
-                jfail(L->J, "syntax error: unexpected end of input");
-                return -1;
-            }
-        }
-        if (match_word(s, L->len, L->pos, "-%}")) {
-            push(L, TK_CLOSE_STMT, "%}", 2);
-            L->pos += 3;
-            skip_leading_space(L);
-            continue;
-        }
-        if (match_word(s, L->len, L->pos, "-}}")) {
-            push(L, TK_CLOSE_EXPR, "}}", 2);
-            L->pos += 3;
-            skip_leading_space(L);
-            continue;
-        }
-        char c = s[L->pos];
-        if (c == '-' || c == '+') {
-            TokenType lt = last_type(L);
-            if (lt == TK_TEXT || L->n == 0) {
-                jfail(L->J, "syntax error: unexpected character: %c", c);
-                return -1;
-            }
-            if (!(lt == TK_IDENT || lt == TK_NUMBER || lt == TK_STRING || lt == TK_RPAREN ||
-                  lt == TK_RBRACKET)) {
-                size_t start = L->pos++;
-                if (digits_at(L, L->pos) > 0)
-                    lex_number(L, start, 1);
-                else
-                    push(L, TK_UNARY, s + start, 1);
-                continue;
-            }
-        }
-        int matched = 0;
-        for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++) {
-            if (fixed[k].t == TK_CLOSE_EXPR && brace_depth > 0) continue;
-            size_t n = match_word(s, L->len, L->pos, fixed[k].s);
-            if (!n) continue;
-            push(L, fixed[k].t, s + L->pos, n);
-            if (fixed[k].t == TK_OPEN_EXPR) brace_depth = 0;
-            if (fixed[k].t == TK_LBRACE) brace_depth++;
-            if (fixed[k].t == TK_RBRACE) brace_depth--;
-            L->pos += n;
-            matched = 1;
-            break;
-        }
-        if (matched) continue;
-        if (c == '\'' || c == '"') {
-            L->pos++;
-            if (lex_string(L, c) != 0) return -1;
-            continue;
-        }
-        if (is_digit(c)) {
-            lex_number(L, L->pos, last_type(L) != TK_DOT);
-            continue;
-        }
-        if (is_word(c)) {
-            size_t start = L->pos;
-            while (L->pos < L->len && is_word(s[L->pos])) L->pos++;
-            push(L, TK_IDENT, s + start, L->pos - start);
-            continue;
-        }
-        jfail(L->J, "syntax error: unexpected character: %c", c);
+        jfail(L->J, "syntax error: unexpected character: %c", L->src[L->pos]);
         return -1;
     }
     return L->J->failed ? -1 : 0;

@@ -4,6 +4,8 @@
  * raise_exception() and strftime_now(). */
 #include "lib/format.h"
 #include "lib/string.h"
+#include "lib/utf8.h"
+#include "llm/jinja/jinja_case.h"
 #include "llm/jinja/jinja_internal.h"
 
 static const char *const string_methods[] = {"upper",      "lower",  "strip",   "title",
@@ -40,18 +42,14 @@ JVal member_builtin(Jinja *J, JVal obj, const char *name, size_t len) {
 static char upper_ascii(char c) {
     return c >= 'a' && c <= 'z' ? (char)(c - 32) : c;
 }
-static char lower_ascii(char c) {
-    return c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
-}
 static int word_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-static JVal mapped(Jinja *J, const JStr *s, char (*f)(char)) {
-    JVal r = v_str(J, s->s, s->len);
-    if (r.t == JT_STR)
-        for (size_t i = 0; i < r.s->len; i++) r.s->s[i] = f(r.s->s[i]);
-    return r;
+JVal case_mapped(Jinja *J, const JStr *s, int upper, int first_only) {
+    char *out = jalloc(J, 3 * s->len + 1);
+    if (!out) return v_undef();
+    return v_str(J, out, jinja_case_map(s->s, s->len, upper, first_only, out));
 }
 
 static int has_prefix(const JStr *s, const JStr *p, int at_end) {
@@ -162,8 +160,8 @@ static JVal replace(Jinja *J, const JStr *s, const JList *a) {
 
 static JVal string_method(Jinja *J, const JStr *s, const char *name, const JList *a) {
     size_t lead = js_trim_start(s->s, s->len), end = js_trim_end(s->s, s->len);
-    if (!strcmp(name, "upper")) return mapped(J, s, upper_ascii);
-    if (!strcmp(name, "lower")) return mapped(J, s, lower_ascii);
+    if (!strcmp(name, "upper")) return case_mapped(J, s, 1, 0);
+    if (!strcmp(name, "lower")) return case_mapped(J, s, 0, 0);
     if (!strcmp(name, "strip")) return v_str(J, s->s + lead, lead < end ? end - lead : 0);
     if (!strcmp(name, "lstrip")) return v_str(J, s->s + lead, s->len - lead);
     if (!strcmp(name, "rstrip")) return v_str(J, s->s, end);
@@ -175,9 +173,11 @@ static JVal string_method(Jinja *J, const JStr *s, const char *name, const JList
         return r;
     }
     if (!strcmp(name, "capitalize")) {
-        JVal r = v_str(J, s->s, s->len);
-        if (r.t == JT_STR && r.s->len) r.s->s[0] = upper_ascii(r.s->s[0]);
-        return r;
+        /* The reference upper-cases charAt(0), a UTF-16 unit: a code point
+         * past U+FFFF (a surrogate pair) stays as it is. */
+        uint32_t first = 0;
+        if (s->len) utf8_decode(s->s, s->len, &first);
+        return first > 0xFFFF ? v_str(J, s->s, s->len) : case_mapped(J, s, 1, 1);
     }
     if (!strcmp(name, "startswith")) return starts_or_ends(J, s, a, 0);
     if (!strcmp(name, "endswith")) return starts_or_ends(J, s, a, 1);
@@ -223,15 +223,11 @@ static JVal dictsort(Jinja *J, const JDict *d, const JList *a) {
     if (rev.t != JT_BOOL) return jfail(J, "reverse must be a boolean"), v_undef();
     int index = by.s->s[0] == 'v';
     JVal out = pairs(J, d, 0);
-    for (int i = 1; out.l && i < out.l->n && !J->failed; i++)
-        for (int j = i; j > 0; j--) {
-            int c = compare_values(J, out.l->v[j - 1].l->v[index], out.l->v[j].l->v[index], cs.b);
-            if (rev.b) c = -c;
-            if (c <= 0 || J->failed) break;
-            JVal t = out.l->v[j];
-            out.l->v[j] = out.l->v[j - 1];
-            out.l->v[j - 1] = t;
-        }
+    if (!out.l) return out;
+    JVal *keys = jalloc(J, (size_t)(out.l->n ? out.l->n : 1) * sizeof *keys);
+    if (!keys) return v_undef();
+    for (int i = 0; i < out.l->n; i++) keys[i] = out.l->v[i].l->v[index];
+    sort_by_keys(J, out.l->v, out.l->n, keys, cs.b, rev.b);
     return out;
 }
 

@@ -3,12 +3,10 @@
 #include "lib/string.h"
 #include "llm/jinja/jinja_internal.h"
 
-static int all_case(const JStr *s, int upper) {
-    for (size_t i = 0; i < s->len; i++) {
-        char c = s->s[i];
-        if (upper ? (c >= 'a' && c <= 'z') : (c >= 'A' && c <= 'Z')) return 0;
-    }
-    return 1;
+/* The reference's str === str.toUpperCase() (or toLowerCase()). */
+static int all_case(Jinja *J, const JStr *s, int upper) {
+    JVal mapped = case_mapped(J, s, upper, 0);
+    return mapped.t == JT_STR && mapped.s->len == s->len && !memcmp(mapped.s->s, s->s, s->len);
 }
 
 int run_test(Jinja *J, const char *name, JVal v, int *r) {
@@ -38,9 +36,9 @@ int run_test(Jinja *J, const char *name, JVal v, int *r) {
     else if (!strcmp(name, "sequence"))
         *r = is_list(v) || is_mapping(v) || v.t == JT_STR;
     else if (!strcmp(name, "lower"))
-        *r = v.t == JT_STR && all_case(v.s, 0);
+        *r = v.t == JT_STR && all_case(J, v.s, 0);
     else if (!strcmp(name, "upper"))
-        *r = v.t == JT_STR && all_case(v.s, 1);
+        *r = v.t == JT_STR && all_case(J, v.s, 1);
     else if (!strcmp(name, "defined"))
         *r = v.t != JT_UNDEF;
     else if (!strcmp(name, "undefined"))

@@ -299,58 +299,70 @@ static int read_pre_and_template(const GgufFile *f, GgufString *pre, GgufString 
     return 0;
 }
 
-static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size) {
-    if (read_model_kind(t, f, err, err_size)) return -1;
+/* The vocabulary's arrays in the file, their types checked. */
+typedef struct {
+    GgufArray tokens, scores, types, merges;
+    int has_scores, has_types;
+} VocabArrays;
 
-    GgufArray tokens, scores, types, merges = {0};
-    if (gguf_get_array(f, "tokenizer.ggml.tokens", &tokens) != 0 || tokens.type != GGUF_TYPE_STRING)
+static int read_vocab_arrays(const Tokenizer *t, const GgufFile *f, VocabArrays *v, char *err,
+                             size_t err_size) {
+    memset(v, 0, sizeof *v);
+    if (gguf_get_array(f, "tokenizer.ggml.tokens", &v->tokens) != 0 || v->tokens.type != GGUF_TYPE_STRING)
         return tokenizer_fail(err, err_size,
                               "tokenizer: tokenizer.ggml.tokens is missing or not a string array");
-    if (tokens.count == 0 || tokens.count > MAX_VOCAB)
+    if (v->tokens.count == 0 || v->tokens.count > MAX_VOCAB)
         return tokenizer_fail(err, err_size, "tokenizer: %llu tokens (need 1..%d)",
-                              (unsigned long long)tokens.count, MAX_VOCAB);
-    int n = (int)tokens.count, has_scores, has_types;
-    if (token_array(f, "tokenizer.ggml.scores", tokens.count, &scores, &has_scores, err, err_size) ||
-        token_array(f, "tokenizer.ggml.token_type", tokens.count, &types, &has_types, err, err_size))
+                              (unsigned long long)v->tokens.count, MAX_VOCAB);
+    uint64_t n = v->tokens.count;
+    if (token_array(f, "tokenizer.ggml.scores", n, &v->scores, &v->has_scores, err, err_size) ||
+        token_array(f, "tokenizer.ggml.token_type", n, &v->types, &v->has_types, err, err_size))
         return -1;
-    if (has_scores && scores.type != GGUF_TYPE_FLOAT32)
+    if (v->has_scores && v->scores.type != GGUF_TYPE_FLOAT32)
         return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.scores is not an f32 array");
-    if (has_types && types.type != GGUF_TYPE_INT32 && types.type != GGUF_TYPE_UINT32)
+    if (v->has_types && v->types.type != GGUF_TYPE_INT32 && v->types.type != GGUF_TYPE_UINT32)
         return tokenizer_fail(err, err_size, "tokenizer: tokenizer.ggml.token_type is not an i32 array");
     if (t->kind == TOKENIZER_BPE &&
-        (gguf_get_array(f, "tokenizer.ggml.merges", &merges) != 0 || merges.type != GGUF_TYPE_STRING))
+        (gguf_get_array(f, "tokenizer.ggml.merges", &v->merges) != 0 || v->merges.type != GGUF_TYPE_STRING))
         return tokenizer_fail(err, err_size,
                               "tokenizer: a gpt2 vocabulary needs tokenizer.ggml.merges (a string array)");
-    if (merges.count > MAX_VOCAB) return tokenizer_fail(err, err_size, "tokenizer: too many merges");
+    if (v->merges.count > MAX_VOCAB) return tokenizer_fail(err, err_size, "tokenizer: too many merges");
+    return 0;
+}
 
-    /* Sizes: every string is checked before anything is allocated. */
-    size_t string_bytes = 0;
+/* Bytes of all the token strings with their terminators; every string is
+ * checked before anything is allocated. */
+static int measure_pieces(const GgufArray *tokens, size_t *bytes, char *err, size_t err_size) {
     GgufArrayIter it;
     GgufString s;
-    gguf_array_iter_init(&it, &tokens);
+    *bytes = 0;
+    gguf_array_iter_init(&it, tokens);
     for (int id = 0; gguf_array_iter_next_string(&it, &s); id++) {
         if (s.len > MAX_PIECE_BYTES)
             return tokenizer_fail(err, err_size, "tokenizer: token %d is %llu bytes long (limit %d)", id,
                                   (unsigned long long)s.len, MAX_PIECE_BYTES);
-        string_bytes += s.len + 1;
+        *bytes += s.len + 1;
     }
-    GgufString pre = {"", 0}, chat = {NULL, 0};
-    if (read_pre_and_template(f, &pre, &chat, err, err_size)) return -1;
-    if (t->kind == TOKENIZER_BPE) {
-        /* Never refused: an unknown name splits like the closest family. */
-        PretokenizerChoice choice = pretokenizer_choose(pre.ptr, pre.len, t->warning, sizeof t->warning);
-        t->pretokenizer = choice.kind;
-        t->ignore_merges = choice.ignore_merges;
-    }
+    return 0;
+}
 
+static char *copy_string(char *to, GgufString from) {
+    memcpy(to, from.ptr, from.len);
+    to[from.len] = '\0';
+    return to;
+}
+
+/* The tokenizer's tables in one allocation (t->arena): a first pass
+ * measures it, the second carves it. Sets *strings to the room for the
+ * pieces and their decoded forms. */
+static int carve_tables(Tokenizer *t, size_t n, uint64_t merges, size_t piece_bytes, GgufString pre,
+                        GgufString chat, char **strings, char *err, size_t err_size) {
     uint32_t slots = 1, merge_slots = 1;
     while (slots < (uint32_t)n * 2) slots <<= 1;
     /* At most 3/4 full: half the memory of 1/2 full, and probes stay short. */
-    while (merge_slots < (uint32_t)merges.count / 3 * 4 + 2) merge_slots <<= 1;
-    size_t un = (size_t)n;
-    /* One allocation: a first pass measures it, the second carves it. */
+    while (merge_slots < (uint32_t)merges / 3 * 4 + 2) merge_slots <<= 1;
     Arena arena = {0};
-    char *strings = NULL, *pre_copy = NULL, *chat_copy = NULL;
+    char *pre_copy = NULL, *chat_copy = NULL;
     for (int pass = 0; pass < 2; pass++) {
         if (pass) {
             if (arena.overflow || arena.used > SIZE_MAX / 2 || !(arena.base = malloc((size_t)arena.used)))
@@ -359,65 +371,90 @@ static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size
             t->arena = arena.base;
             arena.used = 0;
         }
-        t->pieces = arena_take(&arena, un, sizeof(char *), 8);
-        t->decoded = arena_take(&arena, un, sizeof(char *), 8);
-        t->piece_lengths = arena_take(&arena, un, sizeof(int), 8);
-        t->decoded_lengths = arena_take(&arena, un, sizeof(int), 8);
-        t->special_ids = arena_take(&arena, un, sizeof(int), 8);
-        t->scores = arena_take(&arena, un, sizeof(float), 8);
+        t->pieces = arena_take(&arena, n, sizeof(char *), 8);
+        t->decoded = arena_take(&arena, n, sizeof(char *), 8);
+        t->piece_lengths = arena_take(&arena, n, sizeof(int), 8);
+        t->decoded_lengths = arena_take(&arena, n, sizeof(int), 8);
+        t->special_ids = arena_take(&arena, n, sizeof(int), 8);
+        t->scores = arena_take(&arena, n, sizeof(float), 8);
         t->hash_slots = arena_take(&arena, slots, sizeof(TokenizerSlot), 8);
-        t->token_types = arena_take(&arena, un, 1, 8);
-        t->merges = arena_take(&arena, merges.count, sizeof(TokenizerMerge), 8);
+        t->token_types = arena_take(&arena, n, 1, 8);
+        t->merges = arena_take(&arena, merges, sizeof(TokenizerMerge), 8);
         t->merge_slots = arena_take(&arena, merge_slots, sizeof(TokenizerMergeSlot), 8);
-        strings = arena_take(&arena, 2 * string_bytes, 1, 8);
+        *strings = arena_take(&arena, 2 * piece_bytes, 1, 8);
         pre_copy = arena_take(&arena, pre.len + 1, 1, 8);
         if (chat.ptr) chat_copy = arena_take(&arena, chat.len + 1, 1, 8);
     }
-    memcpy(pre_copy, pre.ptr, pre.len);
-    pre_copy[pre.len] = '\0';
-    t->pre_name = pre_copy;
-    if (chat_copy) {
-        memcpy(chat_copy, chat.ptr, chat.len);
-        chat_copy[chat.len] = '\0';
-        t->chat_template = chat_copy;
-    }
-    t->vocab_size = n;
+    t->pre_name = copy_string(pre_copy, pre);
+    if (chat_copy) t->chat_template = copy_string(chat_copy, chat);
+    t->vocab_size = (int)n;
     t->hash_mask = slots - 1;
     t->merge_mask = merge_slots - 1;
     memset(t->hash_slots, 0xff, slots * sizeof(TokenizerSlot));
+    return 0;
+}
 
-    gguf_array_iter_init(&it, &tokens);
+/* Each token's piece, score and type into the tables; returns the room
+ * after the pieces (for their decoded forms), or NULL with err set. */
+static char *fill_pieces(Tokenizer *t, const VocabArrays *v, char *strings, char *err, size_t err_size) {
+    GgufArrayIter it;
+    GgufString s;
+    gguf_array_iter_init(&it, &v->tokens);
     for (int id = 0; gguf_array_iter_next_string(&it, &s); id++) {
-        memcpy(strings, s.ptr, s.len);
-        strings[s.len] = '\0';
-        t->pieces[id] = strings;
+        t->pieces[id] = copy_string(strings, s);
         t->piece_lengths[id] = (int)s.len;
         if ((int)s.len > t->longest_piece) t->longest_piece = (int)s.len;
         strings += s.len + 1;
         float score = 0.0f;
-        if (has_scores) gguf_array_f32(&scores, (uint64_t)id, &score);
+        if (v->has_scores) gguf_array_f32(&v->scores, (uint64_t)id, &score);
         t->scores[id] = score;
         int32_t type = TOKEN_TYPE_NORMAL;
-        if (has_types &&
-            (gguf_array_i32(&types, (uint64_t)id, &type) != 0 || type < 0 || type > TOKEN_TYPE_BYTE))
-            return tokenizer_fail(err, err_size, "tokenizer: token %d has an unknown token type", id);
+        if (v->has_types &&
+            (gguf_array_i32(&v->types, (uint64_t)id, &type) != 0 || type < 0 || type > TOKEN_TYPE_BYTE)) {
+            tokenizer_fail(err, err_size, "tokenizer: token %d has an unknown token type", id);
+            return NULL;
+        }
         t->token_types[id] = (uint8_t)type;
     }
-    index_pieces(t);
-    if (has_types) tokenizer_correct_token_types(t);
+    return strings;
+}
 
+/* The token of each byte (<0xNN> in SentencePiece, GPT-2's byte alphabet in BPE). */
+static void find_byte_tokens(Tokenizer *t) {
     for (int b = 0; b < 256; b++) {
         char piece[8];
         size_t len = t->kind == TOKENIZER_SPM ? (size_t)snprintf(piece, sizeof piece, "<0x%02X>", b)
                                               : bpe_byte_encoding((unsigned)b, piece);
         t->byte_tokens[b] = tokenizer_lookup(t, piece, len);
     }
+}
+
+static int load_from(Tokenizer *t, const GgufFile *f, char *err, size_t err_size) {
+    VocabArrays v;
+    size_t piece_bytes;
+    GgufString pre = {"", 0}, chat = {NULL, 0};
+    if (read_model_kind(t, f, err, err_size) || read_vocab_arrays(t, f, &v, err, err_size) ||
+        measure_pieces(&v.tokens, &piece_bytes, err, err_size) ||
+        read_pre_and_template(f, &pre, &chat, err, err_size))
+        return -1;
+    if (t->kind == TOKENIZER_BPE) {
+        /* Never refused: an unknown name splits like the closest family. */
+        PretokenizerChoice choice = pretokenizer_choose(pre.ptr, pre.len, t->warning, sizeof t->warning);
+        t->pretokenizer = choice.kind;
+        t->ignore_merges = choice.ignore_merges;
+    }
+    char *strings;
+    if (carve_tables(t, (size_t)v.tokens.count, v.merges.count, piece_bytes, pre, chat, &strings, err,
+                     err_size) ||
+        !(strings = fill_pieces(t, &v, strings, err, err_size)))
+        return -1;
+    index_pieces(t);
+    if (v.has_types) tokenizer_correct_token_types(t);
+    find_byte_tokens(t);
     decode_pieces(t, strings);
-
     if (read_specials(t, f, err, err_size)) return -1;
-
     if (build_specials(t) != 0) return tokenizer_fail(err, err_size, "tokenizer: out of memory");
-    if (t->kind == TOKENIZER_BPE && load_merges(t, &merges, err, err_size) != 0) return -1;
+    if (t->kind == TOKENIZER_BPE && load_merges(t, &v.merges, err, err_size) != 0) return -1;
     return 0;
 }
 

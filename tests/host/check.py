@@ -3,6 +3,7 @@ as check.h: `ok - NAME`, `FAIL - NAME: WHY`, `skip - NAME: WHY` (a check that
 cannot run here, never reported as ok). tests/run_host_tests.py counts them."""
 
 import os
+import shutil
 
 failures = 0
 
@@ -24,9 +25,10 @@ def exit_status():
     return 1 if failures else 0
 
 
-def missing_prerequisite(files=(), binaries=()):
-    """77 (the runner's skip status) after a SKIP line when a test-data file
-    or a built binary is missing; None when everything is there."""
+def missing_prerequisite(files=(), binaries=(), programs=()):
+    """77 (the runner's skip status) after a SKIP line when a test-data file,
+    a built binary or an installed program (on PATH) is missing; None when
+    everything is there."""
     for path in files:
         if not os.path.exists(path):
             print(f"SKIP: {path} not found (set MODELS_DIR)")
@@ -34,5 +36,9 @@ def missing_prerequisite(files=(), binaries=()):
     for binary in binaries:
         if not os.access(binary, os.X_OK):
             print(f"SKIP: {binary} not built (make host)")
+            return 77
+    for program in programs:
+        if not shutil.which(program):
+            print(f"SKIP: {program} not found (tools/install-deps.sh)")
             return 77
     return None

@@ -16,7 +16,6 @@ Run from the repository root after `make host` and
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -96,12 +95,9 @@ def main():
     vocabs = {n: os.path.join(VOCAB, n + ".gguf") for n in VOCABS}
     templates = {n: os.path.join(VOCAB, n + ".chat_template.txt") for n in VOCABS}
     missing = missing_prerequisite(files=list(vocabs.values()) + list(templates.values()) + [MODULES],
-                                   binaries=[LLMRUN])
+                                   binaries=[LLMRUN], programs=["node"])
     if missing:
         return missing
-    if not shutil.which("node"):
-        print("SKIP: node not found (tools/install-deps.sh)")
-        return 77
     with tempfile.TemporaryDirectory() as tmp:
         for name, bos in VOCABS.items():
             jobs = cases()

@@ -13,7 +13,6 @@ binary or the reference is missing (a failure with CI set, by the runner).
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -124,12 +123,9 @@ def check_hostile(tmp):
 
 
 def main():
-    missing = missing_prerequisite(files=[TEMPLATES, REFERENCE_MODULE], binaries=[LLMRUN])
+    missing = missing_prerequisite(files=[TEMPLATES, REFERENCE_MODULE], binaries=[LLMRUN], programs=["node"])
     if missing:
         return missing
-    if not shutil.which("node"):
-        print("SKIP: node not found (tools/install-deps.sh)")
-        return 77
     templates = sorted(os.path.join(TEMPLATES, f) for f in os.listdir(TEMPLATES) if f.endswith(".jinja"))
     check(len(templates) == 65, "the corpus has its 65 templates", f"found {len(templates)}")
     with tempfile.TemporaryDirectory() as tmp:
