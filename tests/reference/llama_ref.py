@@ -74,31 +74,43 @@ def top1(model, ids, start, kv="f32", ctx=None, timeout=900):
         os.remove(path)
 
 
-def compare_greedy(ours, ref, tie=0.0):
+# Our kernel sets' logits differ from each other by up to 0.031 on gen_gguf's small Q4_K_M models (scalar,
+# SSE2, AVX2 and AVX-512 over the same file, measured with --logits-out), and llama.cpp sums in orders of its
+# own: a step where both programs' top two are closer than this is a coin toss between summation orders.
+NEAR_TIE = 0.035
+
+
+def compare_greedy(ours, ref, tie=0.0, gaps=None):
     """(True, detail) when ours equals llama.cpp's greedy tokens (ref: a greedy
     or top1 answer); else (False, where they part and llama.cpp's margin
     there). ours: per step, the list of tokens at our maximum logit (one
     unless logits are exactly equal). An exact tie in both programs that
     holds llama.cpp's token (its margin 0, its token at our maximum) agrees.
-    tie: a step where llama.cpp's own top-1 margin is below it (a near tie
-    that rounding in another summation order or KV type can flip) also
-    accepts llama.cpp's second choice. detail counts both kinds of steps.
-    With tie 0 (the default) there is no tolerance. More than half the steps
+    gaps: per step, our maximum logit minus our logit of llama.cpp's token;
+    where given, a step where both llama.cpp's margin and our gap are below
+    NEAR_TIE (both programs see a near tie) agrees, at most one step in
+    eight. tie: a step where llama.cpp's own top-1 margin is below it (a near
+    tie that rounding in another KV type can flip) also accepts llama.cpp's
+    second choice. detail counts each kind of step. More than half the steps
     exact ties fail: such a model cannot tell a right answer from a wrong one."""
     want, margins, seconds = ref["tokens"], ref["margins"], ref["seconds"]
     ours = [list(o) for o in ours]
-    exact = ties = 0
+    exact = ties = near = 0
     for i, (maxima, b) in enumerate(zip(ours, want)):
         if maxima == [b]:
             continue
         if margins[i] == 0 and b in maxima:
             exact += 1
             continue
+        if gaps is not None and margins[i] < NEAR_TIE and gaps[i] < NEAR_TIE and (near + 1) * 8 <= len(want):
+            near += 1
+            continue
         if margins[i] < tie and maxima == [seconds[i]]:
             ties += 1
             continue
+        gap = f", ours {gaps[i]:.4f} above it" if gaps is not None else ""
         return False, (f"step {i}: ours {maxima[:4]}, llama.cpp {b} (its top-1 margin there {margins[i]:.4f}, "
-                       f"second choice {seconds[i]}); ours {[m[0] for m in ours[:i + 3]]} vs {list(want[:i + 3])}")
+                       f"second choice {seconds[i]}{gap}); ours {[m[0] for m in ours[:i + 3]]} vs {list(want[:i + 3])}")
     if len(ours) < len(want):
         return False, f"ours has {len(ours)} tokens, llama.cpp {len(want)}"
     if exact * 2 > len(want):
@@ -106,5 +118,6 @@ def compare_greedy(ours, ref, tie=0.0):
     clear = [m for m in margins if m > 0]
     tied = f", {ties} near ties (margin < {tie}) took llama.cpp's second choice" if tie else ""
     exact_text = f", {exact} exact ties (equal logits in both)" if exact else ""
+    near_text = f", {near} near ties in both (under {NEAR_TIE})" if near else ""
     return True, (f"{len(want)} tokens, llama.cpp's smallest nonzero margin {min(clear, default=0):.4f}"
-                  f"{exact_text}{tied}")
+                  f"{exact_text}{near_text}{tied}")
