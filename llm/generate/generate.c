@@ -58,7 +58,10 @@ int generate_prefill(Model *t, const int *tokens, int n, int start_pos, const Ge
      * is ten times that (so the pass stays near a tenth of the prefill),
      * within 1-5x GENERATE_PREFILL_PIECE_NS. With the 100 ms target alone a
      * loaded host ran a prompt in pieces of 1 position, at decode speed, and
-     * a 1B model in pieces of 8, at half the speed of one batch (issue 24). */
+     * a 1B model in pieces of 8, at half the speed of one batch (issue 24).
+     * Never fewer than GENERATE_PREFILL_MIN_PIECE positions after the first
+     * piece: where one position alone takes longer than the target (a 3B
+     * model under QEMU: 5 s), pieces of 1 ran the prompt at decode speed. */
     int done = 0, piece = 2;
     uint64_t target = 0;
     while (done < n) {
@@ -74,7 +77,10 @@ int generate_prefill(Model *t, const int *tokens, int n, int start_pos, const Ge
             if (target > 5 * GENERATE_PREFILL_PIECE_NS) target = 5 * GENERATE_PREFILL_PIECE_NS;
         }
         uint64_t next = took ? (uint64_t)count * target / took : 1024;
-        piece = next < 1 ? 1 : next > 1024 ? 1024 : next >= 16 ? (int)(next / 8 * 8) : (int)next;
+        piece = next < GENERATE_PREFILL_MIN_PIECE ? GENERATE_PREFILL_MIN_PIECE
+                : next > 1024                     ? 1024
+                : next >= 16                      ? (int)(next / 8 * 8)
+                                                  : (int)next;
     }
     return done;
 }

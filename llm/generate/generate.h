@@ -27,12 +27,14 @@ typedef struct {
 
 /* model_prefill of tokens[0, n) at start_pos in pieces of about ten
  * times the first 2 positions' time, within 1-5x GENERATE_PREFILL_PIECE_NS
- * (timed with io->now_ns), io->should_stop
+ * (timed with io->now_ns) and never under GENERATE_PREFILL_MIN_PIECE
+ * positions after the first, io->should_stop
  * polled between them (the caller polls before), so a long prompt can be stopped: the pieces fill the
  * KV cache exactly as one call would. Without should_stop or now_ns, one
  * call. Returns the positions run (n, or fewer when stopped), or -1 when
  * model_prefill refused the arguments. */
 #define GENERATE_PREFILL_PIECE_NS 100000000ull
+#define GENERATE_PREFILL_MIN_PIECE 8
 int generate_prefill(Model *t, const int *tokens, int n, int start_pos, const GenerateIO *io);
 
 typedef enum { STOP_STEPS, STOP_EOS, STOP_BOS, STOP_USER, STOP_CONTEXT, STOP_ERROR } StopReason;

@@ -42,17 +42,18 @@ static uint64_t capture_clock(void *ctx) {
 static Model model;
 static Tokenizer tokenizer;
 
-/* A loaded host's clock: every piece of the prefill takes 150 ms, more than
- * GENERATE_PREFILL_PIECE_NS, however few its positions (generate_prefill
- * reads the clock before and after each piece). */
+/* A slow machine's clock: every piece of the prefill takes piece_ns
+ * however few its positions (generate_prefill reads the clock before and
+ * after each piece). */
 typedef struct {
+    uint64_t piece_ns;
     int calls, pieces;
     uint64_t now;
 } SlowClock;
 
 static uint64_t slow_clock(void *ctx) {
     SlowClock *c = ctx;
-    if (++c->calls % 2 == 0) c->now += 150000000ull, c->pieces++;
+    if (++c->calls % 2 == 0) c->now += c->piece_ns, c->pieces++;
     return c->now;
 }
 
@@ -246,13 +247,21 @@ static void test_stops_and_errors(void) {
 static void test_prefill_pieces(void) {
     int tokens[200];
     for (int i = 0; i < 200; i++) tokens[i] = 1 + i % (model.config.vocab_size - 1);
-    SlowClock clock = {0};
+    SlowClock clock = {.piece_ns = 150000000ull}; /* a loaded host: 150 ms a piece */
     GenerateIO io = {NULL, never_stop, slow_clock, NULL, &clock};
     int ran = generate_prefill(&model, tokens, 200, 0, &io);
     char why[96];
     snprintf(why, sizeof why, "ran %d positions in %d pieces", ran, clock.pieces);
     check_plain(ran == 200 && clock.pieces <= 6,
                 "a slow prefill's pieces grow: 200 positions in 6 pieces or fewer", why);
+    /* 10 s for the first 2 positions (a 3B model under QEMU): every later
+     * piece is still a batch of GENERATE_PREFILL_MIN_PIECE, 2 + 198 / 8. */
+    clock = (SlowClock){.piece_ns = 10000000000ull};
+    ran = generate_prefill(&model, tokens, 200, 0, &io);
+    snprintf(why, sizeof why, "ran %d positions in %d pieces", ran, clock.pieces);
+    check_plain(ran == 200 &&
+                    clock.pieces == 1 + (198 + GENERATE_PREFILL_MIN_PIECE - 1) / GENERATE_PREFILL_MIN_PIECE,
+                "positions slower than the target still go in batches of 8", why);
 }
 
 int main(void) {
