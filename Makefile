@@ -338,7 +338,7 @@ test:
 test-big: all $(TOOLS) references
 	LLMK_BIG_TESTS=1 python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF) -k test_big_
 
-# test-big with the 3B and 8B cases' full comparison too (116-token prompt, 16 tokens: about an hour more on 2 cores).
+# test-big with the 8B cases' full comparison too (116-token prompt, 16 tokens: about half an hour more on 2 cores, not measured).
 .PHONY: test-big-full
 test-big-full: all $(TOOLS) references
 	LLMK_BIG_TESTS=1 LLMK_BIG_FULL=1 python3 tests/qemu/harness.py --shared $(SHARED) --ovmf $(OVMF) -k test_big_
