@@ -8,13 +8,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* first, first + stride, ... last each map to itself + delta (runs sorted, disjoint). */
+typedef struct {
+    uint32_t first, last;
+    uint32_t stride; /* 1 or 2 */
+    int32_t delta;
+} JinjaCaseRun;
+
+/* The mappings to 2 or 3 code points (sorted by `from`); they win over the runs. */
 typedef struct {
     uint32_t from;
-    uint32_t to[3]; /* 1 to 3 code points, 0-padded */
+    uint32_t to[3]; /* 0-padded */
 } JinjaCaseMapping;
 
-extern const JinjaCaseMapping jinja_upper_mappings[], jinja_lower_mappings[];
-extern const int jinja_upper_mappings_count, jinja_lower_mappings_count;
+extern const JinjaCaseRun jinja_upper_runs[], jinja_lower_runs[];
+extern const int jinja_upper_run_count, jinja_lower_run_count;
+extern const JinjaCaseMapping jinja_upper_multi[], jinja_lower_multi[];
+extern const int jinja_upper_multi_count, jinja_lower_multi_count;
 
 /* Writes the upper (or lower) case of the UTF-8 text s[0..len) to out, which
  * has room for 3 * len bytes (no mapping grows a code point's UTF-8 more than
